@@ -1,0 +1,38 @@
+import { Command, CommanderError } from "commander";
+import { ExitCode } from "./exit-codes.js";
+
+/** A command module: builds its commander Command; its action sets process.exitCode. */
+export type CommandFactory = () => Command;
+
+export interface CliIo {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+}
+
+export function buildProgram(commands: readonly CommandFactory[]): Command {
+  const program = new Command("invoice-relay")
+    .description(
+      "Durable batch submission of invoice files (CSV, JSON, NDJSON) to the invoice routing service, exactly once.",
+    )
+    .showHelpAfterError()
+    .exitOverride();
+  for (const factory of commands) program.addCommand(factory().exitOverride());
+  return program;
+}
+
+/** Runs the CLI; resolves to the process exit code. Unexpected errors print one line, never a stack, unless LOG_LEVEL=debug. */
+export async function runProgram(program: Command, argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    await program.parseAsync([...argv]);
+    return typeof process.exitCode === "number" ? process.exitCode : ExitCode.Ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here with exit code 0; usage errors with 1.
+      return error.exitCode === 0 ? ExitCode.Ok : ExitCode.CouldNotFinish;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`invoice-relay: ${message}\n`);
+    if (process.env["LOG_LEVEL"] === "debug" && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+    return ExitCode.CouldNotFinish;
+  }
+}

@@ -1,0 +1,146 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A private `redis-server` process in its own temporary folder, for tests, the demo and benchmarks. */
+export interface RedisServerOptions {
+  /** Append-only file with fsync every second, as production should run it. */
+  readonly aof?: boolean;
+  readonly port?: number;
+  readonly dir?: string;
+}
+
+const CANDIDATES = ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"];
+
+export function findRedisServer(): string | undefined {
+  for (const dir of (process.env["PATH"] ?? "").split(":")) {
+    if (dir !== "" && existsSync(join(dir, "redis-server"))) return join(dir, "redis-server");
+  }
+  return CANDIDATES.find((p) => existsSync(p));
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export class RedisServer {
+  private child: ChildProcess | undefined;
+  private ownsDir = false;
+
+  private constructor(
+    readonly binary: string,
+    readonly port: number,
+    readonly dir: string,
+    readonly aof: boolean,
+  ) {}
+
+  static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    const binary = findRedisServer();
+    if (binary === undefined) {
+      throw new Error(
+        "No Redis for invoice-relay: set REDIS_URL to a running Redis, or install redis-server " +
+          "(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis).",
+      );
+    }
+    const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "invoice-relay-redis-")));
+    const server = new RedisServer(binary, options.port ?? (await freePort()), dir, options.aof ?? false);
+    server.ownsDir = options.dir === undefined;
+    await server.launch();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  private async launch(): Promise<void> {
+    const args = [
+      "--port", String(this.port),
+      "--bind", "127.0.0.1",
+      "--dir", this.dir,
+      "--save", "",
+      "--appendonly", this.aof ? "yes" : "no",
+      "--appendfsync", "everysec",
+      "--maxmemory-policy", "noeviction",
+      "--daemonize", "no",
+      "--protected-mode", "yes",
+      "--logfile", join(this.dir, "redis.log"),
+    ]; // prettier-ignore
+    const child = spawn(this.binary, args, { stdio: "ignore" });
+    this.child = child;
+    const exited = new Promise<never>((_, reject) =>
+      child.once("exit", (code) => reject(new Error(`redis-server exited with code ${code} (log: ${this.dir}/redis.log)`))),
+    );
+    exited.catch(() => undefined);
+    await Promise.race([waitForPort(this.port, 10_000), exited]);
+  }
+
+  /** Stops Redis the way an operator would (SIGTERM: AOF flushed). */
+  async stop(): Promise<void> {
+    await this.signal("SIGTERM");
+  }
+
+  /** Kills Redis abruptly, as a crash would. */
+  async kill(): Promise<void> {
+    await this.signal("SIGKILL");
+  }
+
+  async restart(options: { readonly hard?: boolean } = {}): Promise<void> {
+    await (options.hard === true ? this.kill() : this.stop());
+    await this.launch();
+  }
+
+  /** Stops Redis and removes its folder (if this process made it). */
+  async dispose(): Promise<void> {
+    await this.stop();
+    if (this.ownsDir) await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private async signal(signal: NodeJS.Signals): Promise<void> {
+    const child = this.child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill(signal);
+    await exited;
+    this.child = undefined;
+  }
+}
+
+async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await answersPing(port)) return;
+    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once("error", () => done(false));
+    socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
+    socket.once("data", (data) => done(data.toString().startsWith("+PONG")));
+  });
+}

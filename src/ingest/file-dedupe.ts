@@ -1,0 +1,104 @@
+/**
+ * Remembers, for one file, the first line and key of every external_id, in compact typed arrays so a
+ * file of millions of rows stays within a few tens of MB.
+ *
+ * external_ids are held as a 64-bit hash, not as text. Two different ids with the same hash (about
+ * one chance in 10^7 for a file of a million rows) would make the second a false `conflict`: visible in
+ * the report and never sent, so never a silent loss. A `duplicate` also needs the full 128-bit key to
+ * match, and the key is derived from the id itself.
+ */
+export type DedupeVerdict =
+  | { readonly kind: "first" }
+  | { readonly kind: "duplicate"; readonly firstLine: number }
+  | { readonly kind: "conflict"; readonly firstLine: number; readonly earlierKey: string };
+
+const EMPTY = 0xffffffff;
+const ENTRY_WORDS = 7; // idHash hi, lo; key as four 32-bit words; first line
+
+export class FileDedupe {
+  private slots = new Uint32Array(1 << 12).fill(EMPTY);
+  private entries = new Uint32Array(1024 * ENTRY_WORDS);
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Records `externalId` → `key` at `line` if new, or says how it relates to the first occurrence. */
+  check(externalId: string, key: string, line: number): DedupeVerdict {
+    const hi = hash32(externalId, 0x9e3779b1);
+    const lo = hash32(externalId, 0x85ebca77);
+    const mask = this.slots.length - 1;
+    for (let slot = (hi ^ lo) & mask; ; slot = (slot + 1) & mask) {
+      const index = this.slots[slot] ?? EMPTY;
+      if (index === EMPTY) {
+        this.insert(slot, hi, lo, key, line);
+        return { kind: "first" };
+      }
+      const base = index * ENTRY_WORDS;
+      if (this.entries[base] === hi && this.entries[base + 1] === lo) {
+        const firstLine = this.entries[base + 6] ?? 0;
+        return this.sameKey(base, key) ? { kind: "duplicate", firstLine } : { kind: "conflict", firstLine, earlierKey: this.keyAt(base) };
+      }
+    }
+  }
+
+  private insert(slot: number, hi: number, lo: number, key: string, line: number): void {
+    if ((this.count + 1) * ENTRY_WORDS > this.entries.length) {
+      const grown = new Uint32Array(Math.ceil((this.entries.length / ENTRY_WORDS) * 1.5) * ENTRY_WORDS);
+      grown.set(this.entries);
+      this.entries = grown;
+    }
+    const base = this.count * ENTRY_WORDS;
+    const words = keyWords(key);
+    this.entries.set([hi, lo, words[0], words[1], words[2], words[3], line], base);
+    this.slots[slot] = this.count;
+    this.count++;
+    if (this.count * 4 > this.slots.length * 3) this.rehash();
+  }
+
+  private rehash(): void {
+    const slots = new Uint32Array(this.slots.length * 2).fill(EMPTY);
+    const mask = slots.length - 1;
+    for (let index = 0; index < this.count; index++) {
+      const base = index * ENTRY_WORDS;
+      let slot = ((this.entries[base] ?? 0) ^ (this.entries[base + 1] ?? 0)) & mask;
+      while (slots[slot] !== EMPTY) slot = (slot + 1) & mask;
+      slots[slot] = index;
+    }
+    this.slots = slots;
+  }
+
+  private sameKey(base: number, key: string): boolean {
+    const words = keyWords(key);
+    return words.every((word, i) => this.entries[base + 2 + i] === word);
+  }
+
+  private keyAt(base: number): string {
+    const hex = [0, 1, 2, 3].map((i) => (this.entries[base + 2 + i] ?? 0).toString(16).padStart(8, "0")).join("");
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+}
+
+/** A UUID's 128 bits as four 32-bit words. */
+function keyWords(key: string): [number, number, number, number] {
+  const hex = key.replaceAll("-", "");
+  return [0, 8, 16, 24].map((i) => Number.parseInt(hex.slice(i, i + 8), 16) >>> 0) as [number, number, number, number];
+}
+
+/** A seeded 32-bit string hash (murmur3-style mixing over UTF-16 code units). */
+function hash32(text: string, seed: number): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h = Math.imul(h ^ text.charCodeAt(i), 0xcc9e2d51);
+    h = (h << 15) | (h >>> 17);
+    h = Math.imul(h, 0x1b873593);
+  }
+  h ^= text.length;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}

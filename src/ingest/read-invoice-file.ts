@@ -1,0 +1,90 @@
+import { createReadStream } from "node:fs";
+import { basename, extname } from "node:path";
+import { coerceError } from "../errors/relay-error.js";
+import { deriveKey, type KeyNamespace } from "../invoice/key.js";
+import { normaliseFields } from "../invoice/normalise.js";
+import { FileDedupe } from "./file-dedupe.js";
+import type { RawItem } from "./raw-item.js";
+import type { ReadItem } from "./read-item.js";
+import { readCsv } from "./readers/csv.js";
+import { readJson } from "./readers/json.js";
+import { readNdjson } from "./readers/ndjson.js";
+import { asText, utf8Chunks } from "./text-chunks.js";
+import { UnreadableFileError } from "./unreadable-file-error.js";
+
+export type FileFormat = "csv" | "json" | "ndjson";
+
+const FORMATS: ReadonlyMap<string, FileFormat> = new Map<string, FileFormat>([
+  [".csv", "csv"],
+  [".json", "json"],
+  [".ndjson", "ndjson"],
+  [".jsonl", "ndjson"],
+]);
+
+/** The format a drop file is read as, from its extension (case-insensitive); undefined if not a drop file. */
+export function formatOf(path: string): FileFormat | undefined {
+  return FORMATS.get(extname(path).toLowerCase());
+}
+
+export interface ReadOptions {
+  readonly namespace: KeyNamespace;
+  /** Overrides the format taken from the file name. */
+  readonly format?: FileFormat;
+  /** Name used in messages; defaults to the file's base name. */
+  readonly displayName?: string;
+}
+
+const READ_CHUNK_BYTES = 256 * 1024;
+
+/** Reads a drop file from disk. */
+export function readInvoiceFile(path: string, options: ReadOptions): AsyncGenerator<ReadItem> {
+  const source = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+  return readInvoices(source, { displayName: basename(path), format: formatOf(path) ?? "csv", ...options });
+}
+
+/**
+ * Turns the bytes of one drop file into validated, keyed records. It never throws: a file that cannot be
+ * read as a whole ends the sequence with a `file-error` item.
+ */
+export async function* readInvoices(
+  source: AsyncIterable<Uint8Array>,
+  options: ReadOptions & { readonly format: FileFormat; readonly displayName: string },
+): AsyncGenerator<ReadItem> {
+  const { displayName: file, namespace } = options;
+  const unknown = new Set<string>();
+  const dedupe = new FileDedupe();
+  const chunks = utf8Chunks(file, source);
+  const raw: AsyncGenerator<RawItem> =
+    options.format === "csv"
+      ? readCsv(file, chunks, (names) => names.forEach((n) => unknown.add(n)))
+      : options.format === "json"
+        ? readJson(file, asText(chunks))
+        : readNdjson(asText(chunks));
+  try {
+    for await (const item of raw) {
+      if (item.kind === "invalid") {
+        yield { kind: "rejected", line: item.line, errors: item.errors };
+        continue;
+      }
+      for (const name of item.picked.unknown) unknown.add(name);
+      const result = normaliseFields(item.picked);
+      if (!result.ok) {
+        yield { kind: "rejected", line: item.line, errors: result.errors };
+        continue;
+      }
+      const { invoice } = result;
+      const key = deriveKey(invoice, namespace);
+      const verdict = dedupe.check(invoice.external_id, key, item.line);
+      if (verdict.kind === "first") yield { kind: "valid", line: item.line, invoice, key };
+      else if (verdict.kind === "duplicate") yield { kind: "duplicate", line: item.line, invoice, key, firstLine: verdict.firstLine };
+      else yield { kind: "conflict", line: item.line, invoice, key, firstLine: verdict.firstLine, earlierKey: verdict.earlierKey };
+    }
+    if (unknown.size > 0) yield { kind: "unknown-fields", names: [...unknown] };
+  } catch (thrown) {
+    const error =
+      thrown instanceof UnreadableFileError ? thrown : new UnreadableFileError(file, `could not be read: ${coerceError(thrown).message}`);
+    yield { kind: "file-error", error };
+  } finally {
+    await raw.return(undefined);
+  }
+}

@@ -1,0 +1,28 @@
+import { pickFields } from "../../invoice/normalise.js";
+import { truncateValue } from "../../invoice/field-error.js";
+import type { RawItem } from "../raw-item.js";
+import { UnreadableFileError } from "../unreadable-file-error.js";
+import { JsonInvoiceScanner, type ScanEvent } from "./json-scanner.js";
+
+/**
+ * Reads a JSON file: a top-level array of invoices or `{"invoices": [...]}`, streamed element by element.
+ * `line` is the 1-based element index, as PRODUCT.md defines it for JSON arrays.
+ */
+export async function* readJson(file: string, text: AsyncIterable<string>): AsyncGenerator<RawItem> {
+  const scanner = new JsonInvoiceScanner();
+  for await (const chunk of text) {
+    for (const event of scanner.push(chunk)) yield toItem(file, event);
+  }
+  for (const event of scanner.end()) yield toItem(file, event);
+}
+
+function toItem(file: string, event: ScanEvent): RawItem {
+  if (event.kind === "error") {
+    throw new UnreadableFileError(file, event.message, { line: event.line, column: event.column });
+  }
+  const { index, value } = event;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { kind: "invalid", line: index, errors: [{ field: "(element)", value: truncateValue(value), reason: "must be a JSON object" }] };
+  }
+  return { kind: "fields", line: index, picked: pickFields(value as Record<string, unknown>) };
+}

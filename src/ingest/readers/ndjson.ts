@@ -1,0 +1,60 @@
+import { pickFields } from "../../invoice/normalise.js";
+import { truncateValue } from "../../invoice/field-error.js";
+import type { RawItem } from "../raw-item.js";
+import { describeJsonError } from "./json-error.js";
+
+/** Longest NDJSON line accepted, in characters; a longer line is rejected without being kept whole. */
+export const MAX_NDJSON_LINE_CHARS = 8 * 1024 * 1024;
+
+/** Reads NDJSON / JSON Lines: one object per line; blank lines skipped; a broken line is rejected alone. */
+export async function* readNdjson(text: AsyncIterable<string>): AsyncGenerator<RawItem> {
+  let pending = "";
+  let oversized = false;
+  let line = 1;
+  for await (const chunk of text) {
+    let start = 0;
+    for (let nl = chunk.indexOf("\n"); nl !== -1; nl = chunk.indexOf("\n", start)) {
+      const piece = chunk.slice(start, nl);
+      start = nl + 1;
+      if (oversized) yield tooLong(line);
+      else {
+        const item = parseLine(pending + piece, line);
+        if (item !== undefined) yield item;
+      }
+      pending = "";
+      oversized = false;
+      line++;
+    }
+    if (!oversized) {
+      pending += chunk.slice(start);
+      if (pending.length > MAX_NDJSON_LINE_CHARS) {
+        pending = "";
+        oversized = true;
+      }
+    }
+  }
+  if (oversized) yield tooLong(line);
+  else {
+    const item = parseLine(pending, line);
+    if (item !== undefined) yield item;
+  }
+}
+
+function tooLong(line: number): RawItem {
+  return { kind: "invalid", line, errors: [{ field: "(line)", reason: `is longer than ${MAX_NDJSON_LINE_CHARS} characters` }] };
+}
+
+function parseLine(raw: string, line: number): RawItem | undefined {
+  const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+  if (text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { kind: "invalid", line, errors: [{ field: "(line)", reason: `is not valid JSON: ${describeJsonError(error)}` }] };
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { kind: "invalid", line, errors: [{ field: "(line)", value: truncateValue(value), reason: "must be a JSON object" }] };
+  }
+  return { kind: "fields", line, picked: pickFields(value as Record<string, unknown>) };
+}

@@ -1,0 +1,114 @@
+import type { z } from "zod";
+import { truncateValue, type FieldError } from "./field-error.js";
+import { rawInvoiceSchema, type CanonicalInvoice } from "./schema.js";
+
+export type NormaliseResult =
+  | { readonly ok: true; readonly invoice: CanonicalInvoice }
+  | { readonly ok: false; readonly errors: readonly FieldError[] };
+
+type FlatField = keyof z.input<typeof rawInvoiceSchema>;
+
+/** Accepted spellings of each field, lower-cased; first match wins, nested `routing` before flat names. */
+const TOP_LEVEL: ReadonlyMap<string, FlatField> = new Map<string, FlatField>([
+  ["external_id", "external_id"],
+  ["currency", "currency"],
+  ["schema_version", "schema_version"],
+  ["document_type", "document_type"],
+  ["destination_country", "destination_country"],
+  ["routing.destination_country", "destination_country"],
+  ["archive_policy", "archive_policy"],
+  ["routing.archive_policy", "archive_policy"],
+]);
+const ROUTING: ReadonlyMap<string, FlatField> = new Map<string, FlatField>([
+  ["destination_country", "destination_country"],
+  ["archive_policy", "archive_policy"],
+]);
+
+/** Canonical field names for error messages. */
+const FIELD_NAMES: Record<FlatField, string> = {
+  external_id: "external_id",
+  currency: "currency",
+  schema_version: "schema_version",
+  document_type: "document_type",
+  destination_country: "routing.destination_country",
+  archive_policy: "routing.archive_policy",
+};
+
+export interface PickedFields {
+  readonly fields: Partial<Record<FlatField, unknown>>;
+  readonly unknown: readonly string[];
+  readonly errors: readonly FieldError[];
+}
+
+/** Lower-cases and trims a field name, as header and key matching is case-insensitive. */
+export function normaliseFieldName(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+/** Picks the invoice fields out of a flat or nested record; names are matched case-insensitively. */
+export function pickFields(record: Readonly<Record<string, unknown>>): PickedFields {
+  const fields: Partial<Record<FlatField, unknown>> = {};
+  const unknown: string[] = [];
+  const errors: FieldError[] = [];
+  const set = (target: FlatField, value: unknown, sourceName: string): void => {
+    if (target in fields && fields[target] !== value) {
+      errors.push({ field: FIELD_NAMES[target], reason: `is given twice with different values (again as "${sourceName}")` });
+      return;
+    }
+    fields[target] = value;
+  };
+  for (const [name, value] of Object.entries(record)) {
+    const lower = normaliseFieldName(name);
+    if (lower === "routing") {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        errors.push({ field: "routing", value: truncateValue(value), reason: "must be an object" });
+        continue;
+      }
+      for (const [inner, innerValue] of Object.entries(value)) {
+        const target = ROUTING.get(normaliseFieldName(inner));
+        if (target === undefined) unknown.push(`routing.${inner}`);
+        else set(target, innerValue, `routing.${inner}`);
+      }
+      continue;
+    }
+    const target = TOP_LEVEL.get(lower);
+    if (target === undefined) unknown.push(name);
+    else set(target, value, name);
+  }
+  return { fields, unknown, errors };
+}
+
+/** Validates and normalises picked fields into the canonical document (keys in canonical order). */
+export function normaliseFields(picked: PickedFields): NormaliseResult {
+  const parsed = rawInvoiceSchema.safeParse(picked.fields);
+  if (!parsed.success || picked.errors.length > 0) {
+    const errors = [...picked.errors];
+    for (const issue of parsed.error?.issues ?? []) {
+      const key = issue.path[0];
+      const field = typeof key === "string" && key in FIELD_NAMES ? FIELD_NAMES[key as FlatField] : String(key);
+      const raw = typeof key === "string" ? picked.fields[key as FlatField] : undefined;
+      errors.push(raw === undefined ? { field, reason: issue.message } : { field, value: truncateValue(raw), reason: issue.message });
+    }
+    return { ok: false, errors };
+  }
+  const v = parsed.data;
+  return {
+    ok: true,
+    invoice: {
+      currency: v.currency,
+      document_type: v.document_type,
+      external_id: v.external_id,
+      routing: { archive_policy: v.archive_policy, destination_country: v.destination_country },
+      schema_version: v.schema_version,
+    },
+  };
+}
+
+/** One record (flat or nested object) to a canonical invoice or field errors. */
+export function normaliseRecord(record: unknown): NormaliseResult & { readonly unknown: readonly string[] } {
+  if (record === null || typeof record !== "object" || Array.isArray(record)) {
+    return { ok: false, errors: [{ field: "(record)", value: truncateValue(record), reason: "must be an object" }], unknown: [] };
+  }
+  const picked = pickFields(record as Record<string, unknown>);
+  return { ...normaliseFields(picked), unknown: picked.unknown };
+}

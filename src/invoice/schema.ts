@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { isCountryCode, isCurrencyCode } from "./iso-codes.js";
+
+/** The contract version this client speaks (spec, part A, "Versioning"). */
+export const SCHEMA_VERSION = "2026-10-16";
+export const DOCUMENT_TYPE = "invoice";
+
+// region: one or more [a-z0-9]+ parts joined by "-"; retention: a positive whole number and y, m or d.
+const ARCHIVE_POLICY = /^[a-z0-9]+(?:-[a-z0-9]+)*-[1-9][0-9]*[ymd]$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+const externalId = z
+  .string()
+  .min(1, "is required")
+  .max(255, "must be at most 255 characters")
+  .refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters");
+
+const currency = z
+  .string()
+  .refine(isCurrencyCode, "must be an ISO 4217 currency code such as EUR or USD");
+
+const destinationCountry = z
+  .string()
+  .refine(isCountryCode, "must be an assigned ISO 3166-1 alpha-2 country code such as DE or US");
+
+const archivePolicy = z
+  .string()
+  .regex(ARCHIVE_POLICY, "must look like <region>-<retention>, e.g. eu-10y or us-east-7y (units y, m, d)");
+
+/**
+ * The canonical invoice document: exactly the request body the service receives. Keys are declared in
+ * sorted order so that parsing yields objects whose JSON is already canonical.
+ */
+export const canonicalInvoiceSchema = z.strictObject({
+  currency,
+  document_type: z.literal(DOCUMENT_TYPE),
+  external_id: externalId,
+  routing: z.strictObject({
+    archive_policy: archivePolicy,
+    destination_country: destinationCountry,
+  }),
+  schema_version: z.literal(SCHEMA_VERSION),
+});
+
+export type CanonicalInvoice = z.infer<typeof canonicalInvoiceSchema>;
+
+/** Builds the field schemas used on raw records, with the normalisation PRODUCT.md prescribes. */
+const text = (required: string) =>
+  z.string({ error: (iss) => (iss.input === undefined ? required : `must be a string, not ${describe(iss.input)}`) });
+
+function describe(input: unknown): string {
+  if (input === null) return "null";
+  if (Array.isArray(input)) return "a list";
+  return `a ${typeof input}`;
+}
+
+/** Raw record fields, already picked from flat or nested input; each is normalised, then validated. */
+export const rawInvoiceSchema = z.object({
+  currency: text("is required").trim().toUpperCase().pipe(currency),
+  document_type: text("is required")
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? DOCUMENT_TYPE : v))
+    .pipe(z.literal(DOCUMENT_TYPE, { error: `must be "${DOCUMENT_TYPE}" (or left empty)` })),
+  external_id: text("is required").trim().pipe(externalId),
+  archive_policy: text("is required").trim().toLowerCase().pipe(archivePolicy),
+  destination_country: text("is required").trim().toUpperCase().pipe(destinationCountry),
+  schema_version: text("is required")
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? SCHEMA_VERSION : v))
+    .pipe(z.literal(SCHEMA_VERSION, { error: `unsupported version: only ${SCHEMA_VERSION} is supported` })),
+});
