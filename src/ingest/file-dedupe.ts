@@ -38,7 +38,9 @@ export class FileDedupe {
       const base = index * ENTRY_WORDS;
       if (this.entries[base] === hi && this.entries[base + 1] === lo) {
         const firstLine = this.entries[base + 6] ?? 0;
-        return this.sameKey(base, key) ? { kind: "duplicate", firstLine } : { kind: "conflict", firstLine, earlierKey: this.keyAt(base) };
+        return this.sameKey(base, key)
+          ? { kind: "duplicate", firstLine }
+          : { kind: "conflict", firstLine, earlierKey: this.keyAt(base) };
       }
     }
   }
@@ -75,7 +77,9 @@ export class FileDedupe {
   }
 
   private keyAt(base: number): string {
-    const hex = [0, 1, 2, 3].map((i) => (this.entries[base + 2 + i] ?? 0).toString(16).padStart(8, "0")).join("");
+    const hex = [0, 1, 2, 3]
+      .map((i) => (this.entries[base + 2 + i] ?? 0).toString(16).padStart(8, "0"))
+      .join("");
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
 }
@@ -83,7 +87,12 @@ export class FileDedupe {
 /** A UUID's 128 bits as four 32-bit words. */
 function keyWords(key: string): [number, number, number, number] {
   const hex = key.replaceAll("-", "");
-  return [0, 8, 16, 24].map((i) => Number.parseInt(hex.slice(i, i + 8), 16) >>> 0) as [number, number, number, number];
+  return [0, 8, 16, 24].map((i) => Number.parseInt(hex.slice(i, i + 8), 16) >>> 0) as [
+    number,
+    number,
+    number,
+    number,
+  ];
 }
 
 /** A seeded 32-bit string hash (murmur3-style mixing over UTF-16 code units). */

@@ -19,7 +19,11 @@ export class LineIndex {
       if (chunk === undefined) break;
       const end = this.chunkStart + chunk.length;
       const stop = Math.min(offset, end);
-      for (let i = chunk.indexOf(10, this.pos - this.chunkStart); i !== -1 && this.chunkStart + i < stop; i = chunk.indexOf(10, i + 1)) {
+      for (
+        let i = chunk.indexOf(10, this.pos - this.chunkStart);
+        i !== -1 && this.chunkStart + i < stop;
+        i = chunk.indexOf(10, i + 1)
+      ) {
         this.line++;
       }
       this.pos = stop;

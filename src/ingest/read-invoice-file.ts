@@ -56,7 +56,9 @@ export async function* readInvoices(
   const chunks = utf8Chunks(file, source);
   const raw: AsyncGenerator<RawItem> =
     options.format === "csv"
-      ? readCsv(file, chunks, (names) => names.forEach((n) => unknown.add(n)))
+      ? readCsv(file, chunks, (names) => {
+          for (const n of names) unknown.add(n);
+        })
       : options.format === "json"
         ? readJson(file, asText(chunks))
         : readNdjson(asText(chunks));
@@ -76,13 +78,24 @@ export async function* readInvoices(
       const key = deriveKey(invoice, namespace);
       const verdict = dedupe.check(invoice.external_id, key, item.line);
       if (verdict.kind === "first") yield { kind: "valid", line: item.line, invoice, key };
-      else if (verdict.kind === "duplicate") yield { kind: "duplicate", line: item.line, invoice, key, firstLine: verdict.firstLine };
-      else yield { kind: "conflict", line: item.line, invoice, key, firstLine: verdict.firstLine, earlierKey: verdict.earlierKey };
+      else if (verdict.kind === "duplicate")
+        yield { kind: "duplicate", line: item.line, invoice, key, firstLine: verdict.firstLine };
+      else
+        yield {
+          kind: "conflict",
+          line: item.line,
+          invoice,
+          key,
+          firstLine: verdict.firstLine,
+          earlierKey: verdict.earlierKey,
+        };
     }
     if (unknown.size > 0) yield { kind: "unknown-fields", names: [...unknown] };
   } catch (thrown) {
     const error =
-      thrown instanceof UnreadableFileError ? thrown : new UnreadableFileError(file, `could not be read: ${coerceError(thrown).message}`);
+      thrown instanceof UnreadableFileError
+        ? thrown
+        : new UnreadableFileError(file, `could not be read: ${coerceError(thrown).message}`);
     yield { kind: "file-error", error };
   } finally {
     await raw.return(undefined);

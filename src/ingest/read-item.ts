@@ -4,7 +4,12 @@ import type { UnreadableFileError } from "./unreadable-file-error.js";
 
 /** One record of a drop file after validation, keys and in-file de-duplication. */
 export type ReadItem =
-  | { readonly kind: "valid"; readonly line: number; readonly invoice: CanonicalInvoice; readonly key: string }
+  | {
+      readonly kind: "valid";
+      readonly line: number;
+      readonly invoice: CanonicalInvoice;
+      readonly key: string;
+    }
   | { readonly kind: "rejected"; readonly line: number; readonly errors: readonly FieldError[] }
   /** The same record (same key) appeared earlier in this file. */
   | {

@@ -26,7 +26,8 @@ export async function* utf8Chunks(file: string, source: AsyncIterable<Uint8Array
     carry = Buffer.from(bytes.subarray(cut));
     if (out.length > 0) yield out;
   }
-  if (carry.length > 0) throw invalidAt(file, carry, offset, lines, "the file ends inside a multi-byte character");
+  if (carry.length > 0)
+    throw invalidAt(file, carry, offset, lines, "the file ends inside a multi-byte character");
 }
 
 /** Length of the prefix that ends on a character boundary (an incomplete trailing sequence waits). */
@@ -48,14 +49,23 @@ function countNewlines(bytes: Buffer): number {
   return count;
 }
 
-function invalidAt(file: string, bytes: Buffer, offset: number, line: number, why?: string): UnreadableFileError {
+function invalidAt(
+  file: string,
+  bytes: Buffer,
+  offset: number,
+  line: number,
+  why?: string,
+): UnreadableFileError {
   const at = firstInvalidByte(bytes);
   const before = bytes.subarray(0, at);
   const byte = bytes[at];
   const problem =
     why ??
     `not UTF-8: invalid byte 0x${(byte ?? 0).toString(16).padStart(2, "0")}; save the file as UTF-8 (it may be Latin-1 or Windows-1252)`;
-  return new UnreadableFileError(file, problem, { line: line + countNewlines(before), byteOffset: offset + at });
+  return new UnreadableFileError(file, problem, {
+    line: line + countNewlines(before),
+    byteOffset: offset + at,
+  });
 }
 
 /** Index of the first byte that does not start or continue a valid UTF-8 sequence (slow path, errors only). */
@@ -71,7 +81,8 @@ function firstInvalidByte(bytes: Buffer): number {
 
 function sequenceLength(bytes: Buffer, i: number): number {
   const b = bytes[i] ?? 0;
-  const need = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+  const need =
+    b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
   if (need === 0 || i + need > bytes.length) return 0;
   if (!isUtf8(bytes.subarray(i, i + need))) return 0;
   return need;

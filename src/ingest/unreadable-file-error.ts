@@ -24,7 +24,8 @@ export class UnreadableFileError extends RelayError {
 
 function formatPosition({ line, column, byteOffset }: FilePosition): string {
   const parts: string[] = [];
-  if (line !== undefined) parts.push(column === undefined ? `line ${line}` : `line ${line}, column ${column}`);
+  if (line !== undefined)
+    parts.push(column === undefined ? `line ${line}` : `line ${line}, column ${column}`);
   if (byteOffset !== undefined) parts.push(`byte offset ${byteOffset}`);
   return parts.length === 0 ? "" : ` (${parts.join(", ")})`;
 }

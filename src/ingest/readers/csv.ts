@@ -6,7 +6,8 @@ import type { RawItem } from "../raw-item.js";
 import { LineIndex } from "../line-index.js";
 import { UnreadableFileError } from "../unreadable-file-error.js";
 
-type Target = "external_id" | "currency" | "schema_version" | "document_type" | "destination_country" | "archive_policy";
+type Target =
+  "external_id" | "currency" | "schema_version" | "document_type" | "destination_country" | "archive_policy";
 
 const COLUMNS: ReadonlyMap<string, Target> = new Map<string, Target>([
   ["external_id", "external_id"],
@@ -41,7 +42,9 @@ function readHeader(file: string, names: readonly string[]): Header {
   const present = new Set(targets);
   const missing = REQUIRED.filter(([target]) => !present.has(target)).map(([, label]) => label);
   if (missing.length > 0) {
-    throw new UnreadableFileError(file, `the header lacks required column(s): ${missing.join(", ")}`, { line: 1 });
+    throw new UnreadableFileError(file, `the header lacks required column(s): ${missing.join(", ")}`, {
+      line: 1,
+    });
   }
   const unknown = names.filter((_, i) => targets[i] === undefined);
   return { width: names.length, targets, unknown };
@@ -56,7 +59,11 @@ function pickRow(header: Header, row: readonly string[]): PickedFields {
     const value = row[i];
     const previous = fields[target];
     if (previous !== undefined && previous !== value) {
-      errors.push({ field: target, value: truncateValue(value), reason: "appears in two columns with different values" });
+      errors.push({
+        field: target,
+        value: truncateValue(value),
+        reason: "appears in two columns with different values",
+      });
     }
     fields[target] = value;
   }
@@ -104,7 +111,10 @@ export async function* readCsv(
     max_record_size: MAX_CSV_RECORD_CHARS,
     on_record: (record: string[], context) => {
       lastEnd = context.bytes;
-      meta.push({ line: lines.lineAt(context.bytes - 1) - lineFeedsIn(record), skippedBefore: skipped.length });
+      meta.push({
+        line: lines.lineAt(context.bytes - 1) - lineFeedsIn(record),
+        skippedBefore: skipped.length,
+      });
       return record;
     },
   });
@@ -144,7 +154,8 @@ export async function* readCsv(
     yield { kind: "fields", line, picked: pickRow(header, record) };
   }
   while (emittedSkips < skipped.length) yield skipped[emittedSkips++] as RawItem;
-  if (header === undefined) throw new UnreadableFileError(file, "the file is empty: a CSV file needs a header row");
+  if (header === undefined)
+    throw new UnreadableFileError(file, "the file is empty: a CSV file needs a header row");
 }
 
 function describeCsvError(error: CsvError): string {

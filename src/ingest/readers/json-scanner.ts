@@ -45,7 +45,7 @@ export class JsonInvoiceScanner {
   private line = 1;
   private lineStartOffset = 0;
 
-  *push(text: string): Generator<ScanEvent> {
+  *push(text: string): Generator<ScanEvent, void, undefined> {
     this.lineAt(this.bufStart + this.pos); // count the lines of the text about to be dropped
     this.buf = this.pos === this.buf.length ? text : this.buf.slice(this.pos) + text;
     this.bufStart += this.pos;
@@ -55,19 +55,28 @@ export class JsonInvoiceScanner {
     yield* this.run(false);
   }
 
-  *end(): Generator<ScanEvent> {
+  *end(): Generator<ScanEvent, void, undefined> {
     yield* this.run(true);
     if (this.state === "failed") return;
     if (this.state === "start") {
-      yield this.error(0, "the file is empty: expected a JSON array [ ... ] or an object {\"invoices\": [ ... ]}");
+      yield this.error(
+        0,
+        'the file is empty: expected a JSON array [ ... ] or an object {"invoices": [ ... ]}',
+      );
     } else if (this.state !== "end") {
-      yield this.error(this.bufStart + this.buf.length, "the file ends early (truncated?): the JSON is not complete");
+      yield this.error(
+        this.bufStart + this.buf.length,
+        "the file ends early (truncated?): the JSON is not complete",
+      );
     } else if (this.inObject && !this.sawInvoices) {
-      yield this.error(0, 'the top-level object has no "invoices" array; expected [ ... ] or {"invoices": [ ... ]}');
+      yield this.error(
+        0,
+        'the top-level object has no "invoices" array; expected [ ... ] or {"invoices": [ ... ]}',
+      );
     }
   }
 
-  private *run(final: boolean): Generator<ScanEvent> {
+  private *run(final: boolean): Generator<ScanEvent, void, undefined> {
     for (;;) {
       if (this.state === "failed") return;
       if (this.state === "element" || (this.state === "objectValue" && this.key !== "invoices")) {
@@ -81,7 +90,10 @@ export class JsonInvoiceScanner {
           value = JSON.parse(source);
         } catch (error) {
           const at = jsonErrorPosition(error);
-          yield this.fail(at === undefined ? start : start + at, `not valid JSON: ${describeJsonError(error)}`);
+          yield this.fail(
+            at === undefined ? start : start + at,
+            `not valid JSON: ${describeJsonError(error)}`,
+          );
           return;
         }
         if (this.state === "element") {
@@ -104,7 +116,8 @@ export class JsonInvoiceScanner {
           else if (c === 0x7b) {
             this.inObject = true;
             this.open("objectKeyFirst");
-          } else return yield this.fail(at, 'expected a JSON array [ ... ] or an object {"invoices": [ ... ]}');
+          } else
+            return yield this.fail(at, 'expected a JSON array [ ... ] or an object {"invoices": [ ... ]}');
           break;
         case "objectKeyFirst":
         case "objectKey":
@@ -143,7 +156,8 @@ export class JsonInvoiceScanner {
           break;
         case "objectValue": // only the "invoices" key arrives here
           if (c !== 0x5b) return yield this.fail(at, '"invoices" must be an array');
-          if (this.sawInvoices) return yield this.fail(at, '"invoices" appears twice in the top-level object');
+          if (this.sawInvoices)
+            return yield this.fail(at, '"invoices" appears twice in the top-level object');
           this.sawInvoices = true;
           this.open("arrayFirst");
           break;

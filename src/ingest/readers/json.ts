@@ -22,7 +22,11 @@ function toItem(file: string, event: ScanEvent): RawItem {
   }
   const { index, value } = event;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return { kind: "invalid", line: index, errors: [{ field: "(element)", value: truncateValue(value), reason: "must be a JSON object" }] };
+    return {
+      kind: "invalid",
+      line: index,
+      errors: [{ field: "(element)", value: truncateValue(value), reason: "must be a JSON object" }],
+    };
   }
   return { kind: "fields", line: index, picked: pickFields(value as Record<string, unknown>) };
 }

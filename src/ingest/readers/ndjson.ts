@@ -41,7 +41,11 @@ export async function* readNdjson(text: AsyncIterable<string>): AsyncGenerator<R
 }
 
 function tooLong(line: number): RawItem {
-  return { kind: "invalid", line, errors: [{ field: "(line)", reason: `is longer than ${MAX_NDJSON_LINE_CHARS} characters` }] };
+  return {
+    kind: "invalid",
+    line,
+    errors: [{ field: "(line)", reason: `is longer than ${MAX_NDJSON_LINE_CHARS} characters` }],
+  };
 }
 
 function parseLine(raw: string, line: number): RawItem | undefined {
@@ -51,10 +55,18 @@ function parseLine(raw: string, line: number): RawItem | undefined {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { kind: "invalid", line, errors: [{ field: "(line)", reason: `is not valid JSON: ${describeJsonError(error)}` }] };
+    return {
+      kind: "invalid",
+      line,
+      errors: [{ field: "(line)", reason: `is not valid JSON: ${describeJsonError(error)}` }],
+    };
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return { kind: "invalid", line, errors: [{ field: "(line)", value: truncateValue(value), reason: "must be a JSON object" }] };
+    return {
+      kind: "invalid",
+      line,
+      errors: [{ field: "(line)", value: truncateValue(value), reason: "must be a JSON object" }],
+    };
   }
   return { kind: "fields", line, picked: pickFields(value as Record<string, unknown>) };
 }
