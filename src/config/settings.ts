@@ -1,0 +1,139 @@
+import { z } from "zod";
+
+/**
+ * Every setting of invoice-relay in one place: its environment variable, its default and what it is
+ * for. The README's configuration table is generated from the same list (`invoice-relay config`).
+ */
+export interface Setting<T extends z.ZodType = z.ZodType> {
+  readonly env: string;
+  readonly description: string;
+  readonly schema: T;
+  /** Shown in docs; undefined when the setting has no default. */
+  readonly default?: string;
+  /** A secret: never printed, logged or stored. */
+  readonly secret?: boolean;
+}
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const list = z
+  .string()
+  .transform((s) => s.split(",").map((p) => p.trim()).filter((p) => p !== ""))
+  .pipe(z.array(z.string()).min(1));
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" })
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+
+export const SETTINGS = {
+  redisUrl: {
+    env: "REDIS_URL",
+    description: "Redis holding the queue and the results store.",
+    schema: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
+    default: "redis://127.0.0.1:6379",
+  },
+  invoiceApiUrl: {
+    env: "INVOICE_API_URL",
+    description: "Base URL of the invoice routing service; invoices go to {url}/api/v1/invoices. https:// unless loopback.",
+    schema: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://invoices.example.com" }),
+  },
+  invoiceApiKey: {
+    env: "INVOICE_API_KEY",
+    description: "Bearer API key of the invoice routing service. Never stored, logged or reported.",
+    schema: z.string().trim().min(8, "must be the service's API key (at least 8 characters)"),
+    secret: true,
+  },
+  allowInsecureHttp: {
+    env: "ALLOW_INSECURE_HTTP",
+    description: "Allow an http:// INVOICE_API_URL to a non-loopback host (not recommended).",
+    schema: bool,
+    default: "false",
+  },
+  dropDir: { env: "DROP_DIR", description: "The drop folder.", schema: z.string().min(1), default: "./drop" },
+  queuePrefix: {
+    env: "QUEUE_PREFIX",
+    description: "Prefix of every Redis key; isolates deployments sharing one Redis.",
+    schema: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
+    default: "invoice-relay",
+  },
+  idempotencyNamespace: {
+    env: "IDEMPOTENCY_NAMESPACE",
+    description: "UUID (or a name hashed into one) that idempotency keys are derived under. Changing it resends everything.",
+    schema: z.string().trim().min(1).optional(),
+  },
+  logLevel: {
+    env: "LOG_LEVEL",
+    description: "Log level: fatal, error, warn, info, debug, trace or silent.",
+    schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+    default: "info",
+  },
+  submitConcurrency: {
+    env: "SUBMIT_CONCURRENCY",
+    description: "Requests in flight per worker process at full speed.",
+    schema: int(1, 1000),
+    default: "32",
+  },
+  submitRatePerSec: {
+    env: "SUBMIT_RATE_PER_SEC",
+    description: "Most requests per second across all workers (0: no limit).",
+    schema: int(0, 1_000_000),
+    default: "0",
+  },
+  maxAttempts: { env: "MAX_ATTEMPTS", description: "HTTP attempts per invoice before it is failed.", schema: int(1, 1000), default: "10" },
+  requestTimeoutMs: {
+    env: "REQUEST_TIMEOUT_MS",
+    description: "Time allowed for one request, headers and body.",
+    schema: int(100, 600_000),
+    default: "30000",
+  },
+  backoffBaseMs: { env: "BACKOFF_BASE_MS", description: "First retry delay bound (full jitter).", schema: int(1, 3_600_000), default: "1000" },
+  backoffCapMs: { env: "BACKOFF_CAP_MS", description: "Largest retry delay bound.", schema: int(1, 86_400_000), default: "300000" },
+  retryAfterCapMs: {
+    env: "RETRY_AFTER_CAP_MS",
+    description: "Longest Retry-After honoured.",
+    schema: int(0, 86_400_000),
+    default: "300000",
+  },
+  lockDurationMs: {
+    env: "LOCK_DURATION_MS",
+    description: "How long a worker's claim on a job lasts without renewal; a killed worker's jobs are retried after this.",
+    schema: int(1000, 600_000),
+    default: "30000",
+  },
+  shutdownGraceMs: {
+    env: "SHUTDOWN_GRACE_MS",
+    description: "On SIGTERM/SIGINT, how long in-flight requests may take to finish.",
+    schema: int(0, 600_000),
+    default: "30000",
+  },
+  settleMs: {
+    env: "SETTLE_MS",
+    description: "A drop file must be unchanged this long before it is picked up.",
+    schema: int(0, 3_600_000),
+    default: "2000",
+  },
+  correlationIdHeaders: {
+    env: "CORRELATION_ID_HEADERS",
+    description: "Response headers holding the correlation ID, first present wins.",
+    schema: list,
+    default: "x-request-id,x-correlation-id,request-id,correlation-id",
+  },
+  correlationIdFields: {
+    env: "CORRELATION_ID_FIELDS",
+    description: "Response body fields holding the correlation ID, after the headers.",
+    schema: list,
+    default: "correlation_id,request_id,correlationId,requestId",
+  },
+  rulesetVersionFields: {
+    env: "RULESET_VERSION_FIELDS",
+    description: "Response body fields (dotted paths) holding the ruleset version, first present wins.",
+    schema: list,
+    default: "ruleset_version,ruleset.version,outcome.ruleset_version,version",
+  },
+  responseBodyMaxBytes: {
+    env: "RESPONSE_BODY_MAX_BYTES",
+    description: "Bytes of each response body kept in the results store.",
+    schema: int(0, 1_048_576),
+    default: "4096",
+  },
+} satisfies Record<string, Setting>;
+
+export type SettingName = keyof typeof SETTINGS;

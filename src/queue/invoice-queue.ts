@@ -1,0 +1,44 @@
+import { Queue, type JobsOptions } from "bullmq";
+import type { Redis } from "ioredis";
+import { INVOICE_JOB_NAME, type InvoiceJobData } from "./job-data.js";
+
+export const INVOICE_QUEUE = "invoices";
+
+/**
+ * Completed jobs go at once: the results store is the record, and a retained job id would block
+ * re-enqueueing the key after `retry`. A few failed jobs (unexpected errors only) are kept to inspect.
+ */
+export function invoiceJobOptions(maxAttempts: number): JobsOptions {
+  return {
+    attempts: maxAttempts,
+    backoff: { type: "relay" },
+    removeOnComplete: true,
+    removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+  };
+}
+
+export function createInvoiceQueue(connection: Redis, prefix: string, maxAttempts: number): Queue<InvoiceJobData> {
+  return new Queue<InvoiceJobData>(INVOICE_QUEUE, {
+    connection,
+    prefix,
+    defaultJobOptions: invoiceJobOptions(maxAttempts),
+  });
+}
+
+export interface EnqueueItem {
+  readonly key: string;
+  readonly data: InvoiceJobData;
+}
+
+const ADD_BULK_CHUNK = 1000;
+
+/**
+ * Adds jobs whose id is the idempotency key. Adding a key that is already waiting, delayed or active is
+ * a no-op in BullMQ, which is what makes a re-run of ingest safe.
+ */
+export async function enqueueInvoices(queue: Queue<InvoiceJobData>, items: readonly EnqueueItem[]): Promise<void> {
+  for (let i = 0; i < items.length; i += ADD_BULK_CHUNK) {
+    const chunk = items.slice(i, i + ADD_BULK_CHUNK);
+    await queue.addBulk(chunk.map((item) => ({ name: INVOICE_JOB_NAME, data: item.data, opts: { jobId: item.key } })));
+  }
+}

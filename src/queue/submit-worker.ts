@@ -1,0 +1,110 @@
+import { UnrecoverableError, Worker, type Job } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "../log/logger.js";
+import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
+import { RetryableSubmitError } from "../submit/errors/retryable-submit-error.js";
+import { FlowControl } from "../submit/flow-control.js";
+import { submitInvoice, type SubmitDeps, type SubmitOutcome } from "../submit/submit-invoice.js";
+import { INVOICE_QUEUE } from "./invoice-queue.js";
+import { invoiceJobDataSchema, type InvoiceJobData } from "./job-data.js";
+
+export interface SubmitWorkerOptions {
+  readonly connection: Redis;
+  readonly prefix: string;
+  readonly deps: SubmitDeps;
+  readonly logger: Logger;
+  readonly maxConcurrency: number;
+  readonly maxAttempts: number;
+  readonly ratePerSec: number;
+  readonly backoff: BackoffPolicy;
+  readonly lockDurationMs: number;
+  readonly flow?: { readonly outageThreshold: number; readonly coolDownBaseMs: number; readonly coolDownCapMs: number };
+  /** Called when the service refuses the API key; the queue is paused by then. */
+  readonly onKeyRefused: (httpStatus: number, detail: string) => Promise<void>;
+  /** Called after every outcome (progress, metrics). */
+  readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
+}
+
+/** How long a refused key holds this worker back before it looks at the (paused) queue again. */
+const KEY_REFUSED_HOLD_MS = 5000;
+
+/**
+ * The submission worker: BullMQ Worker whose job id is the idempotency key. Wires the pure attempt
+ * logic to BullMQ's retries, rate limiting and pausing.
+ */
+export function createSubmitWorker(options: SubmitWorkerOptions): Worker<InvoiceJobData> {
+  const { logger, deps } = options;
+  const flow = new FlowControl({
+    maxConcurrency: options.maxConcurrency,
+    outageThreshold: options.flow?.outageThreshold ?? 8,
+    coolDownBaseMs: options.flow?.coolDownBaseMs ?? 1000,
+    coolDownCapMs: options.flow?.coolDownCapMs ?? 60_000,
+  });
+
+  const processor = async (job: Job<InvoiceJobData>): Promise<string> => {
+    const key = job.id ?? "";
+    const parsed = invoiceJobDataSchema.safeParse(job.data);
+    if (!parsed.success || key === "") {
+      throw new UnrecoverableError(`job ${key} has unreadable data: ${parsed.error?.issues[0]?.message ?? "no id"}`);
+    }
+    const attempt = job.attemptsMade + 1;
+    const outcome = await submitInvoice(deps, { key, invoice: parsed.data.invoice, attempt, maxAttempts: options.maxAttempts });
+    options.onOutcome?.(key, outcome);
+    const log = logger.child({ key, batch: parsed.data.batch, line: parsed.data.line, attempt });
+    switch (outcome.kind) {
+      case "skipped":
+        log.debug({ status: outcome.status }, "already final; not sent");
+        return outcome.status;
+      case "succeeded":
+        flow.onSuccess();
+        worker.concurrency = flow.concurrency;
+        log.debug({ correlationId: outcome.correlationId }, "succeeded");
+        return "succeeded";
+      case "failed":
+        flow.onFinalFailure();
+        log.warn({ error: outcome.detail }, "failed");
+        return "failed";
+      case "retry": {
+        const coolDown = flow.onRetryable(outcome.httpStatus);
+        worker.concurrency = flow.concurrency;
+        if (coolDown !== undefined) {
+          log.warn({ coolDownMs: coolDown }, "sustained outage: cooling down before taking more invoices");
+          await worker.rateLimit(coolDown);
+        }
+        log.info({ error: outcome.detail, retryAfterMs: outcome.retryAfterMs }, "will retry");
+        throw new RetryableSubmitError(outcome.detail, outcome.httpStatus, outcome.retryAfterMs);
+      }
+      case "key-refused":
+        flow.onKeyRefused();
+        worker.concurrency = flow.concurrency;
+        await options.onKeyRefused(outcome.httpStatus, outcome.detail);
+        // Back to the queue without spending an attempt; the queue is paused until the key is fixed.
+        await worker.rateLimit(KEY_REFUSED_HOLD_MS);
+        throw Worker.RateLimitError();
+    }
+  };
+
+  const worker: Worker<InvoiceJobData> = new Worker<InvoiceJobData>(INVOICE_QUEUE, processor, {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: flow.concurrency,
+    // A job whose worker died is picked up again once its lock lapses, and it must never be failed for
+    // that: the service dedupes by key, so re-sending after a crash is safe, while failing would need
+    // a manual retry. Hence an effectively unlimited stall count.
+    lockDuration: options.lockDurationMs,
+    stalledInterval: Math.max(1000, Math.floor(options.lockDurationMs / 2)),
+    maxStalledCount: 1_000_000,
+    ...(options.ratePerSec > 0 ? { limiter: { max: options.ratePerSec, duration: 1000 } } : {}),
+    settings: {
+      backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
+        backoffDelay(options.backoff, attemptsMade, error instanceof RetryableSubmitError ? error.retryAfterMs : undefined),
+    },
+  });
+  worker.on("error", (error) => logger.error({ err: error }, "worker error"));
+  worker.on("failed", (job, error) => {
+    if (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      logger.error({ key: job.id, err: error }, "job failed unexpectedly; see `invoice-relay retry`");
+    }
+  });
+  return worker;
+}

@@ -1,0 +1,151 @@
+/**
+ * Lua scripts of the results store. Each runs atomically in Redis, which is what keeps final states
+ * final and batch counters exact when several workers answer at once. Key names are built inside
+ * from the `{prefix}:relay` base passed as ARGV[1] (single Redis, not Cluster).
+ */
+
+/** Shared: move a key's status and keep the per-status counts right. */
+const SET_STATUS = `
+local function set_status(base, rkey, key, from, to)
+  redis.call('HSET', rkey, 'status', to)
+  if from then redis.call('HINCRBY', base .. ':counts', from, -1) end
+  redis.call('HINCRBY', base .. ':counts', to, 1)
+  if to == 'failed' then redis.call('SADD', base .. ':failed', key) else redis.call('SREM', base .. ':failed', key) end
+end
+local function release_batches(base, key, now)
+  local wkey = base .. ':w:' .. key
+  for _, b in ipairs(redis.call('SMEMBERS', wkey)) do
+    local bkey = base .. ':batch:' .. b
+    local left = redis.call('HINCRBY', bkey, 'pending', -1)
+    if left <= 0 and redis.call('HGET', bkey, 'ingested') == '1' then
+      redis.call('HSET', bkey, 'completed_at', now)
+      redis.call('SADD', base .. ':batches:complete', b)
+    end
+  end
+  redis.call('DEL', wkey)
+end
+`;
+
+/**
+ * Register rows of a batch against the store. ARGV: base, batch, now, then (line, key, external_id)*.
+ * Returns one decision per row: new | requeue | join | queued | retrying | succeeded | failed |
+ * duplicate | conflict:<earlier key>. Re-running for the same batch gives the same decisions and
+ * counts nothing twice.
+ */
+export const REGISTER = `${SET_STATUS}
+local base, batch, now = ARGV[1], ARGV[2], ARGV[3]
+local bkey = base .. ':batch:' .. batch
+local dkey = base .. ':batch:' .. batch .. ':decisions'
+local out = {}
+for i = 4, #ARGV, 3 do
+  local line, key, eid = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local rkey = base .. ':r:' .. key
+  local kbkey = base .. ':kb:' .. key
+  local decided = redis.call('HGET', dkey, line)
+  if decided then
+    out[#out + 1] = decided
+  elseif redis.call('SISMEMBER', kbkey, batch) == 1 then
+    out[#out + 1] = redis.call('HGET', rkey, 'status') or 'queued'
+  else
+    local xkey = base .. ':x:' .. eid
+    local live = redis.call('GET', xkey)
+    local verdict = nil
+    if live and live ~= key then
+      local s = redis.call('HGET', base .. ':r:' .. live, 'status')
+      if s == 'succeeded' or s == 'queued' or s == 'retrying' then verdict = 'conflict:' .. live end
+    end
+    local status = redis.call('HGET', rkey, 'status')
+    if not verdict and status == 'succeeded' then verdict = 'duplicate' end
+    if verdict then
+      redis.call('HSET', dkey, line, verdict)
+      out[#out + 1] = verdict
+    else
+      redis.call('SET', xkey, key)
+      if not status then
+        redis.call('HSET', rkey, 'external_id', eid, 'batch', batch, 'line', line, 'created_at', now, 'attempts', 0)
+        set_status(base, rkey, key, nil, 'queued')
+        out[#out + 1] = 'new'
+      elseif status == 'failed' then
+        set_status(base, rkey, key, status, 'queued')
+        out[#out + 1] = 'requeue'
+      else
+        out[#out + 1] = 'join'
+      end
+      redis.call('SADD', kbkey, batch)
+      if redis.call('SADD', base .. ':w:' .. key, batch) == 1 then redis.call('HINCRBY', bkey, 'pending', 1) end
+    end
+  end
+end
+return out
+`;
+
+/** All rows registered: the batch completes as soon as nothing is pending. ARGV: base, batch, now. */
+export const FINISH_INGEST = `
+local base, batch, now = ARGV[1], ARGV[2], ARGV[3]
+local bkey = base .. ':batch:' .. batch
+redis.call('HSET', bkey, 'ingested', '1', 'ingested_at', now)
+if tonumber(redis.call('HGET', bkey, 'pending') or '0') <= 0 then
+  if not redis.call('HGET', bkey, 'completed_at') then redis.call('HSET', bkey, 'completed_at', now) end
+  redis.call('SADD', base .. ':batches:complete', batch)
+end
+return 1
+`;
+
+/**
+ * A final answer for a key. ARGV: base, key, status (succeeded|failed), now, then field/value pairs.
+ * succeeded is never overwritten; failed may become succeeded (a late success is still a success).
+ * Returns 'ok', 'already' or 'already-succeeded'.
+ */
+export const FINAL = `${SET_STATUS}
+local base, key, status, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local rkey = base .. ':r:' .. key
+local current = redis.call('HGET', rkey, 'status')
+if current == 'succeeded' then return 'already-succeeded' end
+if current == status then return 'already' end
+for i = 5, #ARGV, 2 do redis.call('HSET', rkey, ARGV[i], ARGV[i + 1]) end
+redis.call('HINCRBY', rkey, 'attempts', 1)
+redis.call('HSETNX', rkey, 'first_attempt_at', now)
+redis.call('HSET', rkey, 'last_attempt_at', now)
+set_status(base, rkey, key, current, status)
+if current == 'failed' then
+  -- batches that already reported this key as failed are reported again
+  for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do redis.call('SADD', base .. ':batches:complete', b) end
+end
+release_batches(base, key, now)
+return 'ok'
+`;
+
+/** An attempt that will be retried. ARGV: base, key, now, then field/value pairs. Returns the status. */
+export const RETRYING = `${SET_STATUS}
+local base, key, now = ARGV[1], ARGV[2], ARGV[3]
+local rkey = base .. ':r:' .. key
+local current = redis.call('HGET', rkey, 'status')
+if current == 'succeeded' or current == 'failed' then return current end
+for i = 4, #ARGV, 2 do redis.call('HSET', rkey, ARGV[i], ARGV[i + 1]) end
+redis.call('HINCRBY', rkey, 'attempts', 1)
+redis.call('HSETNX', rkey, 'first_attempt_at', now)
+redis.call('HSET', rkey, 'last_attempt_at', now)
+if current ~= 'retrying' then set_status(base, rkey, key, current, 'retrying') end
+return 'retrying'
+`;
+
+/**
+ * `retry`: a failed key goes back to queued and every batch that has it waits for it again.
+ * ARGV: base, key. Returns 1 if requeued, 0 if the key was not failed.
+ */
+export const REQUEUE = `${SET_STATUS}
+local base, key = ARGV[1], ARGV[2]
+local rkey = base .. ':r:' .. key
+local current = redis.call('HGET', rkey, 'status')
+if current ~= 'failed' then return 0 end
+set_status(base, rkey, key, current, 'queued')
+redis.call('HDEL', rkey, 'error')
+for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do
+  if redis.call('SADD', base .. ':w:' .. key, b) == 1 then
+    redis.call('HINCRBY', base .. ':batch:' .. b, 'pending', 1)
+    redis.call('HDEL', base .. ':batch:' .. b, 'completed_at')
+    redis.call('SREM', base .. ':batches:complete', b)
+  end
+end
+return 1
+`;

@@ -1,0 +1,114 @@
+import type { Redis } from "ioredis";
+import { z } from "zod";
+import { LuaScript } from "./lua/lua-script.js";
+import { FINAL, FINISH_INGEST, REGISTER, REQUEUE, RETRYING } from "./lua/scripts.js";
+import { RelayKeys } from "./redis-keys.js";
+import {
+  attemptPairs,
+  KEY_STATUSES,
+  resultRecordSchema,
+  type AttemptFields,
+  type KeyStatus,
+  type ResultRecord,
+} from "./result-record.js";
+import type { FinalTransition, ResultsStore, RowDecision, RowRef } from "./results-store.js";
+
+const scripts = {
+  register: new LuaScript(REGISTER),
+  finishIngest: new LuaScript(FINISH_INGEST),
+  final: new LuaScript(FINAL),
+  retrying: new LuaScript(RETRYING),
+  requeue: new LuaScript(REQUEUE),
+};
+
+const decisionsSchema = z.array(z.string());
+const finalSchema = z.enum(["ok", "already", "already-succeeded"]);
+const statusSchema = z.enum(KEY_STATUSES);
+const SIMPLE_DECISIONS = new Set(["new", "requeue", "join", "queued", "retrying", "succeeded", "failed", "duplicate"]);
+
+function toDecision(raw: string): RowDecision {
+  if (raw.startsWith("conflict:")) return { kind: "conflict", earlierKey: raw.slice("conflict:".length) };
+  if (SIMPLE_DECISIONS.has(raw)) return { kind: raw as Exclude<RowDecision["kind"], "conflict"> };
+  throw new Error(`results store returned an unknown decision "${raw}"`);
+}
+
+/** The results store on Redis: hashes per key, Lua for every transition. */
+export class RedisResultsStore implements ResultsStore {
+  readonly keys: RelayKeys;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.keys = new RelayKeys(prefix);
+  }
+
+  async registerRows(batchId: string, rows: readonly RowRef[]): Promise<RowDecision[]> {
+    if (rows.length === 0) return [];
+    const args: (string | number)[] = [this.keys.base, batchId, this.now()];
+    for (const row of rows) args.push(row.line, row.key, row.externalId);
+    const raw = decisionsSchema.parse(await scripts.register.run(this.redis, args));
+    return raw.map(toDecision);
+  }
+
+  async finishIngest(batchId: string): Promise<void> {
+    await scripts.finishIngest.run(this.redis, [this.keys.base, batchId, this.now()]);
+  }
+
+  async statusOf(key: string): Promise<KeyStatus | undefined> {
+    const raw = await this.redis.hget(this.keys.record(key), "status");
+    return raw === null ? undefined : statusSchema.parse(raw);
+  }
+
+  async get(key: string): Promise<ResultRecord | undefined> {
+    return (await this.getMany([key]))[0];
+  }
+
+  async getMany(keys: readonly string[]): Promise<(ResultRecord | undefined)[]> {
+    if (keys.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const key of keys) pipeline.hgetall(this.keys.record(key));
+    const replies = (await pipeline.exec()) ?? [];
+    return keys.map((key, i) => {
+      const [error, value] = replies[i] ?? [null, null];
+      if (error) throw error;
+      const fields = value as Record<string, string> | null;
+      if (fields === null || Object.keys(fields).length === 0) return undefined;
+      return { ...resultRecordSchema.parse(fields), key };
+    });
+  }
+
+  async recordSucceeded(key: string, fields: AttemptFields): Promise<FinalTransition> {
+    return this.final(key, "succeeded", { ...fields, error: fields.error ?? "" });
+  }
+
+  async recordFailed(key: string, fields: AttemptFields): Promise<FinalTransition> {
+    return this.final(key, "failed", fields);
+  }
+
+  private async final(key: string, status: "succeeded" | "failed", fields: AttemptFields): Promise<FinalTransition> {
+    const args = [this.keys.base, key, status, this.now(), ...attemptPairs(fields)];
+    return finalSchema.parse(await scripts.final.run(this.redis, args));
+  }
+
+  async recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus> {
+    const args = [this.keys.base, key, this.now(), ...attemptPairs(fields)];
+    return statusSchema.parse(await scripts.retrying.run(this.redis, args));
+  }
+
+  async requeueFailed(key: string): Promise<boolean> {
+    return (await scripts.requeue.run(this.redis, [this.keys.base, key])) === 1;
+  }
+
+  async failedKeys(): Promise<string[]> {
+    return this.redis.smembers(this.keys.failed);
+  }
+
+  async counts(): Promise<Record<KeyStatus, number>> {
+    const raw = await this.redis.hgetall(this.keys.counts);
+    const counts = { queued: 0, retrying: 0, succeeded: 0, failed: 0 };
+    for (const status of KEY_STATUSES) counts[status] = Math.max(0, Number(raw[status] ?? 0));
+    return counts;
+  }
+}

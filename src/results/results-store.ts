@@ -1,0 +1,38 @@
+import type { AttemptFields, KeyStatus, ResultRecord } from "./result-record.js";
+
+/** A row of a batch that waits on (or is decided against) an idempotency key. */
+export interface RowRef {
+  readonly line: number;
+  readonly key: string;
+  readonly externalId: string;
+}
+
+/**
+ * What ingest learns when it registers a row:
+ * - `new` / `requeue`: this batch must enqueue the key;
+ * - `join`, `queued`, `retrying`: the key is in flight already (enqueueing again is harmless);
+ * - `succeeded`, `failed`: registered earlier by this batch and already final;
+ * - `duplicate`: the same invoice already succeeded; not sent again;
+ * - `conflict`: the same external_id with other content is in flight or succeeded under `earlierKey`.
+ */
+export type RowDecision =
+  | { readonly kind: "new" | "requeue" | "join" | "queued" | "retrying" | "succeeded" | "failed" | "duplicate" }
+  | { readonly kind: "conflict"; readonly earlierKey: string };
+
+export type FinalTransition = "ok" | "already" | "already-succeeded";
+
+/** The results store port: one record per idempotency key, batches that wait on keys. */
+export interface ResultsStore {
+  registerRows(batchId: string, rows: readonly RowRef[]): Promise<RowDecision[]>;
+  finishIngest(batchId: string): Promise<void>;
+  statusOf(key: string): Promise<KeyStatus | undefined>;
+  get(key: string): Promise<ResultRecord | undefined>;
+  getMany(keys: readonly string[]): Promise<(ResultRecord | undefined)[]>;
+  recordSucceeded(key: string, fields: AttemptFields): Promise<FinalTransition>;
+  recordFailed(key: string, fields: AttemptFields): Promise<FinalTransition>;
+  recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus>;
+  /** `retry`: failed → queued, its batches wait again. False if the key was not failed. */
+  requeueFailed(key: string): Promise<boolean>;
+  failedKeys(): Promise<string[]>;
+  counts(): Promise<Record<KeyStatus, number>>;
+}

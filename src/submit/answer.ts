@@ -1,0 +1,15 @@
+/** What one attempt got back: an HTTP answer, or no answer at all. */
+export type Answer =
+  | {
+      readonly kind: "response";
+      readonly status: number;
+      readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+      /** The body as text, cut at the configured bound. */
+      readonly body: string;
+    }
+  | {
+      readonly kind: "no-response";
+      /** timeout, connection refused/reset, DNS, TLS…: always safe to retry with the same key. */
+      readonly reason: "timeout" | "connection";
+      readonly message: string;
+    };

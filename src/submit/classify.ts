@@ -1,0 +1,68 @@
+import type { Answer } from "./answer.js";
+import { extractCorrelationId, extractRulesetVersion, type ExtractionRules } from "./extract.js";
+import { parseRetryAfter } from "./retry-after.js";
+
+/** What to do with an invoice after one attempt, per PRODUCT.md's "Submitting" table. */
+export type Verdict =
+  | {
+      readonly kind: "succeeded";
+      readonly httpStatus: number;
+      readonly correlationId: string | undefined;
+      readonly rulesetVersion: string | undefined;
+      readonly body: string;
+    }
+  | { readonly kind: "retry"; readonly httpStatus: number | undefined; readonly retryAfterMs: number | undefined; readonly detail: string }
+  /** 401/403: the API key is refused. Stop submitting; mark nothing failed. */
+  | { readonly kind: "key-refused"; readonly httpStatus: number; readonly detail: string }
+  | { readonly kind: "failed"; readonly httpStatus: number; readonly correlationId: string | undefined; readonly detail: string };
+
+const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
+const MAX_DETAIL_CHARS = 500;
+
+export function classify(answer: Answer, rules: ExtractionRules, now: number): Verdict {
+  if (answer.kind === "no-response") {
+    return { kind: "retry", httpStatus: undefined, retryAfterMs: undefined, detail: `${answer.reason}: ${answer.message}` };
+  }
+  const { status, headers, body } = answer;
+  const json = parseJson(body);
+  if (status >= 200 && status < 300) {
+    return {
+      kind: "succeeded",
+      httpStatus: status,
+      correlationId: extractCorrelationId(rules, headers, json),
+      rulesetVersion: extractRulesetVersion(rules, json),
+      body,
+    };
+  }
+  const detail = `HTTP ${status}: ${describeError(json, body)}`;
+  if (RETRYABLE.has(status)) {
+    const header = headers["retry-after"];
+    const retryAfter = parseRetryAfter(Array.isArray(header) ? header[0] : (header as string | undefined), now);
+    return { kind: "retry", httpStatus: status, retryAfterMs: retryAfter, detail };
+  }
+  if (status === 401 || status === 403) return { kind: "key-refused", httpStatus: status, detail };
+  return { kind: "failed", httpStatus: status, correlationId: extractCorrelationId(rules, headers, json), detail };
+}
+
+function parseJson(body: string): unknown {
+  if (body === "") return undefined;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The service's own words: problem+json title/detail (RFC 9457), a message field, or the raw text. */
+function describeError(json: unknown, body: string): string {
+  let text = body.trim();
+  if (json !== null && typeof json === "object" && !Array.isArray(json)) {
+    const record = json as Record<string, unknown>;
+    const parts = [record["title"], record["detail"], record["message"], record["error"]].filter(
+      (v): v is string => typeof v === "string" && v.trim() !== "",
+    );
+    if (parts.length > 0) text = parts.join(": ");
+  }
+  if (text === "") text = "(no body)";
+  return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}…` : text;
+}

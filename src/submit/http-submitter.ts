@@ -1,0 +1,88 @@
+import { Pool } from "undici";
+import { coerceError } from "../errors/relay-error.js";
+import type { Answer } from "./answer.js";
+import type { Submitter } from "./submitter.js";
+
+export interface HttpSubmitterOptions {
+  /** Base URL of the service; invoices go to {baseUrl}/api/v1/invoices. */
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  /** Keep-alive connections: one per request in flight. */
+  readonly connections: number;
+  readonly requestTimeoutMs: number;
+  readonly responseBodyMaxBytes: number;
+}
+
+const INVOICES_PATH = "/api/v1/invoices";
+const USER_AGENT = "invoice-relay/0.1";
+
+/** POSTs canonical invoices with undici over a keep-alive pool sized to the worker's concurrency. */
+export class HttpSubmitter implements Submitter {
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly authorization: string;
+
+  constructor(private readonly options: HttpSubmitterOptions) {
+    const url = new URL(options.baseUrl);
+    this.path = `${url.pathname.replace(/\/+$/, "")}${INVOICES_PATH}`;
+    this.authorization = `Bearer ${options.apiKey}`;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      connectTimeout: Math.min(options.requestTimeoutMs, 10_000),
+      headersTimeout: options.requestTimeoutMs,
+      bodyTimeout: options.requestTimeoutMs,
+    });
+  }
+
+  async submit(idempotencyKey: string, body: string): Promise<Answer> {
+    try {
+      const response = await this.pool.request({
+        method: "POST",
+        path: this.path,
+        headers: {
+          authorization: this.authorization,
+          "idempotency-key": idempotencyKey,
+          "content-type": "application/json",
+          accept: "application/json, application/problem+json",
+          "user-agent": USER_AGENT,
+        },
+        body,
+        signal: AbortSignal.timeout(this.options.requestTimeoutMs),
+      });
+      const text = await readBounded(response.body, this.options.responseBodyMaxBytes);
+      return { kind: "response", status: response.statusCode, headers: response.headers, body: text };
+    } catch (thrown) {
+      const error = coerceError(thrown);
+      const timeout = error.name === "TimeoutError" || /TIMEOUT/.test((error as { code?: string }).code ?? "");
+      return { kind: "no-response", reason: timeout ? "timeout" : "connection", message: describe(error) };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+/** Reads at most `limit` bytes of the body, then lets the rest go (the connection is dropped if needed). */
+async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < limit) parts.push(chunk.subarray(0, limit - size));
+    size += chunk.length;
+    if (size > limit * 4 + 65_536) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
+
+function describe(error: Error): string {
+  const code = (error as { code?: unknown }).code;
+  const cause = (error as { cause?: unknown }).cause;
+  const causeText = cause instanceof Error ? ` (${cause.message})` : "";
+  return `${typeof code === "string" ? `${code}: ` : ""}${error.message}${causeText}`;
+}

@@ -1,0 +1,67 @@
+import { canonicalJson } from "../invoice/key.js";
+import type { CanonicalInvoice } from "../invoice/schema.js";
+import type { FinalTransition, ResultsStore } from "../results/results-store.js";
+import type { KeyStatus } from "../results/result-record.js";
+import { classify } from "./classify.js";
+import type { ExtractionRules } from "./extract.js";
+import type { Submitter } from "./submitter.js";
+
+export interface SubmitDeps {
+  readonly store: ResultsStore;
+  readonly submitter: Submitter;
+  readonly rules: ExtractionRules;
+  readonly now: () => number;
+}
+
+export interface SubmitTask {
+  readonly key: string;
+  readonly invoice: CanonicalInvoice;
+  /** 1-based attempt number of this try (stalled re-runs do not count). */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+}
+
+export type SubmitOutcome =
+  /** The store already has a final answer for this key: nothing is sent. */
+  | { readonly kind: "skipped"; readonly status: KeyStatus }
+  | { readonly kind: "succeeded"; readonly transition: FinalTransition; readonly correlationId: string | undefined }
+  | { readonly kind: "failed"; readonly detail: string }
+  | { readonly kind: "retry"; readonly detail: string; readonly httpStatus: number | undefined; readonly retryAfterMs: number | undefined }
+  | { readonly kind: "key-refused"; readonly httpStatus: number; readonly detail: string };
+
+/**
+ * One attempt for one invoice: check the store, send, classify, record. The store is read first so a
+ * key that already succeeded is never sent again; every attempt carries the same key and body bytes.
+ */
+export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise<SubmitOutcome> {
+  const current = await deps.store.statusOf(task.key);
+  if (current === "succeeded" || current === "failed") return { kind: "skipped", status: current };
+
+  const answer = await deps.submitter.submit(task.key, canonicalJson(task.invoice));
+  const verdict = classify(answer, deps.rules, deps.now());
+  switch (verdict.kind) {
+    case "succeeded": {
+      const transition = await deps.store.recordSucceeded(task.key, {
+        httpStatus: verdict.httpStatus,
+        correlationId: verdict.correlationId,
+        rulesetVersion: verdict.rulesetVersion,
+        responseBody: verdict.body,
+      });
+      return { kind: "succeeded", transition, correlationId: verdict.correlationId };
+    }
+    case "failed":
+      await deps.store.recordFailed(task.key, { httpStatus: verdict.httpStatus, correlationId: verdict.correlationId, error: verdict.detail });
+      return { kind: "failed", detail: verdict.detail };
+    case "key-refused":
+      return { kind: "key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
+    case "retry": {
+      if (task.attempt >= task.maxAttempts) {
+        const detail = `gave up after ${task.attempt} attempt(s); last: ${verdict.detail}`;
+        await deps.store.recordFailed(task.key, { httpStatus: verdict.httpStatus, error: detail });
+        return { kind: "failed", detail };
+      }
+      await deps.store.recordRetrying(task.key, { httpStatus: verdict.httpStatus, error: verdict.detail });
+      return { kind: "retry", detail: verdict.detail, httpStatus: verdict.httpStatus, retryAfterMs: verdict.retryAfterMs };
+    }
+  }
+}
