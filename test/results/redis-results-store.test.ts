@@ -1,0 +1,121 @@
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { testPrefix, testRedis } from "../support/redis.js";
+
+let redis: Redis;
+beforeAll(() => {
+  redis = testRedis();
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+function store(): RedisResultsStore {
+  return new RedisResultsStore(redis, testPrefix());
+}
+
+const row = (line: number, key = randomUUID(), externalId = `INV-${line}`) => ({ line, key, externalId });
+
+describe("results store", () => {
+  it("when a batch registers new rows, then each is new, queued and the batch waits for all of them", async () => {
+    const s = store();
+    const rows = [row(2), row(3)];
+    expect(await s.registerRows("b1", rows)).toEqual([{ kind: "new" }, { kind: "new" }]);
+    await s.finishIngest("b1");
+    expect(await s.statusOf(rows[0]?.key ?? "")).toBe("queued");
+    expect(await redis.sismember(s.keys.complete, "b1")).toBe(0);
+    await s.recordSucceeded(rows[0]?.key ?? "", { httpStatus: 201, correlationId: "c1" });
+    expect(await redis.sismember(s.keys.complete, "b1")).toBe(0);
+    await s.recordFailed(rows[1]?.key ?? "", { httpStatus: 422, error: "bad" });
+    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 1, failed: 1 });
+  });
+
+  it("when ingest of a batch is re-run after a crash, then decisions repeat and nothing is counted twice", async () => {
+    const s = store();
+    const rows = [row(2), row(3)];
+    await s.registerRows("b1", rows);
+    expect(await s.registerRows("b1", rows)).toEqual([{ kind: "queued" }, { kind: "queued" }]);
+    expect(await redis.hget(s.keys.batch("b1"), "pending")).toBe("2");
+    expect((await s.counts()).queued).toBe(2);
+  });
+
+  it("when a succeeded key is dropped again in a new batch, then it is a duplicate and the batch completes", async () => {
+    const s = store();
+    const r = row(2);
+    await s.registerRows("b1", [r]);
+    await s.recordSucceeded(r.key, { httpStatus: 201, correlationId: "c1" });
+    expect(await s.registerRows("b2", [r])).toEqual([{ kind: "duplicate" }]);
+    await s.finishIngest("b2");
+    expect(await redis.sismember(s.keys.complete, "b2")).toBe(1);
+  });
+
+  it("when a key is still in flight and another batch has it, then that batch joins and completes with it", async () => {
+    const s = store();
+    const r = row(2);
+    await s.registerRows("b1", [r]);
+    await s.finishIngest("b1");
+    expect(await s.registerRows("b2", [r])).toEqual([{ kind: "join" }]);
+    await s.finishIngest("b2");
+    await s.recordSucceeded(r.key, { httpStatus: 201 });
+    expect((await redis.smembers(s.keys.complete)).sort()).toEqual(["b1", "b2"]);
+  });
+
+  it("when the same external_id comes with other content while the first is live, then it is a conflict naming the first key", async () => {
+    const s = store();
+    const first = row(2, randomUUID(), "INV-X");
+    const second = row(5, randomUUID(), "INV-X");
+    await s.registerRows("b1", [first]);
+    expect(await s.registerRows("b2", [second])).toEqual([{ kind: "conflict", earlierKey: first.key }]);
+    await s.recordSucceeded(first.key, {});
+    expect(await s.registerRows("b3", [second])).toEqual([{ kind: "conflict", earlierKey: first.key }]);
+  });
+
+  it("when the earlier version failed, then the corrected one is accepted as new", async () => {
+    const s = store();
+    const first = row(2, randomUUID(), "INV-Y");
+    const corrected = row(2, randomUUID(), "INV-Y");
+    await s.registerRows("b1", [first]);
+    await s.recordFailed(first.key, { httpStatus: 422, error: "bad currency" });
+    expect(await s.registerRows("b2", [corrected])).toEqual([{ kind: "new" }]);
+  });
+
+  it("when a late failure arrives after success, then succeeded stays succeeded", async () => {
+    const s = store();
+    const r = row(2);
+    await s.registerRows("b1", [r]);
+    expect(await s.recordSucceeded(r.key, { httpStatus: 201, correlationId: "c1" })).toBe("ok");
+    expect(await s.recordFailed(r.key, { httpStatus: 500, error: "late" })).toBe("already-succeeded");
+    expect(await s.recordRetrying(r.key, { error: "late" })).toBe("succeeded");
+    expect(await s.get(r.key)).toMatchObject({ status: "succeeded", correlation_id: "c1", http_status: 201, attempts: 1 });
+  });
+
+  it("when a failed key is requeued, then its batches wait for it again and complete when it succeeds", async () => {
+    const s = store();
+    const r = row(2);
+    await s.registerRows("b1", [r]);
+    await s.finishIngest("b1");
+    await s.recordFailed(r.key, { error: "gave up" });
+    await redis.srem(s.keys.complete, "b1");
+    expect(await s.failedKeys()).toEqual([r.key]);
+    expect(await s.requeueFailed(r.key)).toBe(true);
+    expect(await s.requeueFailed(r.key)).toBe(false);
+    expect(await s.failedKeys()).toEqual([]);
+    expect(await redis.hget(s.keys.batch("b1"), "pending")).toBe("1");
+    await s.recordSucceeded(r.key, { httpStatus: 201 });
+    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    expect(await s.get(r.key)).toMatchObject({ status: "succeeded", attempts: 2 });
+  });
+
+  it("when retries happen, then attempts and the last error are recorded", async () => {
+    const s = store();
+    const r = row(2);
+    await s.registerRows("b1", [r]);
+    await s.recordRetrying(r.key, { httpStatus: 503, error: "HTTP 503" });
+    await s.recordRetrying(r.key, { httpStatus: 429, error: "HTTP 429" });
+    expect(await s.get(r.key)).toMatchObject({ status: "retrying", attempts: 2, http_status: 429, error: "HTTP 429" });
+    expect((await s.counts()).retrying).toBe(1);
+  });
+});
