@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { parse as parseUuid, validate as isUuid, v5 as uuidv5 } from "uuid";
 import type { CanonicalInvoice } from "./schema.js";
 
@@ -35,12 +35,41 @@ function sortKeys(value: unknown): unknown {
   return sorted;
 }
 
+/**
+ * The canonical JSON of an invoice, built field by field in sorted order: the same bytes as
+ * `canonicalJson(invoice)`, without sorting on the hot path.
+ */
+export function invoiceJson(invoice: CanonicalInvoice): string {
+  return JSON.stringify({
+    currency: invoice.currency,
+    document_type: invoice.document_type,
+    external_id: invoice.external_id,
+    routing: { archive_policy: invoice.routing.archive_policy, destination_country: invoice.routing.destination_country },
+    schema_version: invoice.schema_version,
+  });
+}
+
 /** sha256 of the canonical JSON (UTF-8), lower-case hex. */
 export function contentHash(invoice: CanonicalInvoice): string {
-  return createHash("sha256").update(canonicalJson(invoice)).digest("hex");
+  return hash("sha256", invoiceJson(invoice), "hex");
 }
 
 /** `UUIDv5(namespace, external_id + "\n" + sha256(canonical JSON))`: same content, same key, forever. */
 export function deriveKey(invoice: CanonicalInvoice, namespace: KeyNamespace): string {
-  return uuidv5(`${invoice.external_id}\n${contentHash(invoice)}`, namespace.bytes);
+  return uuidV5(namespace, `${invoice.external_id}\n${contentHash(invoice)}`);
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+/** RFC 9562 UUIDv5 (SHA-1 of namespace bytes + UTF-8 name), with node's native hash. */
+export function uuidV5(namespace: KeyNamespace, name: string): string {
+  const digest = hash("sha1", Buffer.concat([namespace.bytes, Buffer.from(name, "utf8")]), "buffer");
+  digest[6] = ((digest[6] ?? 0) & 0x0f) | 0x50;
+  digest[8] = ((digest[8] ?? 0) & 0x3f) | 0x80;
+  let out = "";
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) out += "-";
+    out += HEX[digest[i] ?? 0] ?? "00";
+  }
+  return out;
 }

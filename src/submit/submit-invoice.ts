@@ -1,4 +1,4 @@
-import { canonicalJson } from "../invoice/key.js";
+import { invoiceJson } from "../invoice/key.js";
 import type { CanonicalInvoice } from "../invoice/schema.js";
 import type { FinalTransition, ResultsStore } from "../results/results-store.js";
 import type { KeyStatus } from "../results/result-record.js";
@@ -37,7 +37,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
   const current = await deps.store.statusOf(task.key);
   if (current === "succeeded" || current === "failed") return { kind: "skipped", status: current };
 
-  const answer = await deps.submitter.submit(task.key, canonicalJson(task.invoice));
+  const answer = await deps.submitter.submit(task.key, invoiceJson(task.invoice));
   const verdict = classify(answer, deps.rules, deps.now());
   switch (verdict.kind) {
     case "succeeded": {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, deriveKey, DEFAULT_NAMESPACE, resolveNamespace } from "../../src/invoice/key.js";
+import { canonicalJson, deriveKey, DEFAULT_NAMESPACE, invoiceJson, resolveNamespace } from "../../src/invoice/key.js";
 import { normaliseRecord } from "../../src/invoice/normalise.js";
 import type { CanonicalInvoice } from "../../src/invoice/schema.js";
 
@@ -74,5 +74,6 @@ describe("idempotency keys", () => {
       '{"currency":"EUR","document_type":"invoice","external_id":"Rechnung-Ä-ß-001","routing":{"archive_policy":"eu-central-6m","destination_country":"AT"},"schema_version":"2026-10-16"}',
     );
     expect(JSON.stringify(invoice)).toBe(canonicalJson(invoice));
+    expect(invoiceJson({ ...invoice, routing: { ...invoice.routing } })).toBe(canonicalJson(invoice));
   });
 });
