@@ -1,0 +1,129 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isJsonContentType, sendEmpty, sendJson, sendProblem } from "./http-reply.js";
+import { parseIdempotencyKey, parseJson } from "./invoice-request.js";
+import { problems } from "./problem.js";
+import { readBody } from "./read-body.js";
+import type { Attempt } from "./request-log.js";
+import { SimulatorOptionsError } from "./simulator-options-error.js";
+import type { SimulatorState } from "./simulator-state.js";
+
+type AdminHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  sim: SimulatorState,
+  query: string,
+) => unknown;
+
+/**
+ * `/__sim/*`: the test and benchmark controls. They ask for no credentials on purpose: they exist for
+ * local testing only, and the simulator binds to loopback unless told otherwise.
+ */
+const ROUTES: Readonly<Record<string, Readonly<Record<string, AdminHandler>>>> = {
+  "/__sim/health": {
+    GET: (_req, res, sim) => {
+      sendJson(res, 200, JSON.stringify({ status: "ok", ruleset_version: sim.options.rulesetVersion }));
+    },
+  },
+  "/__sim/stats": {
+    GET: (_req, res, sim) => {
+      sendJson(res, 200, JSON.stringify(sim.stats()));
+    },
+  },
+  "/__sim/requests": {
+    GET: (_req, res, sim, query) => {
+      requestsOfKey(res, sim, query);
+    },
+  },
+  "/__sim/developer-keys": {
+    GET: (_req, res, sim) => {
+      sendJson(res, 200, JSON.stringify({ developerKeys: sim.developerKeys.list() }));
+    },
+  },
+  "/__sim/faults": {
+    GET: (_req, res, sim) => {
+      sendJson(res, 200, JSON.stringify({ faults: sim.faults }));
+    },
+    POST: (req, res, sim) => changeFaults(req, res, sim),
+  },
+  "/__sim/reset": {
+    POST: (_req, res, sim) => {
+      sim.reset();
+      sendEmpty(res, 204);
+    },
+  },
+  "/__sim/forget-keys": {
+    POST: (_req, res, sim) => {
+      sendJson(res, 200, JSON.stringify({ forgotten: sim.store.forgetFinished() }));
+    },
+  },
+};
+
+export async function handleAdmin(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sim: SimulatorState,
+  path: string,
+  query: string,
+): Promise<void> {
+  const methods = ROUTES[path];
+  if (methods === undefined) {
+    sendProblem(res, problems.notFound(path));
+    return;
+  }
+  const method = req.method ?? "GET";
+  const handler = methods[method];
+  if (handler === undefined) {
+    const allowed = Object.keys(methods).join(", ");
+    sendProblem(res, problems.methodNotAllowed(method, allowed), { allow: allowed });
+    return;
+  }
+  await handler(req, res, sim, query);
+}
+
+function requestsOfKey(res: ServerResponse, sim: SimulatorState, query: string): void {
+  const parsed = parseIdempotencyKey(new URLSearchParams(query).get("key") ?? undefined);
+  if (!parsed.ok) {
+    sendProblem(res, problems.badQuery("Pass the idempotency key to look up as ?key=<uuid>."));
+    return;
+  }
+  const { key } = parsed;
+  const attempts = sim.log.forKey(key).map(publicAttempt);
+  sendJson(
+    res,
+    200,
+    JSON.stringify({ key, effects: sim.ledger.effectsOf(key), attempts, logDropped: sim.log.dropped }),
+  );
+}
+
+/** An attempt as JSON: ISO time, and `null` rather than absent fields so every entry has one shape. */
+export function publicAttempt(a: Attempt) {
+  return {
+    at: new Date(a.at).toISOString(),
+    status: a.status,
+    outcome: a.outcome,
+    lost: a.lost,
+    idempotencyKey: a.idempotencyKey ?? null,
+    bodySha256: a.bodySha256 ?? null,
+    authorized: a.authorized,
+  };
+}
+
+async function changeFaults(req: IncomingMessage, res: ServerResponse, sim: SimulatorState): Promise<void> {
+  const body = await readBody(req, sim.options.maxBodyBytes);
+  const contentType = req.headers["content-type"];
+  if (!isJsonContentType(contentType)) {
+    sendProblem(res, problems.unsupportedMediaType(contentType));
+    return;
+  }
+  const parsed = parseJson(body, sim.options.maxBodyBytes, 400);
+  if (!parsed.ok) {
+    sendProblem(res, parsed.reply.problem);
+    return;
+  }
+  try {
+    sendJson(res, 200, JSON.stringify({ faults: sim.setFaults(parsed.value) }));
+  } catch (error) {
+    if (!(error instanceof SimulatorOptionsError)) throw error;
+    sendProblem(res, problems.invalidBody([{ field: "faults", message: error.message }], "faults"));
+  }
+}
