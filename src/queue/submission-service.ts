@@ -1,0 +1,98 @@
+import type { Queue, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { SubmitConfig } from "../config/load.js";
+import type { Logger } from "../log/logger.js";
+import { RedisResultsStore } from "../results/redis-results-store.js";
+import type { ResultsStore } from "../results/results-store.js";
+import { HttpSubmitter } from "../submit/http-submitter.js";
+import type { Submitter } from "../submit/submitter.js";
+import type { SubmitOutcome } from "../submit/submit-invoice.js";
+import { createRedis } from "./connection.js";
+import { createInvoiceQueue } from "./invoice-queue.js";
+import type { InvoiceJobData } from "./job-data.js";
+import { clearKeyRefusal, recordKeyRefused } from "./key-refusal.js";
+import { createSubmitWorker } from "./submit-worker.js";
+
+export interface SubmissionService {
+  readonly worker: Worker<InvoiceJobData>;
+  readonly queue: Queue<InvoiceJobData>;
+  readonly store: ResultsStore;
+  /** Stops taking jobs, lets in-flight requests finish within `graceMs`, then closes everything. */
+  close(graceMs: number): Promise<void>;
+}
+
+export interface SubmissionHooks {
+  readonly onKeyRefused?: (httpStatus: number, detail: string) => void;
+  readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
+  /** Replaces the HTTP submitter (tests). */
+  readonly submitter?: Submitter;
+  readonly flow?: { readonly outageThreshold: number; readonly coolDownBaseMs: number; readonly coolDownCapMs: number };
+}
+
+/** Starts a submission worker from configuration: connections, store, HTTP client, BullMQ worker. */
+export async function startSubmission(config: SubmitConfig, logger: Logger, hooks: SubmissionHooks = {}): Promise<SubmissionService> {
+  const connection = createRedis(config.redisUrl, "worker", "invoice-relay-worker");
+  const commands: Redis = createRedis(config.redisUrl, "worker", "invoice-relay-store");
+  const store = new RedisResultsStore(commands, config.queuePrefix);
+  const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
+  const submitter =
+    hooks.submitter ??
+    new HttpSubmitter({
+      baseUrl: config.invoiceApiUrl,
+      apiKey: config.invoiceApiKey,
+      connections: config.submitConcurrency,
+      requestTimeoutMs: config.requestTimeoutMs,
+      responseBodyMaxBytes: config.responseBodyMaxBytes,
+    });
+
+  // A new process with (possibly) a new key gives the service another chance.
+  if (await clearKeyRefusal(commands, queue, config.queuePrefix)) {
+    logger.info("the API key was refused earlier; resuming submission with the current key");
+  }
+
+  const worker = createSubmitWorker({
+    connection,
+    prefix: config.queuePrefix,
+    deps: {
+      store,
+      submitter,
+      now: Date.now,
+      rules: {
+        correlationIdHeaders: config.correlationIdHeaders,
+        correlationIdFields: config.correlationIdFields,
+        rulesetVersionFields: config.rulesetVersionFields,
+      },
+    },
+    logger,
+    maxConcurrency: config.submitConcurrency,
+    maxAttempts: config.maxAttempts,
+    ratePerSec: config.submitRatePerSec,
+    backoff: { baseMs: config.backoffBaseMs, capMs: config.backoffCapMs, retryAfterCapMs: config.retryAfterCapMs },
+    lockDurationMs: config.lockDurationMs,
+    ...(hooks.flow === undefined ? {} : { flow: hooks.flow }),
+    onKeyRefused: async (httpStatus, detail) => {
+      logger.error({ httpStatus, detail }, "the invoice service refused the API key: submission paused; fix INVOICE_API_KEY");
+      await recordKeyRefused(commands, queue, config.queuePrefix, { httpStatus, detail, at: Date.now() });
+      hooks.onKeyRefused?.(httpStatus, detail);
+    },
+    ...(hooks.onOutcome === undefined ? {} : { onOutcome: hooks.onOutcome }),
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (graceMs: number): Promise<void> => {
+    closing ??= (async () => {
+      const graceful = worker.close();
+      const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
+      if ((await Promise.race([graceful.then(() => "closed" as const), timer])) === "timeout") {
+        logger.warn({ graceMs }, "grace period over: leaving unfinished invoices to be retried by the next worker");
+        await worker.close(true);
+      }
+      await submitter.close();
+      await queue.close();
+      commands.disconnect();
+      connection.disconnect();
+    })();
+    return closing;
+  };
+  return { worker, queue, store, close };
+}
