@@ -1,11 +1,12 @@
 import type { CommandFactory } from "../program.js";
 import { pendingCommand } from "./pending.js";
+import { workerCommand } from "./worker.js";
 
 /** Every command of the binary, in the order `--help` lists them. */
 export const allCommands: readonly CommandFactory[] = [
   pendingCommand("run", "One nightly pass: claim ready files, ingest, submit, wait until final, write reports, exit."),
   pendingCommand("start", "Long-running service: workers plus a nightly drop-folder scan on a cron schedule."),
-  pendingCommand("worker", "Submission worker only; run several against one Redis to scale out."),
+  workerCommand,
   pendingCommand("ingest", "Claim, validate and enqueue drop files; prints the batch ids."),
   pendingCommand("status", "Counts per state and per batch: waiting, retrying, failed."),
   pendingCommand("retry", "Re-enqueue invoices that ended failed, with their original keys."),

@@ -1,0 +1,29 @@
+import { Command } from "commander";
+import { requireSubmitConfig } from "../../config/load.js";
+import { createRedis, ensureConnected } from "../../queue/connection.js";
+import { redisWarnings } from "../../queue/redis-checks.js";
+import { startSubmission } from "../../queue/submission-service.js";
+import { ExitCode } from "../exit-codes.js";
+import type { CommandFactory } from "../program.js";
+import { addCommonOptions, addSubmitOptions, commandConfig, commandLogger, overridesFrom, shutdownSignal } from "../runtime.js";
+
+export const workerCommand: CommandFactory = () =>
+  addSubmitOptions(addCommonOptions(new Command("worker")))
+    .description("Submission worker only; run several, on several machines, against one Redis to scale out.")
+    .action(async (options: Record<string, unknown>) => {
+      const config = requireSubmitConfig(commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]));
+      const logger = commandLogger(config, "invoice-relay-worker");
+      const probe = createRedis(config.redisUrl, "producer");
+      try {
+        await ensureConnected(probe, config.redisUrl);
+        for (const warning of await redisWarnings(probe)) logger.warn(warning);
+      } finally {
+        probe.disconnect();
+      }
+      const service = await startSubmission(config, logger);
+      logger.info({ concurrency: config.submitConcurrency, prefix: config.queuePrefix }, "submission worker started");
+      await shutdownSignal(logger);
+      await service.close(config.shutdownGraceMs);
+      logger.info("submission worker stopped");
+      process.exitCode = ExitCode.Ok;
+    });

@@ -1,0 +1,75 @@
+import type { Command } from "commander";
+import { loadConfig, type Config, type Overrides } from "../config/load.js";
+import type { SettingName } from "../config/settings.js";
+import { createLogger, type Logger } from "../log/logger.js";
+
+/** Loads configuration for a command: environment first, then its flags. */
+export function commandConfig(overrides: Overrides, required: readonly SettingName[] = []): Config {
+  return loadConfig(process.env, overrides, required);
+}
+
+export function commandLogger(config: Config, name = "invoice-relay"): Logger {
+  return createLogger({
+    level: config.logLevel,
+    name,
+    secrets: config.invoiceApiKey === undefined ? [] : [config.invoiceApiKey],
+  });
+}
+
+/** Flags shared by the commands that talk to Redis and the service. */
+export function addCommonOptions(command: Command): Command {
+  return command
+    .option("--redis-url <url>", "Redis URL (env REDIS_URL)")
+    .option("--queue-prefix <prefix>", "Redis key prefix (env QUEUE_PREFIX)")
+    .option("--log-level <level>", "log level (env LOG_LEVEL)");
+}
+
+export function addSubmitOptions(command: Command): Command {
+  return command
+    .option("--api-url <url>", "invoice routing service base URL (env INVOICE_API_URL)")
+    .option("--allow-insecure-http", "allow http:// to a non-loopback host (env ALLOW_INSECURE_HTTP)")
+    .option("--concurrency <n>", "requests in flight per process (env SUBMIT_CONCURRENCY)")
+    .option("--rate <n>", "most requests per second, all workers together (env SUBMIT_RATE_PER_SEC)")
+    .option("--max-attempts <n>", "attempts per invoice (env MAX_ATTEMPTS)");
+}
+
+const FLAG_SETTINGS: Readonly<Record<string, SettingName>> = {
+  redisUrl: "redisUrl",
+  queuePrefix: "queuePrefix",
+  logLevel: "logLevel",
+  apiUrl: "invoiceApiUrl",
+  concurrency: "submitConcurrency",
+  rate: "submitRatePerSec",
+  maxAttempts: "maxAttempts",
+  dropDir: "dropDir",
+  settleMs: "settleMs",
+};
+
+/** Maps parsed commander options onto setting overrides. */
+export function overridesFrom(options: Record<string, unknown>): Overrides {
+  const overrides: Overrides = {};
+  for (const [flag, setting] of Object.entries(FLAG_SETTINGS)) {
+    const value = options[flag];
+    if (typeof value === "string") overrides[setting] = value;
+  }
+  if (options["allowInsecureHttp"] === true) overrides.allowInsecureHttp = "true";
+  return overrides;
+}
+
+/** Resolves on the first SIGTERM or SIGINT; a second one exits at once. */
+export function shutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let received = false;
+    const handler = (signal: NodeJS.Signals) => {
+      if (received) {
+        logger.warn({ signal }, "second signal: exiting now");
+        process.exit(1);
+      }
+      received = true;
+      logger.info({ signal }, "stopping: no new work; finishing requests in flight");
+      resolve(signal);
+    };
+    process.on("SIGTERM", handler);
+    process.on("SIGINT", handler);
+  });
+}

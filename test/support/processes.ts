@@ -1,0 +1,37 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** Path of a built entry point (npm test builds first: see the `pretest` script). */
+export function distPath(relative: string): string {
+  return fileURLToPath(new URL(`../../dist/${relative}`, import.meta.url));
+}
+
+export interface Spawned {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts a node process of the project with the given environment; collects its output. */
+export function spawnNode(script: string, args: readonly string[], env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, [distPath(script), ...args], {
+    env: { PATH: process.env["PATH"] ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, output: () => output, exited };
+}
+
+/** Waits until `check` holds, polling: for state held by another process, where no event can reach us. */
+export async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
