@@ -1,0 +1,179 @@
+import { Command } from "commander";
+import { z } from "zod";
+import {
+  DEFAULT_RULESET_VERSION,
+  DEMO_API_KEY,
+  SimulatorOptionsError,
+  startSimulator,
+  type Faults,
+  type SimulatorHandle,
+} from "../../simulator/index.js";
+import { ExitCode } from "../exit-codes.js";
+import type { CommandFactory } from "../program.js";
+
+/** The port `simulate` listens on unless told otherwise: fixed, so a demo's INVOICE_API_URL stays the same. */
+export const DEFAULT_SIMULATOR_PORT = 4010;
+
+/** Where the command writes and which signals stop it: injected so tests drive it without real signals. */
+export interface SimulateIo {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly env: NodeJS.ProcessEnv;
+  /** Resolves when the simulator should stop (SIGTERM or SIGINT in a real process). */
+  readonly stopSignal: () => Promise<string>;
+}
+
+const number = (flag: string, check: z.ZodNumber, expectation: string) =>
+  z
+    .string()
+    .trim()
+    .refine((s) => s !== "" && Number.isFinite(Number(s)), `${flag} must be ${expectation}`)
+    .transform(Number)
+    .pipe(check);
+
+const rate = (flag: string) =>
+  number(
+    flag,
+    z.number().min(0, `${flag} must be from 0 to 1`).max(1, `${flag} must be from 0 to 1`),
+    "a number from 0 to 1",
+  );
+
+const flagsSchema = z.object({
+  port: number(
+    "--port",
+    z
+      .number()
+      .int("--port must be a whole number")
+      .min(0, "--port must be 0-65535")
+      .max(65_535, "--port must be 0-65535"),
+    "a port number (0 picks a free one)",
+  ).default(DEFAULT_SIMULATOR_PORT),
+  host: z.string().trim().min(1, "--host must not be empty").default("127.0.0.1"),
+  apiKey: z.string().optional(),
+  seed: number("--seed", z.number().int("--seed must be a whole number"), "a whole number").default(1),
+  errorRate: rate("--error-rate").default(0),
+  throttleRate: rate("--throttle-rate").default(0),
+  lostRate: rate("--lost-rate").default(0),
+  retryAfter: number(
+    "--retry-after",
+    z.number().int("--retry-after must be whole seconds").min(0, "--retry-after must be 0 or more"),
+    "whole seconds",
+  ).default(1),
+  latency: z
+    .string()
+    .trim()
+    .regex(/^\d+(?:-\d+)?$/, "--latency must be MIN-MAX in milliseconds, e.g. 20-80, or one number")
+    .transform((s) => {
+      const [min = "0", max = min] = s.split("-");
+      return { min: Number(min), max: Number(max) };
+    })
+    .refine((l) => l.min <= l.max, "--latency MIN must not exceed MAX")
+    .default({ min: 0, max: 0 }),
+  rulesetVersion: z
+    .string()
+    .trim()
+    .min(1, "--ruleset-version must not be empty")
+    .default(DEFAULT_RULESET_VERSION),
+});
+
+/** `invoice-relay simulate`, with the process's streams and signals. */
+export const simulateCommand: CommandFactory = () =>
+  createSimulateCommand({
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    stopSignal: processSignal,
+  });
+
+export function createSimulateCommand(io: SimulateIo): Command {
+  return new Command("simulate")
+    .description(
+      "A local invoice routing service that follows the spec, for demos, tests and benchmarks. " +
+        "Control routes under /__sim/ (stats, requests?key=, faults, reset) need no key: bind it to loopback only.",
+    )
+    .option("--port <n>", `port to listen on; 0 picks a free one (default ${DEFAULT_SIMULATOR_PORT})`)
+    .option("--host <host>", "address to bind (default 127.0.0.1)")
+    .option(
+      "--api-key <key>",
+      `the one accepted bearer key (default: env INVOICE_API_KEY, else ${DEMO_API_KEY})`,
+    )
+    .option("--seed <n>", "seed of the fault and latency draws (default 1)")
+    .option("--error-rate <r>", "share of requests answered 503, 0-1 (default 0)")
+    .option("--throttle-rate <r>", "share of requests answered 429 with Retry-After, 0-1 (default 0)")
+    .option("--retry-after <s>", "Retry-After seconds on 503 and 429 (default 1)")
+    .option(
+      "--lost-rate <r>",
+      "share of requests committed but never answered (connection dropped), 0-1 (default 0)",
+    )
+    .option("--latency <min-max>", "delay before answering, uniform in milliseconds, e.g. 20-80 (default 0)")
+    .option("--ruleset-version <v>", `ruleset version in the answers (default ${DEFAULT_RULESET_VERSION})`)
+    .action(async (options: Record<string, unknown>) => {
+      process.exitCode = await runSimulate(options, io);
+    });
+}
+
+async function runSimulate(options: Record<string, unknown>, io: SimulateIo): Promise<number> {
+  const flags = flagsSchema.safeParse(options);
+  if (!flags.success) {
+    for (const issue of flags.error.issues) io.stderr.write(`invoice-relay simulate: ${issue.message}\n`);
+    return ExitCode.CouldNotFinish;
+  }
+  const f = flags.data;
+  const keySource =
+    f.apiKey !== undefined ? "--api-key" : io.env["INVOICE_API_KEY"] ? "INVOICE_API_KEY" : "demo key";
+  const apiKey = f.apiKey ?? (io.env["INVOICE_API_KEY"] || DEMO_API_KEY);
+  let sim: SimulatorHandle;
+  try {
+    sim = await startSimulator({
+      host: f.host,
+      port: f.port,
+      apiKey,
+      seed: f.seed,
+      errorRate: f.errorRate,
+      throttleRate: f.throttleRate,
+      lostRate: f.lostRate,
+      retryAfterSeconds: f.retryAfter,
+      latencyMs: f.latency,
+      rulesetVersion: f.rulesetVersion,
+    });
+  } catch (error) {
+    io.stderr.write(`invoice-relay simulate: ${startFailure(error, f.host, f.port)}\n`);
+    return ExitCode.CouldNotFinish;
+  }
+  io.stdout.write(`invoice routing simulator listening on ${sim.url}\n`);
+  io.stderr.write(`${describeFaults(sim.faults(), f.seed, f.rulesetVersion)}; api key: ${keySource}\n`);
+  const signal = await io.stopSignal();
+  await sim.close();
+  io.stderr.write(`invoice-relay simulate: ${signal}: stopped\n`);
+  return ExitCode.Ok;
+}
+
+/** The settings in one line, never the key. */
+export function describeFaults(faults: Faults, seed: number, rulesetVersion: string): string {
+  const { min, max } = faults.latencyMs;
+  return (
+    `faults: error-rate=${faults.errorRate} throttle-rate=${faults.throttleRate} lost-rate=${faults.lostRate} ` +
+    `retry-after=${faults.retryAfterSeconds}s latency=${min}-${max}ms seed=${seed} ruleset=${rulesetVersion}`
+  );
+}
+
+function startFailure(error: unknown, host: string, port: number): string {
+  if (error instanceof SimulatorOptionsError) return error.message;
+  const code = error instanceof Error && "code" in error ? error.code : undefined;
+  if (code === "EADDRINUSE") return `port ${port} on ${host} is in use; pass --port with another port (or 0)`;
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
+    return `cannot bind to ${host}; pass --host 127.0.0.1`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function processSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      resolve(signal);
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+  });
+}
