@@ -6,7 +6,7 @@ import { agentnetEndpoint } from "./api-url.js";
 import { AgentnetRefusedError } from "./errors/agentnet-refused-error.js";
 import { AgentnetResponseInvalidError } from "./errors/agentnet-response-invalid-error.js";
 import { AgentnetUnavailableError } from "./errors/agentnet-unavailable-error.js";
-import { printable } from "./printable.js";
+import { printable, redactCredentials } from "./printable.js";
 import {
   DEFAULT_RETRY_POLICY,
   judgeConnectionError,
@@ -90,7 +90,7 @@ export async function requestDeveloperKey(
       if (judged.action === "accept")
         return { grant: acceptAnswer(url, outcome), attempts: attempt, otherKeyMayExist };
       if (judged.action === "fail")
-        throw new AgentnetRefusedError(url.href, outcome.status, printable(outcome.text));
+        throw new AgentnetRefusedError(url.href, outcome.status, printable(redactCredentials(outcome.text)));
       verdict = judged;
     } else {
       verdict = judgeConnectionError(outcome.error);

@@ -163,4 +163,16 @@ describe("invoice-relay agentnet register", () => {
     expect(run.stdout).toContain("note          keep it\\u001b[2J safe");
     expect(run.stdout).not.toContain("\u001b");
   });
+
+  it("when the service's note quotes the key back, then the key is masked in it", async () => {
+    const run = await cli(register, [grant({ note: `Your key ${DEV_KEY} is shown once.` })]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("note          Your key [redacted] is shown once.");
+    expect(run.stdout).not.toContain(DEV_KEY);
+  });
+
+  it("when the service's key_prefix is longer than the label, then it is printed as given", async () => {
+    const run = await cli(register, [grant({ key_prefix: DEV_KEY.slice(0, 12) })]);
+    expect(run.stdout).toContain(`key_prefix    ${DEV_KEY.slice(0, 12)}\n`);
+  });
 });

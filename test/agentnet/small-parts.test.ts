@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { defaultCredentialsPath } from "../../src/agentnet/credentials-path.js";
-import { printable } from "../../src/agentnet/printable.js";
+import { printable, redactCredentials } from "../../src/agentnet/printable.js";
 
 describe("defaultCredentialsPath", () => {
   it("when XDG_CONFIG_HOME is an absolute path, then the file lives under it", () => {
@@ -19,13 +19,13 @@ describe("defaultCredentialsPath", () => {
   );
 });
 
-describe("printable", () => {
+describe("printable and redactCredentials", () => {
   it("when the text holds a terminal escape sequence, then it is shown escaped on one line", () => {
     expect(printable("ok\u001b[2J\nnext")).toBe("ok\\u001b[2J\\u000anext");
   });
 
   it("when the text quotes a developer key or agent token, then their random part is masked", () => {
-    expect(printable("key amn_dev_9fKq2LmX7vB0, token x_agt_Zz99YY")).toBe(
+    expect(redactCredentials("key amn_dev_9fKq2LmX7vB0, token x_agt_Zz99YY")).toBe(
       "key amn_dev_[redacted], token x_agt_[redacted]",
     );
   });

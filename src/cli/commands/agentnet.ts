@@ -13,7 +13,7 @@ import {
   type TokenClientOptions,
 } from "../../agentnet/token-client.js";
 import { parseTokenRequest } from "../../agentnet/token-schema.js";
-import { createLogger, type Logger } from "../../log/logger.js";
+import { createLogger, maskSecrets, type Logger } from "../../log/logger.js";
 import type { CommandFactory } from "../program.js";
 
 /** What the command touches outside itself; tests pass their own. */
@@ -134,7 +134,8 @@ async function register(options: RegisterOptions, deps: AgentnetDeps): Promise<v
     `Developer key stored in ${pending.path} (mode 0600).`,
     `developer_id  ${printable(grant.developerId)}`,
     `key_prefix    ${printable(grant.keyPrefix)}`,
-    `note          ${printable(grant.note, 1000)}`,
+    // The note is the service's free text: it could quote the key back.
+    `note          ${printable(maskSecrets(grant.note, [grant.apiKey]), 1000)}`,
   ];
   if (options.showKey) lines.push(`api_key       ${grant.apiKey}`);
   deps.stdout.write(`${lines.join("\n")}\n`);
