@@ -149,6 +149,27 @@ describe("injected faults", () => {
       expect(sim.faults()).toMatchObject({ errorRate: 0.5, throttleRate: 0 });
     }));
 
+  it("when the client gives up while the answer waits out its latency, then the effect still happens and a retry gets the replay", async () => {
+    const sim = await start({ latencyMs: { min: 300, max: 300 } });
+    const key = randomUUID();
+    const body = JSON.stringify(invoice());
+    const attempted = once(sim.events, "attempt");
+    const client = new AbortController();
+    const inFlight = once(sim.events, "in-flight");
+    const first = submit(sim, { key, body, signal: client.signal });
+    await inFlight;
+    client.abort(); // as a client-side request timeout would
+
+    await expect(first).rejects.toThrow();
+    await attempted;
+    sim.setFaults({ latencyMs: { min: 0, max: 0 } });
+    const retry = await submit(sim, { key, body });
+
+    expect(retry.status).toBe(201);
+    expect(header(retry, "idempotent-replayed")).toBe("true");
+    expect(sim.stats().effects).toMatchObject({ total: 1, distinctKeys: 1 });
+  });
+
   it("when the simulator closes while an answer waits out its latency, then close is prompt and the request has no effect", async () => {
     const sim = await start({ latencyMs: { min: 5000, max: 5000 } });
     const inFlight = once(sim.events, "in-flight");

@@ -99,13 +99,18 @@ describe("invoice-relay simulate", () => {
   });
 
   it("when flags are bad, then each gets one clear message and the exit code is 1", async () => {
-    const run = simulate(["--port", "99999", "--error-rate", "abc", "--latency", "80-20", "--seed", "1.5"]);
+    const run = simulate([
+      ...["--port", "99999", "--error-rate", "abc", "--throttle-rate", "1.5"],
+      ...["--latency", "80-20", "--seed", "1.5", "--retry-after", "-1"],
+    ]);
     expect(await run.exit).toBe(1);
     const lines = run.stderr().trim().split("\n");
     expect(lines).toEqual([
       "invoice-relay simulate: --port must be 0-65535",
       "invoice-relay simulate: --seed must be a whole number",
       "invoice-relay simulate: --error-rate must be a number from 0 to 1",
+      "invoice-relay simulate: --throttle-rate must be a number from 0 to 1",
+      "invoice-relay simulate: --retry-after must be 0 or more",
       "invoice-relay simulate: --latency MIN must not exceed MAX",
     ]);
   });

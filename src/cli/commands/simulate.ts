@@ -31,12 +31,10 @@ const number = (flag: string, check: z.ZodNumber, expectation: string) =>
     .transform(Number)
     .pipe(check);
 
-const rate = (flag: string) =>
-  number(
-    flag,
-    z.number().min(0, `${flag} must be from 0 to 1`).max(1, `${flag} must be from 0 to 1`),
-    "a number from 0 to 1",
-  );
+const rate = (flag: string) => {
+  const message = `${flag} must be a number from 0 to 1`;
+  return number(flag, z.number().min(0, message).max(1, message), "a number from 0 to 1");
+};
 
 const flagsSchema = z.object({
   port: number(

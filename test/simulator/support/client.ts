@@ -16,8 +16,14 @@ export async function send(
   method: "GET" | "POST" | "PUT",
   headers: Record<string, string> = {},
   body?: string | Buffer,
+  signal?: AbortSignal,
 ): Promise<Answer> {
-  const res = await request(url, { method, headers, ...(body === undefined ? {} : { body }) });
+  const res = await request(url, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body }),
+    ...(signal === undefined ? {} : { signal }),
+  });
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
@@ -73,6 +79,7 @@ export interface SubmitOptions {
   readonly apiKey?: string;
   readonly body?: string;
   readonly headers?: Record<string, string>;
+  readonly signal?: AbortSignal;
 }
 
 /** A well-formed submission unless the options say otherwise. */
@@ -83,5 +90,6 @@ export function submit(sim: { readonly url: string }, options: SubmitOptions = {
     "content-type": "application/json",
     ...options.headers,
   };
-  return send(`${sim.url}/api/v1/invoices`, "POST", headers, options.body ?? JSON.stringify(invoice()));
+  const body = options.body ?? JSON.stringify(invoice());
+  return send(`${sim.url}/api/v1/invoices`, "POST", headers, body, options.signal);
 }
