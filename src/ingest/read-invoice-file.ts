@@ -56,7 +56,7 @@ export async function* readInvoices(
   const chunks = utf8Chunks(file, source);
   const raw: AsyncGenerator<RawItem> =
     options.format === "csv"
-      ? readCsv(file, chunks, (names) => {
+      ? readCsv(file, asText(chunks), (names) => {
           for (const n of names) unknown.add(n);
         })
       : options.format === "json"

@@ -1,0 +1,163 @@
+/** One CSV record: its fields and the physical line it starts on, or why it cannot be split into fields. */
+export type CsvRecord =
+  | { readonly kind: "record"; readonly line: number; readonly fields: readonly string[] }
+  | { readonly kind: "broken"; readonly line: number; readonly reason: string };
+
+/** Longest record accepted, in characters; a longer one is rejected as a row without buffering the file. */
+export const MAX_CSV_RECORD_CHARS = 1_000_000;
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const LF = 0x0a;
+const CR = 0x0d;
+
+type State = "fieldStart" | "unquoted" | "quoted" | "quoteInQuoted";
+
+/**
+ * Splits text into RFC 4180 records, chunk by chunk: quoted fields may hold commas, doubled quotes and
+ * line breaks; records end with LF or CRLF (both may occur in one file); empty lines are skipped. A
+ * quote inside an unquoted field is kept as text. A malformed or over-long record is reported alone and
+ * reading goes on with the next one, so a bad row never hides the rows after it.
+ */
+export async function* csvRecords(text: AsyncIterable<string>): AsyncGenerator<CsvRecord> {
+  const splitter = new CsvSplitter();
+  for await (const chunk of text) yield* splitter.push(chunk);
+  yield* splitter.end();
+}
+
+class CsvSplitter {
+  private state: State = "fieldStart";
+  private fields: string[] = [];
+  private field = "";
+  private size = 0; // characters of the record so far, separators included
+  private started = false; // the current record has begun (it is not an empty line)
+  private startLine = 1;
+  private line = 1; // physical line of the next character
+  private pendingCr = false; // a CR outside quotes ended the last chunk: is it half of a CRLF?
+  private problem: string | undefined;
+  private oversized = false;
+
+  *push(chunk: string): Generator<CsvRecord> {
+    let i = 0;
+    if (this.pendingCr && chunk.length > 0) {
+      this.pendingCr = false;
+      if (chunk.charCodeAt(0) === LF) i = 1;
+      else this.bareCr();
+      if (i === 1) yield* this.lineEnd();
+    }
+    const n = chunk.length;
+    while (i < n) {
+      if (this.state === "unquoted" || this.state === "quoted") {
+        const quoted = this.state === "quoted";
+        let j = i;
+        for (; j < n; j++) {
+          const c = chunk.charCodeAt(j);
+          if (quoted ? c === QUOTE || c === LF : c === COMMA || c === LF || c === CR) break;
+        }
+        this.add(chunk.slice(i, j));
+        i = j;
+        if (i === n) break;
+      }
+      const c = chunk.charCodeAt(i++);
+      if (this.state === "quoted") {
+        if (c === QUOTE) this.state = "quoteInQuoted";
+        else {
+          this.add("\n");
+          this.line++;
+        }
+      } else if (c === QUOTE && this.state === "fieldStart") {
+        this.begin();
+        this.state = "quoted";
+      } else if (c === QUOTE && this.state === "quoteInQuoted") {
+        this.add('"');
+        this.state = "quoted";
+      } else if (c === COMMA) {
+        this.begin();
+        this.endField();
+      } else if (c === LF) {
+        yield* this.lineEnd();
+      } else if (c === CR) {
+        if (i === n) this.pendingCr = true;
+        else if (chunk.charCodeAt(i) === LF) {
+          i++;
+          yield* this.lineEnd();
+        } else this.bareCr();
+      } else {
+        this.text(String.fromCharCode(c));
+      }
+    }
+  }
+
+  *end(): Generator<CsvRecord> {
+    if (this.pendingCr) {
+      this.pendingCr = false;
+      yield* this.lineEnd();
+    }
+    if (this.state === "quoted") {
+      const reason = "has a quoted field that is never closed; every opening quote needs a closing quote";
+      yield { kind: "broken", line: this.startLine, reason };
+    } else if (this.started) yield this.endRecord();
+  }
+
+  /** A line break outside quotes: ends the record, or is an empty line to skip. */
+  private *lineEnd(): Generator<CsvRecord> {
+    const record = this.started ? this.endRecord() : undefined;
+    this.line++;
+    if (record !== undefined) yield record;
+  }
+
+  /** A CR not followed by LF is text. */
+  private bareCr(): void {
+    this.text("\r");
+  }
+
+  /** Ordinary text outside quotes; after a closing quote it means the quoting is broken. */
+  private text(chars: string): void {
+    this.begin();
+    if (this.state === "quoteInQuoted")
+      this.problem ??= 'has a quote inside a quoted field that is not doubled ("")';
+    this.state = "unquoted";
+    this.add(chars);
+  }
+
+  private begin(): void {
+    if (this.started) return;
+    this.started = true;
+    this.startLine = this.line;
+  }
+
+  private add(chars: string): void {
+    this.size += chars.length;
+    if (this.oversized) return;
+    this.field += chars;
+    if (this.size > MAX_CSV_RECORD_CHARS) this.dropRecordText();
+  }
+
+  private endField(): void {
+    if (!this.oversized) this.fields.push(this.field);
+    this.field = "";
+    this.state = "fieldStart";
+    this.size++;
+    if (this.size > MAX_CSV_RECORD_CHARS && !this.oversized) this.dropRecordText();
+  }
+
+  private dropRecordText(): void {
+    this.oversized = true;
+    this.fields = [];
+    this.field = "";
+  }
+
+  private endRecord(): CsvRecord {
+    this.endField();
+    const { fields, startLine: line, oversized, problem } = this;
+    this.fields = [];
+    this.size = 0;
+    this.started = false;
+    this.problem = undefined;
+    this.oversized = false;
+    if (oversized)
+      return { kind: "broken", line, reason: `is longer than ${MAX_CSV_RECORD_CHARS} characters` };
+    if (problem !== undefined) return { kind: "broken", line, reason: problem };
+    return { kind: "record", line, fields };
+  }
+}
