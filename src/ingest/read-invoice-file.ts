@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { basename, extname } from "node:path";
 import { coerceError } from "../errors/relay-error.js";
 import { deriveKey, type KeyNamespace } from "../invoice/key.js";
-import { normaliseFields } from "../invoice/normalise.js";
+import { normaliseFields, type NormaliseResult, type PickedFields } from "../invoice/normalise.js";
 import { FileDedupe } from "./file-dedupe.js";
 import type { RawItem } from "./raw-item.js";
 import type { ReadItem } from "./read-item.js";
@@ -69,7 +69,7 @@ export async function* readInvoices(
         continue;
       }
       for (const name of item.picked.unknown) unknown.add(name);
-      const result = normaliseFields(item.picked);
+      const result = normaliseAlone(item.picked);
       if (!result.ok) {
         yield { kind: "rejected", line: item.line, errors: result.errors };
         continue;
@@ -99,5 +99,15 @@ export async function* readInvoices(
     yield { kind: "file-error", error };
   } finally {
     await raw.return(undefined);
+  }
+}
+
+/** normaliseFields, but a record it cannot handle (a value nested too deeply to print) is rejected alone. */
+function normaliseAlone(picked: PickedFields): NormaliseResult {
+  try {
+    return normaliseFields(picked);
+  } catch (thrown) {
+    const reason = `could not be checked (${coerceError(thrown).message}); is a value nested too deeply?`;
+    return { ok: false, errors: [{ field: "(record)", reason }] };
   }
 }

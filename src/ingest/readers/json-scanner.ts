@@ -1,8 +1,13 @@
 import { describeJsonError, jsonErrorPosition } from "./json-error.js";
+import { isJsonSpace, JsonValueEnd } from "./json-value-end.js";
+
+/** Longest invoice element accepted, in characters; a longer one is rejected without being kept whole. */
+export const MAX_JSON_ELEMENT_CHARS = 8 * 1024 * 1024;
 
 /** What the scanner finds: an element of the invoices array, or the reason the file is not usable JSON. */
 export type ScanEvent =
   | { readonly kind: "element"; readonly index: number; readonly line: number; readonly value: unknown }
+  | { readonly kind: "too-long"; readonly index: number }
   | { readonly kind: "error"; readonly line: number; readonly column: number; readonly message: string };
 
 type State =
@@ -18,8 +23,6 @@ type State =
   | "end"
   | "failed";
 
-const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
 /**
  * Streams the invoices out of a JSON document that is either a top-level array or an object with an
  * `invoices` array, in constant memory (one element at a time). It only finds where each value starts
@@ -34,18 +37,23 @@ export class JsonInvoiceScanner {
   private sawInvoices = false;
   private key = "";
   private index = 0;
-  // Resumable scan of the value being read: where it started, nesting depth, string state.
+  // Resumable scan of the value being read: where it started, where to go on, whether its text was dropped.
   private valueStart = -1;
   private scanPos = 0;
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
+  private readonly valueEnd = new JsonValueEnd();
+  private tooLong = false;
+  private objectAt: { readonly line: number; readonly column: number } = { line: 1, column: 1 };
   // Line counting up to an absolute offset, monotonic.
   private lineCountedTo = 0;
   private line = 1;
   private lineStartOffset = 0;
 
   *push(text: string): Generator<ScanEvent, void, undefined> {
+    if (this.valueStart >= 0 && this.scanPos - this.valueStart > MAX_JSON_ELEMENT_CHARS) {
+      // Too long to keep: scan on to its end without its text (memory stays bounded), then reject it.
+      this.tooLong = true;
+      this.pos = this.valueStart = this.scanPos;
+    }
     this.lineAt(this.bufStart + this.pos); // count the lines of the text about to be dropped
     this.buf = this.pos === this.buf.length ? text : this.buf.slice(this.pos) + text;
     this.bufStart += this.pos;
@@ -60,7 +68,7 @@ export class JsonInvoiceScanner {
     if (this.state === "failed") return;
     if (this.state === "start") {
       yield this.error(
-        0,
+        this.bufStart + this.buf.length,
         'the file is empty: expected a JSON array [ ... ] or an object {"invoices": [ ... ]}',
       );
     } else if (this.state !== "end") {
@@ -69,10 +77,9 @@ export class JsonInvoiceScanner {
         "the file ends early (truncated?): the JSON is not complete",
       );
     } else if (this.inObject && !this.sawInvoices) {
-      yield this.error(
-        0,
-        'the top-level object has no "invoices" array; expected [ ... ] or {"invoices": [ ... ]}',
-      );
+      const message =
+        'the top-level object has no "invoices" array; expected [ ... ] or {"invoices": [ ... ]}';
+      yield { kind: "error", ...this.objectAt, message };
     }
   }
 
@@ -80,8 +87,14 @@ export class JsonInvoiceScanner {
     for (;;) {
       if (this.state === "failed") return;
       if (this.state === "element" || (this.state === "objectValue" && this.key !== "invoices")) {
-        const done = this.scanValue(final);
-        if (done === undefined) return;
+        if (!this.scanValue(final)) return;
+        if (this.tooLong || this.pos - this.valueStart > MAX_JSON_ELEMENT_CHARS) {
+          this.tooLong = false;
+          this.valueStart = -1;
+          if (this.state === "element") yield { kind: "too-long", index: ++this.index };
+          this.state = this.state === "element" ? "arrayAfter" : "objectAfterValue";
+          continue;
+        }
         const start = this.bufStart + this.valueStart;
         const source = this.buf.slice(this.valueStart, this.pos);
         this.valueStart = -1;
@@ -115,6 +128,7 @@ export class JsonInvoiceScanner {
           if (c === 0x5b) this.open("arrayFirst");
           else if (c === 0x7b) {
             this.inObject = true;
+            this.objectAt = this.position(at);
             this.open("objectKeyFirst");
           } else
             return yield this.fail(at, 'expected a JSON array [ ... ] or an object {"invoices": [ ... ]}');
@@ -125,8 +139,7 @@ export class JsonInvoiceScanner {
           else if (c === 0x22) {
             this.state = "objectColon";
             this.startValue();
-            const done = this.scanValue(final);
-            if (done === undefined) {
+            if (!this.scanValue(final)) {
               this.state = "objectKey";
               this.pos = this.valueStart;
               this.valueStart = -1;
@@ -205,61 +218,27 @@ export class JsonInvoiceScanner {
 
   private startValue(): void {
     this.valueStart = this.pos;
-    this.scanPos = this.pos;
-    this.depth = 0;
-    this.inString = false;
-    this.escaped = false;
+    this.scanPos = this.pos + 1;
+    this.tooLong = false;
+    this.valueEnd.begin(this.buf.charCodeAt(this.pos));
   }
 
   /** Advances over white space; false when the buffer ran out first. */
   private skipSpace(): boolean {
-    while (this.pos < this.buf.length && isSpace(this.buf.charCodeAt(this.pos))) this.pos++;
+    while (this.pos < this.buf.length && isJsonSpace(this.buf.charCodeAt(this.pos))) this.pos++;
     return this.pos < this.buf.length;
   }
 
-  /** Finds the end of the value starting at valueStart; undefined when more input is needed. */
-  private scanValue(final: boolean): true | undefined {
+  /** Finds the end of the value starting at valueStart (pos goes there); false when more input is needed. */
+  private scanValue(final: boolean): boolean {
     if (this.valueStart < 0) {
-      if (!this.skipSpace()) return undefined;
+      if (!this.skipSpace()) return false;
       this.startValue();
     }
-    const buf = this.buf;
-    let i = this.scanPos;
-    const first = buf.charCodeAt(this.valueStart);
-    const container = first === 0x7b || first === 0x5b;
-    const string = first === 0x22;
-    if (i === this.valueStart) {
-      i++;
-      if (container) this.depth = 1;
-      else if (string) this.inString = true;
-    }
-    for (; i < buf.length; i++) {
-      const c = buf.charCodeAt(i);
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (c === 0x5c) this.escaped = true;
-        else if (c === 0x22) {
-          this.inString = false;
-          if (string) return this.finishValue(i + 1);
-        }
-      } else if (container) {
-        if (c === 0x22) this.inString = true;
-        else if (c === 0x7b || c === 0x5b) this.depth++;
-        else if (c === 0x7d || c === 0x5d) {
-          if (--this.depth === 0) return this.finishValue(i + 1);
-        }
-      } else if (c === 0x2c || c === 0x5d || c === 0x7d || isSpace(c)) {
-        return this.finishValue(i);
-      }
-    }
-    this.scanPos = i;
-    if (final && !container && !string && i > this.valueStart) return this.finishValue(i);
-    return undefined;
-  }
-
-  private finishValue(end: number): true {
-    this.pos = end;
-    this.scanPos = end;
+    const end = this.valueEnd.scan(this.buf, this.scanPos);
+    this.scanPos = end ?? this.buf.length;
+    if (end === undefined && !(final && this.valueEnd.endsWithInput)) return false;
+    this.pos = this.scanPos;
     return true;
   }
 
@@ -280,7 +259,12 @@ export class JsonInvoiceScanner {
   }
 
   private error(offset: number, message: string): ScanEvent {
+    return { kind: "error", ...this.position(offset), message };
+  }
+
+  /** Line and column of an offset at or after the last one asked for. */
+  private position(offset: number): { readonly line: number; readonly column: number } {
     const line = offset >= this.lineCountedTo ? this.lineAt(offset) : this.line;
-    return { kind: "error", line, column: offset - this.lineStartOffset + 1, message };
+    return { line, column: offset - this.lineStartOffset + 1 };
   }
 }

@@ -1,8 +1,8 @@
 import { pickFields } from "../../invoice/normalise.js";
-import { truncateValue } from "../../invoice/field-error.js";
 import type { RawItem } from "../raw-item.js";
 import { UnreadableFileError } from "../unreadable-file-error.js";
-import { JsonInvoiceScanner, type ScanEvent } from "./json-scanner.js";
+import { previewValue } from "./json-error.js";
+import { JsonInvoiceScanner, MAX_JSON_ELEMENT_CHARS, type ScanEvent } from "./json-scanner.js";
 
 /**
  * Reads a JSON file: a top-level array of invoices or `{"invoices": [...]}`, streamed element by element.
@@ -20,12 +20,16 @@ function toItem(file: string, event: ScanEvent): RawItem {
   if (event.kind === "error") {
     throw new UnreadableFileError(file, event.message, { line: event.line, column: event.column });
   }
+  if (event.kind === "too-long") {
+    const reason = `is longer than ${MAX_JSON_ELEMENT_CHARS} characters`;
+    return { kind: "invalid", line: event.index, errors: [{ field: "(element)", reason }] };
+  }
   const { index, value } = event;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return {
       kind: "invalid",
       line: index,
-      errors: [{ field: "(element)", value: truncateValue(value), reason: "must be a JSON object" }],
+      errors: [{ field: "(element)", value: previewValue(value), reason: "must be a JSON object" }],
     };
   }
   return { kind: "fields", line: index, picked: pickFields(value as Record<string, unknown>) };

@@ -1,7 +1,6 @@
 import { pickFields } from "../../invoice/normalise.js";
-import { truncateValue } from "../../invoice/field-error.js";
 import type { RawItem } from "../raw-item.js";
-import { describeJsonError } from "./json-error.js";
+import { describeJsonError, previewValue } from "./json-error.js";
 
 /** Longest NDJSON line accepted, in characters; a longer line is rejected without being kept whole. */
 export const MAX_NDJSON_LINE_CHARS = 8 * 1024 * 1024;
@@ -16,7 +15,8 @@ export async function* readNdjson(text: AsyncIterable<string>): AsyncGenerator<R
     for (let nl = chunk.indexOf("\n"); nl !== -1; nl = chunk.indexOf("\n", start)) {
       const piece = chunk.slice(start, nl);
       start = nl + 1;
-      if (oversized) yield tooLong(line);
+      // The limit holds however the line was chunked, also when its end arrives in the same chunk.
+      if (oversized || pending.length + piece.length > MAX_NDJSON_LINE_CHARS) yield tooLong(line);
       else {
         const item = parseLine(pending + piece, line);
         if (item !== undefined) yield item;
@@ -65,7 +65,7 @@ function parseLine(raw: string, line: number): RawItem | undefined {
     return {
       kind: "invalid",
       line,
-      errors: [{ field: "(line)", value: truncateValue(value), reason: "must be a JSON object" }],
+      errors: [{ field: "(line)", value: previewValue(value), reason: "must be a JSON object" }],
     };
   }
   return { kind: "fields", line, picked: pickFields(value as Record<string, unknown>) };
