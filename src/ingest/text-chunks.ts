@@ -4,7 +4,8 @@ import { UnreadableFileError } from "./unreadable-file-error.js";
 /**
  * Checks a byte stream is strict UTF-8, chunk by chunk, in constant memory, and yields it re-cut on
  * character boundaries, without a leading BOM. Invalid bytes raise UnreadableFileError with their exact
- * byte offset and line.
+ * byte offset and line, after the text before them has been yielded: what the readers see before the
+ * error is the same however the bytes were chunked.
  */
 export async function* utf8Chunks(file: string, source: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
   let carry: Buffer = Buffer.alloc(0);
@@ -14,20 +15,22 @@ export async function* utf8Chunks(file: string, source: AsyncIterable<Uint8Array
   for await (const piece of source) {
     const bytes = carry.length === 0 ? Buffer.from(piece) : Buffer.concat([carry, piece]);
     const cut = completeLength(bytes);
-    const whole = bytes.subarray(0, cut);
-    if (!isUtf8(whole)) throw invalidAt(file, whole, offset, lines);
+    const good = isUtf8(bytes.subarray(0, cut)) ? cut : firstInvalidByte(bytes.subarray(0, cut));
+    const whole = bytes.subarray(0, good);
     let out = whole;
     if (first && whole.length > 0) {
       if (whole[0] === 0xef && whole[1] === 0xbb && whole[2] === 0xbf) out = whole.subarray(3);
       first = false;
     }
     lines += countNewlines(whole);
-    offset += cut;
+    offset += good;
     carry = Buffer.from(bytes.subarray(cut));
     if (out.length > 0) yield out;
+    if (good < cut) throw invalidAt(file, bytes[good] ?? 0, offset, lines);
   }
-  if (carry.length > 0)
-    throw invalidAt(file, carry, offset, lines, "the file ends inside a multi-byte character");
+  if (carry.length > 0) {
+    throw invalidAt(file, carry[0] ?? 0, offset, lines, "the file ends inside a multi-byte character");
+  }
 }
 
 /** Length of the prefix that ends on a character boundary (an incomplete trailing sequence waits). */
@@ -36,7 +39,8 @@ function completeLength(bytes: Buffer): number {
   for (let back = 1; back <= Math.min(3, end); back++) {
     const b = bytes[end - back] ?? 0;
     if ((b & 0xc0) !== 0x80) {
-      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+      // Only a byte that can start a sequence waits for more; any other fails the check at once.
+      const need = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 1;
       return need > back ? end - back : end;
     }
   }
@@ -51,21 +55,15 @@ function countNewlines(bytes: Buffer): number {
 
 function invalidAt(
   file: string,
-  bytes: Buffer,
-  offset: number,
+  byte: number,
+  byteOffset: number,
   line: number,
   why?: string,
 ): UnreadableFileError {
-  const at = firstInvalidByte(bytes);
-  const before = bytes.subarray(0, at);
-  const byte = bytes[at];
   const problem =
     why ??
-    `not UTF-8: invalid byte 0x${(byte ?? 0).toString(16).padStart(2, "0")}; save the file as UTF-8 (it may be Latin-1 or Windows-1252)`;
-  return new UnreadableFileError(file, problem, {
-    line: line + countNewlines(before),
-    byteOffset: offset + at,
-  });
+    `not UTF-8: invalid byte 0x${byte.toString(16).padStart(2, "0")}; save the file as UTF-8 (it may be Latin-1 or Windows-1252)`;
+  return new UnreadableFileError(file, problem, { line, byteOffset });
 }
 
 /** Index of the first byte that does not start or continue a valid UTF-8 sequence (slow path, errors only). */
