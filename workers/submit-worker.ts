@@ -4,4 +4,8 @@ import { workerCommand } from "../src/cli/commands/worker.js";
 import { buildProgram, runProgram } from "../src/cli/program.js";
 
 const io = { stdout: process.stdout, stderr: process.stderr };
-process.exitCode = await runProgram(buildProgram([workerCommand]), [...process.argv.slice(0, 2), "worker", ...process.argv.slice(2)], io);
+process.exitCode = await runProgram(
+  buildProgram([workerCommand]),
+  [...process.argv.slice(0, 2), "worker", ...process.argv.slice(2)],
+  io,
+);

@@ -32,7 +32,8 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
     }
     const message = error instanceof Error ? error.message : String(error);
     io.stderr.write(`invoice-relay: ${message}\n`);
-    if (process.env["LOG_LEVEL"] === "debug" && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+    if (process.env["LOG_LEVEL"] === "debug" && error instanceof Error && error.stack)
+      io.stderr.write(`${error.stack}\n`);
     return ExitCode.CouldNotFinish;
   }
 }

@@ -1,3 +1,4 @@
+import { checkCredential } from "./credentials.js";
 import { isLoopbackHost } from "./loopback.js";
 import { ConfigError } from "./errors/config-error.js";
 import { SETTINGS, type SettingName } from "./settings.js";
@@ -28,8 +29,13 @@ export function loadConfig(
   const problems: string[] = [];
   const values: Partial<Record<SettingName, unknown>> = {};
   for (const name of Object.keys(SETTINGS) as SettingName[]) {
-    const setting: { env: string; schema: z.ZodType; default?: string; secret?: boolean; description: string } =
-      SETTINGS[name];
+    const setting: {
+      env: string;
+      schema: z.ZodType;
+      default?: string;
+      secret?: boolean;
+      description: string;
+    } = SETTINGS[name];
     const raw = overrides[name] ?? nonEmpty(env[setting.env]) ?? setting.default;
     if (raw === undefined) {
       if (required.includes(name)) problems.push(`${setting.env} is not set: ${setting.description}`);
@@ -38,12 +44,17 @@ export function loadConfig(
     const parsed = setting.schema.safeParse(raw);
     if (parsed.success) values[name] = parsed.data;
     else {
-      const shown = setting.secret === true ? "" : ` (got "${raw.length > 80 ? `${raw.slice(0, 80)}…` : raw}")`;
+      const shown =
+        setting.secret === true ? "" : ` (got "${raw.length > 80 ? `${raw.slice(0, 80)}…` : raw}")`;
       problems.push(`${setting.env} ${parsed.error.issues[0]?.message ?? "is invalid"}${shown}`);
     }
   }
   const config = values as Config;
-  if (typeof config.invoiceApiUrl === "string" && config.allowInsecureHttp !== true) {
+  if (typeof config.invoiceApiKey === "string") {
+    const checked = checkCredential(config.invoiceApiKey, "invoice-api-key", "INVOICE_API_KEY");
+    if (!checked.ok) problems.push(checked.error.message);
+  }
+  if (typeof config.invoiceApiUrl === "string" && !config.allowInsecureHttp) {
     const url = new URL(config.invoiceApiUrl);
     if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
       problems.push(
@@ -59,8 +70,10 @@ export function loadConfig(
 /** Narrows a configuration to one that can submit, or says what is missing. */
 export function requireSubmitConfig(config: Config): SubmitConfig {
   const problems: string[] = [];
-  if (config.invoiceApiUrl === undefined) problems.push(`INVOICE_API_URL is not set: ${SETTINGS.invoiceApiUrl.description}`);
-  if (config.invoiceApiKey === undefined) problems.push(`INVOICE_API_KEY is not set: ${SETTINGS.invoiceApiKey.description}`);
+  if (config.invoiceApiUrl === undefined)
+    problems.push(`INVOICE_API_URL is not set: ${SETTINGS.invoiceApiUrl.description}`);
+  if (config.invoiceApiKey === undefined)
+    problems.push(`INVOICE_API_KEY is not set: ${SETTINGS.invoiceApiKey.description}`);
   if (problems.length > 0) throw new ConfigError(problems);
   return config as SubmitConfig;
 }

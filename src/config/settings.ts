@@ -17,7 +17,12 @@ export interface Setting<T extends z.ZodType = z.ZodType> {
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const list = z
   .string()
-  .transform((s) => s.split(",").map((p) => p.trim()).filter((p) => p !== ""))
+  .transform((s) =>
+    s
+      .split(",")
+      .map((p) => p.trim())
+      .filter((p) => p !== ""),
+  )
   .pipe(z.array(z.string()).min(1));
 const bool = z
   .enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" })
@@ -32,8 +37,12 @@ export const SETTINGS = {
   },
   invoiceApiUrl: {
     env: "INVOICE_API_URL",
-    description: "Base URL of the invoice routing service; invoices go to {url}/api/v1/invoices. https:// unless loopback.",
-    schema: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://invoices.example.com" }),
+    description:
+      "Base URL of the invoice routing service; invoices go to {url}/api/v1/invoices. https:// unless loopback.",
+    schema: z.url({
+      protocol: /^https?$/,
+      error: "must be an http(s) URL such as https://invoices.example.com",
+    }),
   },
   invoiceApiKey: {
     env: "INVOICE_API_KEY",
@@ -56,7 +65,8 @@ export const SETTINGS = {
   },
   idempotencyNamespace: {
     env: "IDEMPOTENCY_NAMESPACE",
-    description: "UUID (or a name hashed into one) that idempotency keys are derived under. Changing it resends everything.",
+    description:
+      "UUID (or a name hashed into one) that idempotency keys are derived under. Changing it resends everything.",
     schema: z.string().trim().min(1).optional(),
   },
   logLevel: {
@@ -77,15 +87,30 @@ export const SETTINGS = {
     schema: int(0, 1_000_000),
     default: "0",
   },
-  maxAttempts: { env: "MAX_ATTEMPTS", description: "HTTP attempts per invoice before it is failed.", schema: int(1, 1000), default: "10" },
+  maxAttempts: {
+    env: "MAX_ATTEMPTS",
+    description: "HTTP attempts per invoice before it is failed.",
+    schema: int(1, 1000),
+    default: "10",
+  },
   requestTimeoutMs: {
     env: "REQUEST_TIMEOUT_MS",
     description: "Time allowed for one request, headers and body.",
     schema: int(100, 600_000),
     default: "30000",
   },
-  backoffBaseMs: { env: "BACKOFF_BASE_MS", description: "First retry delay bound (full jitter).", schema: int(1, 3_600_000), default: "1000" },
-  backoffCapMs: { env: "BACKOFF_CAP_MS", description: "Largest retry delay bound.", schema: int(1, 86_400_000), default: "300000" },
+  backoffBaseMs: {
+    env: "BACKOFF_BASE_MS",
+    description: "First retry delay bound (full jitter).",
+    schema: int(1, 3_600_000),
+    default: "1000",
+  },
+  backoffCapMs: {
+    env: "BACKOFF_CAP_MS",
+    description: "Largest retry delay bound.",
+    schema: int(1, 86_400_000),
+    default: "300000",
+  },
   retryAfterCapMs: {
     env: "RETRY_AFTER_CAP_MS",
     description: "Longest Retry-After honoured.",
@@ -94,7 +119,8 @@ export const SETTINGS = {
   },
   lockDurationMs: {
     env: "LOCK_DURATION_MS",
-    description: "How long a worker's claim on a job lasts without renewal; a killed worker's jobs are retried after this.",
+    description:
+      "How long a worker's claim on a job lasts without renewal; a killed worker's jobs are retried after this.",
     schema: int(1000, 600_000),
     default: "30000",
   },

@@ -30,7 +30,9 @@ export async function freePort(): Promise<number> {
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
       const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
+      server.close(() => {
+        resolve(port);
+      });
     });
   });
 }
@@ -85,7 +87,9 @@ export class RedisServer {
     const child = spawn(this.binary, args, { stdio: "ignore" });
     this.child = child;
     const exited = new Promise<never>((_, reject) =>
-      child.once("exit", (code) => reject(new Error(`redis-server exited with code ${code} (log: ${this.dir}/redis.log)`))),
+      child.once("exit", (code) => {
+        reject(new Error(`redis-server exited with code ${code} (log: ${this.dir}/redis.log)`));
+      }),
     );
     exited.catch(() => undefined);
     await Promise.race([waitForPort(this.port, 10_000), exited]);
@@ -115,7 +119,11 @@ export class RedisServer {
   private async signal(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    const exited = new Promise<void>((resolve) =>
+      child.once("exit", () => {
+        resolve();
+      }),
+    );
     child.kill(signal);
     await exited;
     this.child = undefined;
@@ -126,7 +134,8 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await answersPing(port)) return;
-    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${port} within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`redis-server did not answer on port ${port} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -138,9 +147,15 @@ function answersPing(port: number): Promise<boolean> {
       socket.destroy();
       resolve(ok);
     };
-    socket.setTimeout(1000, () => done(false));
-    socket.once("error", () => done(false));
+    socket.setTimeout(1000, () => {
+      done(false);
+    });
+    socket.once("error", () => {
+      done(false);
+    });
     socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
-    socket.once("data", (data) => done(data.toString().startsWith("+PONG")));
+    socket.once("data", (data) => {
+      done(data.toString().startsWith("+PONG"));
+    });
   });
 }

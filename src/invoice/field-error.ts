@@ -8,26 +8,35 @@ export interface FieldError {
 }
 
 const MAX_VALUE_CHARS = 60;
+// Control characters are escaped so that an error stays on one line of a report.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/g;
 
 /** Shortens a value for an error message; control characters are shown escaped so reports stay one line. */
 export function truncateValue(value: unknown): string {
-  let text: string;
-  if (typeof value === "string") text = value;
-  else if (value === undefined) text = "undefined";
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = String(value);
-    }
-  }
-  // eslint-disable-next-line no-control-regex
-  const visible = text.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const visible = describeValue(value).replace(
+    CONTROL,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
   return visible.length > MAX_VALUE_CHARS ? `${visible.slice(0, MAX_VALUE_CHARS)}…` : visible;
+}
+
+/** A one-line rendering of any value that cannot throw, however deep or cyclic it is. */
+function describeValue(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === null || typeof value !== "object") return String(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    // Too deep for JSON.stringify (or cyclic): say what it is instead.
+    return Array.isArray(value) ? `[array of ${value.length}]` : "{object}";
+  }
 }
 
 export function formatFieldErrors(errors: readonly FieldError[]): string {
   return errors
-    .map((e) => (e.value === undefined ? `${e.field}: ${e.reason}` : `${e.field}: ${e.reason} (got "${e.value}")`))
+    .map((e) =>
+      e.value === undefined ? `${e.field}: ${e.reason}` : `${e.field}: ${e.reason} (got "${e.value}")`,
+    )
     .join("; ");
 }

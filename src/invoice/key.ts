@@ -18,7 +18,11 @@ export interface KeyNamespace {
 export function resolveNamespace(value?: string): KeyNamespace {
   const trimmed = value?.trim() ?? "";
   const uuid =
-    trimmed === "" ? DEFAULT_NAMESPACE : isUuid(trimmed) ? trimmed.toLowerCase() : uuidv5(trimmed, DEFAULT_NAMESPACE);
+    trimmed === ""
+      ? DEFAULT_NAMESPACE
+      : isUuid(trimmed)
+        ? trimmed.toLowerCase()
+        : uuidv5(trimmed, DEFAULT_NAMESPACE);
   return { uuid, bytes: parseUuid(uuid) };
 }
 
@@ -31,7 +35,8 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value === null || typeof value !== "object") return value;
   const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value).sort())
+    sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
   return sorted;
 }
 
@@ -44,7 +49,10 @@ export function invoiceJson(invoice: CanonicalInvoice): string {
     currency: invoice.currency,
     document_type: invoice.document_type,
     external_id: invoice.external_id,
-    routing: { archive_policy: invoice.routing.archive_policy, destination_country: invoice.routing.destination_country },
+    routing: {
+      archive_policy: invoice.routing.archive_policy,
+      destination_country: invoice.routing.destination_country,
+    },
     schema_version: invoice.schema_version,
   });
 }

@@ -52,7 +52,10 @@ export function pickFields(record: Readonly<Record<string, unknown>>): PickedFie
   const errors: FieldError[] = [];
   const set = (target: FlatField, value: unknown, sourceName: string): void => {
     if (target in fields && fields[target] !== value) {
-      errors.push({ field: FIELD_NAMES[target], reason: `is given twice with different values (again as "${sourceName}")` });
+      errors.push({
+        field: FIELD_NAMES[target],
+        reason: `is given twice with different values (again as "${sourceName}")`,
+      });
       return;
     }
     fields[target] = value;
@@ -85,9 +88,14 @@ export function normaliseFields(picked: PickedFields): NormaliseResult {
     const errors = [...picked.errors];
     for (const issue of parsed.error?.issues ?? []) {
       const key = issue.path[0];
-      const field = typeof key === "string" && key in FIELD_NAMES ? FIELD_NAMES[key as FlatField] : String(key);
+      const field =
+        typeof key === "string" && key in FIELD_NAMES ? FIELD_NAMES[key as FlatField] : String(key);
       const raw = typeof key === "string" ? picked.fields[key as FlatField] : undefined;
-      errors.push(raw === undefined ? { field, reason: issue.message } : { field, value: truncateValue(raw), reason: issue.message });
+      errors.push(
+        raw === undefined
+          ? { field, reason: issue.message }
+          : { field, value: truncateValue(raw), reason: issue.message },
+      );
     }
     return { ok: false, errors };
   }
@@ -107,7 +115,11 @@ export function normaliseFields(picked: PickedFields): NormaliseResult {
 /** One record (flat or nested object) to a canonical invoice or field errors. */
 export function normaliseRecord(record: unknown): NormaliseResult & { readonly unknown: readonly string[] } {
   if (record === null || typeof record !== "object" || Array.isArray(record)) {
-    return { ok: false, errors: [{ field: "(record)", value: truncateValue(record), reason: "must be an object" }], unknown: [] };
+    return {
+      ok: false,
+      errors: [{ field: "(record)", value: truncateValue(record), reason: "must be an object" }],
+      unknown: [],
+    };
   }
   const picked = pickFields(record as Record<string, unknown>);
   return { ...normaliseFields(picked), unknown: picked.unknown };

@@ -16,9 +16,7 @@ const externalId = z
   .max(255, "must be at most 255 characters")
   .refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters");
 
-const currency = z
-  .string()
-  .refine(isCurrencyCode, "must be an ISO 4217 currency code such as EUR or USD");
+const currency = z.string().refine(isCurrencyCode, "must be an ISO 4217 currency code such as EUR or USD");
 
 const destinationCountry = z
   .string()
@@ -47,7 +45,9 @@ export type CanonicalInvoice = z.infer<typeof canonicalInvoiceSchema>;
 
 /** Builds the field schemas used on raw records, with the normalisation PRODUCT.md prescribes. */
 const text = (required: string) =>
-  z.string({ error: (iss) => (iss.input === undefined ? required : `must be a string, not ${describe(iss.input)}`) });
+  z.string({
+    error: (iss) => (iss.input === undefined ? required : `must be a string, not ${describe(iss.input)}`),
+  });
 
 function describe(input: unknown): string {
   if (input === null) return "null";

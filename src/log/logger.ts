@@ -38,7 +38,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
   const destination = options.destination ?? pino.destination({ fd: 2, sync: false });
   const guarded: DestinationStream =
-    secrets.length === 0 ? destination : { write: (line: string) => destination.write(maskSecrets(line, secrets)) };
+    secrets.length === 0
+      ? destination
+      : {
+          write: (line: string) => {
+            destination.write(maskSecrets(line, secrets));
+          },
+        };
   return pino(
     {
       level: options.level ?? "info",
@@ -54,7 +60,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 /** Replaces every occurrence of each secret in `text`. */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (secret.length > 0 && out.includes(secret)) out = out.split(secret).join("[redacted]");
+  for (const secret of secrets)
+    if (secret.length > 0 && out.includes(secret)) out = out.split(secret).join("[redacted]");
   return out;
 }
 

@@ -26,7 +26,11 @@ export async function ensureConnected(redis: Redis, url: string, timeoutMs = 500
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`Redis at ${safeUrl(url)} is unreachable (no answer within ${timeoutMs} ms); is it running? Check REDIS_URL.`));
+      reject(
+        new Error(
+          `Redis at ${safeUrl(url)} is unreachable (no answer within ${timeoutMs} ms); is it running? Check REDIS_URL.`,
+        ),
+      );
     }, timeoutMs);
     const onReady = () => {
       cleanup();

@@ -17,7 +17,11 @@ export function invoiceJobOptions(maxAttempts: number): JobsOptions {
   };
 }
 
-export function createInvoiceQueue(connection: Redis, prefix: string, maxAttempts: number): Queue<InvoiceJobData> {
+export function createInvoiceQueue(
+  connection: Redis,
+  prefix: string,
+  maxAttempts: number,
+): Queue<InvoiceJobData> {
   return new Queue<InvoiceJobData>(INVOICE_QUEUE, {
     connection,
     prefix,
@@ -36,9 +40,14 @@ const ADD_BULK_CHUNK = 1000;
  * Adds jobs whose id is the idempotency key. Adding a key that is already waiting, delayed or active is
  * a no-op in BullMQ, which is what makes a re-run of ingest safe.
  */
-export async function enqueueInvoices(queue: Queue<InvoiceJobData>, items: readonly EnqueueItem[]): Promise<void> {
+export async function enqueueInvoices(
+  queue: Queue<InvoiceJobData>,
+  items: readonly EnqueueItem[],
+): Promise<void> {
   for (let i = 0; i < items.length; i += ADD_BULK_CHUNK) {
     const chunk = items.slice(i, i + ADD_BULK_CHUNK);
-    await queue.addBulk(chunk.map((item) => ({ name: INVOICE_JOB_NAME, data: item.data, opts: { jobId: item.key } })));
+    await queue.addBulk(
+      chunk.map((item) => ({ name: INVOICE_JOB_NAME, data: item.data, opts: { jobId: item.key } })),
+    );
   }
 }

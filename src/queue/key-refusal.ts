@@ -10,7 +10,12 @@ export type KeyRefusal = z.infer<typeof refusalSchema>;
  * A refused API key stops all submission: the queue is paused for every worker, and the refusal is
  * recorded so `run` and `status` can say why. A later start with a working key clears both.
  */
-export async function recordKeyRefused(redis: Redis, queue: Queue, prefix: string, refusal: KeyRefusal): Promise<void> {
+export async function recordKeyRefused(
+  redis: Redis,
+  queue: Queue,
+  prefix: string,
+  refusal: KeyRefusal,
+): Promise<void> {
   await queue.pause();
   await redis.set(new RelayKeys(prefix).keyRefused, JSON.stringify(refusal));
 }

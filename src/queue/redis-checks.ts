@@ -9,7 +9,9 @@ export async function redisWarnings(redis: Redis): Promise<string[]> {
   const memory = parseInfo(await redis.info("memory"));
   const policy = memory.get("maxmemory_policy");
   if (policy !== undefined && policy !== "noeviction") {
-    warnings.push(`Redis maxmemory-policy is "${policy}": Redis may evict jobs and results; set it to noeviction`);
+    warnings.push(
+      `Redis maxmemory-policy is "${policy}": Redis may evict jobs and results; set it to noeviction`,
+    );
   }
   const persistence = parseInfo(await redis.info("persistence"));
   const aof = persistence.get("aof_enabled") === "1";
@@ -18,7 +20,9 @@ export async function redisWarnings(redis: Redis): Promise<string[]> {
     () => "unknown",
   );
   if (!aof && rdbSaves === "") {
-    warnings.push("Redis persistence is off (no AOF, no RDB snapshots): a Redis restart loses queued work; enable appendonly yes");
+    warnings.push(
+      "Redis persistence is off (no AOF, no RDB snapshots): a Redis restart loses queued work; enable appendonly yes",
+    );
   }
   return warnings;
 }

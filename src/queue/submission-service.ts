@@ -26,11 +26,19 @@ export interface SubmissionHooks {
   readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
-  readonly flow?: { readonly outageThreshold: number; readonly coolDownBaseMs: number; readonly coolDownCapMs: number };
+  readonly flow?: {
+    readonly outageThreshold: number;
+    readonly coolDownBaseMs: number;
+    readonly coolDownCapMs: number;
+  };
 }
 
 /** Starts a submission worker from configuration: connections, store, HTTP client, BullMQ worker. */
-export async function startSubmission(config: SubmitConfig, logger: Logger, hooks: SubmissionHooks = {}): Promise<SubmissionService> {
+export async function startSubmission(
+  config: SubmitConfig,
+  logger: Logger,
+  hooks: SubmissionHooks = {},
+): Promise<SubmissionService> {
   const connection = createRedis(config.redisUrl, "worker", "invoice-relay-worker");
   const commands: Redis = createRedis(config.redisUrl, "worker", "invoice-relay-store");
   const store = new RedisResultsStore(commands, config.queuePrefix);
@@ -53,6 +61,7 @@ export async function startSubmission(config: SubmitConfig, logger: Logger, hook
   const worker = createSubmitWorker({
     connection,
     prefix: config.queuePrefix,
+    queue,
     deps: {
       store,
       submitter,
@@ -67,11 +76,18 @@ export async function startSubmission(config: SubmitConfig, logger: Logger, hook
     maxConcurrency: config.submitConcurrency,
     maxAttempts: config.maxAttempts,
     ratePerSec: config.submitRatePerSec,
-    backoff: { baseMs: config.backoffBaseMs, capMs: config.backoffCapMs, retryAfterCapMs: config.retryAfterCapMs },
+    backoff: {
+      baseMs: config.backoffBaseMs,
+      capMs: config.backoffCapMs,
+      retryAfterCapMs: config.retryAfterCapMs,
+    },
     lockDurationMs: config.lockDurationMs,
     ...(hooks.flow === undefined ? {} : { flow: hooks.flow }),
     onKeyRefused: async (httpStatus, detail) => {
-      logger.error({ httpStatus, detail }, "the invoice service refused the API key: submission paused; fix INVOICE_API_KEY");
+      logger.error(
+        { httpStatus, detail },
+        "the invoice service refused the API key: submission paused; fix INVOICE_API_KEY",
+      );
       await recordKeyRefused(commands, queue, config.queuePrefix, { httpStatus, detail, at: Date.now() });
       hooks.onKeyRefused?.(httpStatus, detail);
     },
@@ -82,9 +98,16 @@ export async function startSubmission(config: SubmitConfig, logger: Logger, hook
   const close = (graceMs: number): Promise<void> => {
     closing ??= (async () => {
       const graceful = worker.close();
-      const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
+      const timer = new Promise<"timeout">((resolve) =>
+        setTimeout(() => {
+          resolve("timeout");
+        }, graceMs).unref(),
+      );
       if ((await Promise.race([graceful.then(() => "closed" as const), timer])) === "timeout") {
-        logger.warn({ graceMs }, "grace period over: leaving unfinished invoices to be retried by the next worker");
+        logger.warn(
+          { graceMs },
+          "grace period over: leaving unfinished invoices to be retried by the next worker",
+        );
         await worker.close(true);
       }
       await submitter.close();

@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job } from "bullmq";
+import { UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "../log/logger.js";
 import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
@@ -11,6 +11,8 @@ import { invoiceJobDataSchema, type InvoiceJobData } from "./job-data.js";
 export interface SubmitWorkerOptions {
   readonly connection: Redis;
   readonly prefix: string;
+  /** The invoice queue, for queue-wide rate limits (cool-downs, a refused key). */
+  readonly queue: Queue<InvoiceJobData>;
   readonly deps: SubmitDeps;
   readonly logger: Logger;
   readonly maxConcurrency: number;
@@ -18,7 +20,11 @@ export interface SubmitWorkerOptions {
   readonly ratePerSec: number;
   readonly backoff: BackoffPolicy;
   readonly lockDurationMs: number;
-  readonly flow?: { readonly outageThreshold: number; readonly coolDownBaseMs: number; readonly coolDownCapMs: number };
+  readonly flow?: {
+    readonly outageThreshold: number;
+    readonly coolDownBaseMs: number;
+    readonly coolDownCapMs: number;
+  };
   /** Called when the service refuses the API key; the queue is paused by then. */
   readonly onKeyRefused: (httpStatus: number, detail: string) => Promise<void>;
   /** Called after every outcome (progress, metrics). */
@@ -45,10 +51,17 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     const key = job.id ?? "";
     const parsed = invoiceJobDataSchema.safeParse(job.data);
     if (!parsed.success || key === "") {
-      throw new UnrecoverableError(`job ${key} has unreadable data: ${parsed.error?.issues[0]?.message ?? "no id"}`);
+      throw new UnrecoverableError(
+        `job ${key} has unreadable data: ${parsed.error?.issues[0]?.message ?? "no id"}`,
+      );
     }
     const attempt = job.attemptsMade + 1;
-    const outcome = await submitInvoice(deps, { key, invoice: parsed.data.invoice, attempt, maxAttempts: options.maxAttempts });
+    const outcome = await submitInvoice(deps, {
+      key,
+      invoice: parsed.data.invoice,
+      attempt,
+      maxAttempts: options.maxAttempts,
+    });
     options.onOutcome?.(key, outcome);
     const log = logger.child({ key, batch: parsed.data.batch, line: parsed.data.line, attempt });
     switch (outcome.kind) {
@@ -69,7 +82,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         worker.concurrency = flow.concurrency;
         if (coolDown !== undefined) {
           log.warn({ coolDownMs: coolDown }, "sustained outage: cooling down before taking more invoices");
-          await worker.rateLimit(coolDown);
+          await options.queue.rateLimit(coolDown);
         }
         log.info({ error: outcome.detail, retryAfterMs: outcome.retryAfterMs }, "will retry");
         throw new RetryableSubmitError(outcome.detail, outcome.httpStatus, outcome.retryAfterMs);
@@ -79,7 +92,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         worker.concurrency = flow.concurrency;
         await options.onKeyRefused(outcome.httpStatus, outcome.detail);
         // Back to the queue without spending an attempt; the queue is paused until the key is fixed.
-        await worker.rateLimit(KEY_REFUSED_HOLD_MS);
+        await options.queue.rateLimit(KEY_REFUSED_HOLD_MS);
         throw Worker.RateLimitError();
     }
   };
@@ -97,10 +110,16 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     ...(options.ratePerSec > 0 ? { limiter: { max: options.ratePerSec, duration: 1000 } } : {}),
     settings: {
       backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
-        backoffDelay(options.backoff, attemptsMade, error instanceof RetryableSubmitError ? error.retryAfterMs : undefined),
+        backoffDelay(
+          options.backoff,
+          attemptsMade,
+          error instanceof RetryableSubmitError ? error.retryAfterMs : undefined,
+        ),
     },
   });
-  worker.on("error", (error) => logger.error({ err: error }, "worker error"));
+  worker.on("error", (error) => {
+    logger.error({ err: error }, "worker error");
+  });
   worker.on("failed", (job, error) => {
     if (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1)) {
       logger.error({ key: job.id, err: error }, "job failed unexpectedly; see `invoice-relay retry`");

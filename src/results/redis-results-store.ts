@@ -24,7 +24,16 @@ const scripts = {
 const decisionsSchema = z.array(z.string());
 const finalSchema = z.enum(["ok", "already", "already-succeeded"]);
 const statusSchema = z.enum(KEY_STATUSES);
-const SIMPLE_DECISIONS = new Set(["new", "requeue", "join", "queued", "retrying", "succeeded", "failed", "duplicate"]);
+const SIMPLE_DECISIONS = new Set([
+  "new",
+  "requeue",
+  "join",
+  "queued",
+  "retrying",
+  "succeeded",
+  "failed",
+  "duplicate",
+]);
 
 function toDecision(raw: string): RowDecision {
   if (raw.startsWith("conflict:")) return { kind: "conflict", earlierKey: raw.slice("conflict:".length) };
@@ -87,7 +96,11 @@ export class RedisResultsStore implements ResultsStore {
     return this.final(key, "failed", fields);
   }
 
-  private async final(key: string, status: "succeeded" | "failed", fields: AttemptFields): Promise<FinalTransition> {
+  private async final(
+    key: string,
+    status: "succeeded" | "failed",
+    fields: AttemptFields,
+  ): Promise<FinalTransition> {
     const args = [this.keys.base, key, status, this.now(), ...attemptPairs(fields)];
     return finalSchema.parse(await scripts.final.run(this.redis, args));
   }

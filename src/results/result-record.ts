@@ -4,7 +4,8 @@ import { z } from "zod";
 export const KEY_STATUSES = ["queued", "retrying", "succeeded", "failed"] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
 
-export const isFinal = (status: KeyStatus | undefined): boolean => status === "succeeded" || status === "failed";
+export const isFinal = (status: KeyStatus | undefined): boolean =>
+  status === "succeeded" || status === "failed";
 
 const optionalText = z.string().optional();
 const optionalInt = z.coerce.number().int().optional();

@@ -16,7 +16,10 @@ export interface RowRef {
  * - `conflict`: the same external_id with other content is in flight or succeeded under `earlierKey`.
  */
 export type RowDecision =
-  | { readonly kind: "new" | "requeue" | "join" | "queued" | "retrying" | "succeeded" | "failed" | "duplicate" }
+  | {
+      readonly kind:
+        "new" | "requeue" | "join" | "queued" | "retrying" | "succeeded" | "failed" | "duplicate";
+    }
   | { readonly kind: "conflict"; readonly earlierKey: string };
 
 export type FinalTransition = "ok" | "already" | "already-succeeded";

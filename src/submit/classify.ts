@@ -1,5 +1,10 @@
 import type { Answer } from "./answer.js";
-import { extractCorrelationId, extractRulesetVersion, type ExtractionRules } from "./extract.js";
+import {
+  extractCorrelationId,
+  extractRulesetVersion,
+  firstHeaderValue,
+  type ExtractionRules,
+} from "./extract.js";
 import { parseRetryAfter } from "./retry-after.js";
 
 /** What to do with an invoice after one attempt, per PRODUCT.md's "Submitting" table. */
@@ -11,17 +16,32 @@ export type Verdict =
       readonly rulesetVersion: string | undefined;
       readonly body: string;
     }
-  | { readonly kind: "retry"; readonly httpStatus: number | undefined; readonly retryAfterMs: number | undefined; readonly detail: string }
+  | {
+      readonly kind: "retry";
+      readonly httpStatus: number | undefined;
+      readonly retryAfterMs: number | undefined;
+      readonly detail: string;
+    }
   /** 401/403: the API key is refused. Stop submitting; mark nothing failed. */
   | { readonly kind: "key-refused"; readonly httpStatus: number; readonly detail: string }
-  | { readonly kind: "failed"; readonly httpStatus: number; readonly correlationId: string | undefined; readonly detail: string };
+  | {
+      readonly kind: "failed";
+      readonly httpStatus: number;
+      readonly correlationId: string | undefined;
+      readonly detail: string;
+    };
 
 const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
 const MAX_DETAIL_CHARS = 500;
 
 export function classify(answer: Answer, rules: ExtractionRules, now: number): Verdict {
   if (answer.kind === "no-response") {
-    return { kind: "retry", httpStatus: undefined, retryAfterMs: undefined, detail: `${answer.reason}: ${answer.message}` };
+    return {
+      kind: "retry",
+      httpStatus: undefined,
+      retryAfterMs: undefined,
+      detail: `${answer.reason}: ${answer.message}`,
+    };
   }
   const { status, headers, body } = answer;
   const json = parseJson(body);
@@ -36,12 +56,16 @@ export function classify(answer: Answer, rules: ExtractionRules, now: number): V
   }
   const detail = `HTTP ${status}: ${describeError(json, body)}`;
   if (RETRYABLE.has(status)) {
-    const header = headers["retry-after"];
-    const retryAfter = parseRetryAfter(Array.isArray(header) ? header[0] : (header as string | undefined), now);
+    const retryAfter = parseRetryAfter(firstHeaderValue(headers["retry-after"]), now);
     return { kind: "retry", httpStatus: status, retryAfterMs: retryAfter, detail };
   }
   if (status === 401 || status === 403) return { kind: "key-refused", httpStatus: status, detail };
-  return { kind: "failed", httpStatus: status, correlationId: extractCorrelationId(rules, headers, json), detail };
+  return {
+    kind: "failed",
+    httpStatus: status,
+    correlationId: extractCorrelationId(rules, headers, json),
+    detail,
+  };
 }
 
 function parseJson(body: string): unknown {

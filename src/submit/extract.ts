@@ -14,10 +14,13 @@ export const DEFAULT_EXTRACTION_RULES: ExtractionRules = {
 type Headers = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /** The first present of the configured headers, then body fields; undefined if none. */
-export function extractCorrelationId(rules: ExtractionRules, headers: Headers, body: unknown): string | undefined {
+export function extractCorrelationId(
+  rules: ExtractionRules,
+  headers: Headers,
+  body: unknown,
+): string | undefined {
   for (const name of rules.correlationIdHeaders) {
-    const value = headers[name.toLowerCase()];
-    const first = Array.isArray(value) ? value[0] : value;
+    const first = firstHeaderValue(headers[name.toLowerCase()]);
     if (typeof first === "string" && first.trim() !== "") return first.trim();
   }
   return firstField(rules.correlationIdFields, body);
@@ -25,6 +28,11 @@ export function extractCorrelationId(rules: ExtractionRules, headers: Headers, b
 
 export function extractRulesetVersion(rules: ExtractionRules, body: unknown): string | undefined {
   return firstField(rules.rulesetVersionFields, body);
+}
+
+/** A header's value, or the first of a repeated header's values. */
+export function firstHeaderValue(value: string | readonly string[] | undefined): string | undefined {
+  return typeof value === "string" ? value : value?.[0];
 }
 
 function firstField(paths: readonly string[], body: unknown): string | undefined {

@@ -48,7 +48,10 @@ export class FlowControl {
     if (this.failuresInRow < this.options.outageThreshold) return undefined;
     this.failuresInRow = 0;
     this.window = 1;
-    const coolDown = Math.min(this.options.coolDownCapMs, this.options.coolDownBaseMs * 2 ** Math.min(this.outages, 30));
+    const coolDown = Math.min(
+      this.options.coolDownCapMs,
+      this.options.coolDownBaseMs * 2 ** Math.min(this.outages, 30),
+    );
     this.outages++;
     return coolDown;
   }

@@ -55,7 +55,8 @@ export class HttpSubmitter implements Submitter {
       return { kind: "response", status: response.statusCode, headers: response.headers, body: text };
     } catch (thrown) {
       const error = coerceError(thrown);
-      const timeout = error.name === "TimeoutError" || /TIMEOUT/.test((error as { code?: string }).code ?? "");
+      const timeout =
+        error.name === "TimeoutError" || /TIMEOUT/.test((error as { code?: string }).code ?? "");
       return { kind: "no-response", reason: timeout ? "timeout" : "connection", message: describe(error) };
     }
   }
@@ -66,7 +67,10 @@ export class HttpSubmitter implements Submitter {
 }
 
 /** Reads at most `limit` bytes of the body, then lets the rest go (the connection is dropped if needed). */
-async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
+async function readBounded(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  limit: number,
+): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

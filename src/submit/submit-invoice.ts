@@ -24,9 +24,18 @@ export interface SubmitTask {
 export type SubmitOutcome =
   /** The store already has a final answer for this key: nothing is sent. */
   | { readonly kind: "skipped"; readonly status: KeyStatus }
-  | { readonly kind: "succeeded"; readonly transition: FinalTransition; readonly correlationId: string | undefined }
+  | {
+      readonly kind: "succeeded";
+      readonly transition: FinalTransition;
+      readonly correlationId: string | undefined;
+    }
   | { readonly kind: "failed"; readonly detail: string }
-  | { readonly kind: "retry"; readonly detail: string; readonly httpStatus: number | undefined; readonly retryAfterMs: number | undefined }
+  | {
+      readonly kind: "retry";
+      readonly detail: string;
+      readonly httpStatus: number | undefined;
+      readonly retryAfterMs: number | undefined;
+    }
   | { readonly kind: "key-refused"; readonly httpStatus: number; readonly detail: string };
 
 /**
@@ -50,7 +59,11 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
       return { kind: "succeeded", transition, correlationId: verdict.correlationId };
     }
     case "failed":
-      await deps.store.recordFailed(task.key, { httpStatus: verdict.httpStatus, correlationId: verdict.correlationId, error: verdict.detail });
+      await deps.store.recordFailed(task.key, {
+        httpStatus: verdict.httpStatus,
+        correlationId: verdict.correlationId,
+        error: verdict.detail,
+      });
       return { kind: "failed", detail: verdict.detail };
     case "key-refused":
       return { kind: "key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
@@ -61,7 +74,12 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
         return { kind: "failed", detail };
       }
       await deps.store.recordRetrying(task.key, { httpStatus: verdict.httpStatus, error: verdict.detail });
-      return { kind: "retry", detail: verdict.detail, httpStatus: verdict.httpStatus, retryAfterMs: verdict.retryAfterMs };
+      return {
+        kind: "retry",
+        detail: verdict.detail,
+        httpStatus: verdict.httpStatus,
+        retryAfterMs: verdict.retryAfterMs,
+      };
     }
   }
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, deriveKey, DEFAULT_NAMESPACE, invoiceJson, resolveNamespace } from "../../src/invoice/key.js";
+import {
+  canonicalJson,
+  deriveKey,
+  DEFAULT_NAMESPACE,
+  invoiceJson,
+  resolveNamespace,
+} from "../../src/invoice/key.js";
 import { normaliseRecord } from "../../src/invoice/normalise.js";
 import type { CanonicalInvoice } from "../../src/invoice/schema.js";
 
@@ -28,9 +34,12 @@ const GOLDEN: readonly (readonly [Record<string, unknown>, string])[] = [
 ]; // prettier-ignore
 
 describe("idempotency keys", () => {
-  it.each(GOLDEN)("when the record %j is keyed, then the key is the frozen golden UUID", (record, expected) => {
-    expect(deriveKey(canonical(record), ns)).toBe(expected);
-  });
+  it.each(GOLDEN)(
+    "when the record %j is keyed, then the key is the frozen golden UUID",
+    (record, expected) => {
+      expect(deriveKey(canonical(record), ns)).toBe(expected);
+    },
+  );
 
   it("when the default namespace is used, then it is the frozen constant", () => {
     expect(ns.uuid).toBe(DEFAULT_NAMESPACE);
@@ -45,31 +54,69 @@ describe("idempotency keys", () => {
   });
 
   it("when IDEMPOTENCY_NAMESPACE is a UUID, then it is used as it is (case-insensitively)", () => {
-    expect(resolveNamespace("7FE25C93-5E3E-51C4-AEB4-D41BB82B8D90").uuid).toBe("7fe25c93-5e3e-51c4-aeb4-d41bb82b8d90");
+    expect(resolveNamespace("7FE25C93-5E3E-51C4-AEB4-D41BB82B8D90").uuid).toBe(
+      "7fe25c93-5e3e-51c4-aeb4-d41bb82b8d90",
+    );
   });
 
   it("when the same invoice comes flat, nested, re-ordered, in other case and padded, then the key is the same", () => {
-    const nested = { external_id: "INV-0001", currency: "EUR", routing: { destination_country: "DE", archive_policy: "eu-10y" } };
+    const nested = {
+      external_id: "INV-0001",
+      currency: "EUR",
+      routing: { destination_country: "DE", archive_policy: "eu-10y" },
+    };
     const variants = [
-      { routing: { archive_policy: "eu-10y", destination_country: "DE" }, currency: "EUR", external_id: "INV-0001" },
+      {
+        routing: { archive_policy: "eu-10y", destination_country: "DE" },
+        currency: "EUR",
+        external_id: "INV-0001",
+      },
       { ARCHIVE_POLICY: " EU-10Y ", Destination_Country: "de", Currency: " eur", External_ID: " INV-0001 " },
-      { "Routing.Archive_Policy": "eu-10y", "routing.destination_country": "DE", currency: "EUR", external_id: "INV-0001", document_type: "invoice" },
-      { external_id: "INV-0001", currency: "EUR", destination_country: "DE", archive_policy: "eu-10y", schema_version: "", document_type: "" },
+      {
+        "Routing.Archive_Policy": "eu-10y",
+        "routing.destination_country": "DE",
+        currency: "EUR",
+        external_id: "INV-0001",
+        document_type: "invoice",
+      },
+      {
+        external_id: "INV-0001",
+        currency: "EUR",
+        destination_country: "DE",
+        archive_policy: "eu-10y",
+        schema_version: "",
+        document_type: "",
+      },
     ];
     const expected = deriveKey(canonical(nested), ns);
     for (const variant of variants) expect(deriveKey(canonical(variant), ns)).toBe(expected);
   });
 
   it("when any field of the content changes, then the key changes", () => {
-    const base = { external_id: "INV-1", currency: "EUR", destination_country: "DE", archive_policy: "eu-10y" };
+    const base = {
+      external_id: "INV-1",
+      currency: "EUR",
+      destination_country: "DE",
+      archive_policy: "eu-10y",
+    };
     const key = deriveKey(canonical(base), ns);
-    for (const change of [{ currency: "USD" }, { destination_country: "FR" }, { archive_policy: "eu-11y" }, { external_id: "INV-2" }]) {
+    for (const change of [
+      { currency: "USD" },
+      { destination_country: "FR" },
+      { archive_policy: "eu-11y" },
+      { external_id: "INV-2" },
+    ]) {
       expect(deriveKey(canonical({ ...base, ...change }), ns)).not.toBe(key);
     }
   });
 
   it("when a canonical document is serialised, then keys are sorted at every level with no white space", () => {
-    const invoice = canonical({ external_id: "Rechnung-Ä-ß-001", currency: "EUR", destination_country: "AT", archive_policy: "eu-central-6m" });
+    const invoice = canonical({
+      external_id: "Rechnung-Ä-ß-001",
+      currency: "EUR",
+      destination_country: "AT",
+      archive_policy: "eu-central-6m",
+    });
     expect(canonicalJson(invoice)).toBe(
       '{"currency":"EUR","document_type":"invoice","external_id":"Rechnung-Ä-ß-001","routing":{"archive_policy":"eu-central-6m","destination_country":"AT"},"schema_version":"2026-10-16"}',
     );

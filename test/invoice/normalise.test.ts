@@ -26,25 +26,43 @@ describe("normalising a record into the canonical invoice", () => {
 
   it("when schema_version is another version, then the record is rejected as unsupported", () => {
     expect(errorsOf({ ...good, schema_version: "2025-01-01" })).toEqual([
-      { field: "schema_version", value: "2025-01-01", reason: "unsupported version: only 2026-10-16 is supported" },
+      {
+        field: "schema_version",
+        value: "2025-01-01",
+        reason: "unsupported version: only 2026-10-16 is supported",
+      },
     ]);
   });
 
   it("when document_type is not invoice, then the record is rejected", () => {
-    expect(errorsOf({ ...good, document_type: "credit_note" })[0]).toMatchObject({ field: "document_type", value: "credit_note" });
+    expect(errorsOf({ ...good, document_type: "credit_note" })[0]).toMatchObject({
+      field: "document_type",
+      value: "credit_note",
+    });
   });
 
-  it.each(["EURO", "XYZ", "HRK", "12", ""])("when currency is %j, then it is rejected naming the field", (currency) => {
-    expect(errorsOf({ ...good, currency })[0]?.field).toBe("currency");
-  });
+  it.each(["EURO", "XYZ", "HRK", "12", ""])(
+    "when currency is %j, then it is rejected naming the field",
+    (currency) => {
+      expect(errorsOf({ ...good, currency })[0]?.field).toBe("currency");
+    },
+  );
 
-  it.each(["ZZ", "XK", "EU", "UK", "QO", "D", "DEU", "YU"])("when destination_country is %j (not assigned by ISO), then it is rejected", (country) => {
-    expect(errorsOf({ ...good, destination_country: country })[0]?.field).toBe("routing.destination_country");
-  });
+  it.each(["ZZ", "XK", "EU", "UK", "QO", "D", "DEU", "YU"])(
+    "when destination_country is %j (not assigned by ISO), then it is rejected",
+    (country) => {
+      expect(errorsOf({ ...good, destination_country: country })[0]?.field).toBe(
+        "routing.destination_country",
+      );
+    },
+  );
 
-  it.each(["eu-10y", "us-east-7y", "ap-northeast-1-30d", "x-1m"])("when archive_policy is %j, then it is accepted", (policy) => {
-    expect(errorsOf({ ...good, archive_policy: policy })).toEqual([]);
-  });
+  it.each(["eu-10y", "us-east-7y", "ap-northeast-1-30d", "x-1m"])(
+    "when archive_policy is %j, then it is accepted",
+    (policy) => {
+      expect(errorsOf({ ...good, archive_policy: policy })).toEqual([]);
+    },
+  );
 
   it.each(["eu", "eu-0y", "eu-10w", "-10y", "eu--10y", "eu-10", "eu_x-10y", "10y", "eu-01y"])(
     "when archive_policy is %j, then it is rejected",
@@ -56,17 +74,29 @@ describe("normalising a record into the canonical invoice", () => {
   it("when external_id is too long, empty or has a control character, then it is rejected", () => {
     expect(errorsOf({ ...good, external_id: "x".repeat(256) })[0]?.reason).toMatch(/255/);
     expect(errorsOf({ ...good, external_id: "   " })[0]?.reason).toBe("is required");
-    expect(errorsOf({ ...good, external_id: "a\u0007b" })[0]).toMatchObject({ field: "external_id", value: "a\\u0007b" });
+    expect(errorsOf({ ...good, external_id: "a\u0007b" })[0]).toMatchObject({
+      field: "external_id",
+      value: "a\\u0007b",
+    });
   });
 
   it("when numbers stand where strings belong, then each field is named with what it got", () => {
-    const errors = errorsOf({ external_id: 42, currency: 978, destination_country: "DE", archive_policy: "eu-10y" });
+    const errors = errorsOf({
+      external_id: 42,
+      currency: 978,
+      destination_country: "DE",
+      archive_policy: "eu-10y",
+    });
     expect(errors.map((e) => e.field).sort()).toEqual(["currency", "external_id"]);
     expect(errors[0]?.reason).toMatch(/must be a string, not a number/);
   });
 
   it("when required fields are missing, then each is reported as required", () => {
-    expect(errorsOf({}).map((e) => `${e.field}: ${e.reason}`).sort()).toEqual([
+    expect(
+      errorsOf({})
+        .map((e) => `${e.field}: ${e.reason}`)
+        .sort(),
+    ).toEqual([
       "currency: is required",
       "external_id: is required",
       "routing.archive_policy: is required",
@@ -103,7 +133,8 @@ describe("ISO code lists", () => {
   });
 
   it("when the currency list is built from Intl, then common codes are in and withdrawn ones are out", () => {
-    for (const code of ["EUR", "USD", "JPY", "CHF", "XOF", "SLE", "ZWG", "XCG"]) expect(CURRENCY_CODES.has(code)).toBe(true);
+    for (const code of ["EUR", "USD", "JPY", "CHF", "XOF", "SLE", "ZWG", "XCG"])
+      expect(CURRENCY_CODES.has(code)).toBe(true);
     for (const code of ["HRK", "ZWL", "CUC", "XYZ"]) expect(CURRENCY_CODES.has(code)).toBe(false);
   });
 });

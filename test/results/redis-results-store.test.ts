@@ -89,7 +89,12 @@ describe("results store", () => {
     expect(await s.recordSucceeded(r.key, { httpStatus: 201, correlationId: "c1" })).toBe("ok");
     expect(await s.recordFailed(r.key, { httpStatus: 500, error: "late" })).toBe("already-succeeded");
     expect(await s.recordRetrying(r.key, { error: "late" })).toBe("succeeded");
-    expect(await s.get(r.key)).toMatchObject({ status: "succeeded", correlation_id: "c1", http_status: 201, attempts: 1 });
+    expect(await s.get(r.key)).toMatchObject({
+      status: "succeeded",
+      correlation_id: "c1",
+      http_status: 201,
+      attempts: 1,
+    });
   });
 
   it("when a failed key is requeued, then its batches wait for it again and complete when it succeeds", async () => {
@@ -115,7 +120,12 @@ describe("results store", () => {
     await s.registerRows("b1", [r]);
     await s.recordRetrying(r.key, { httpStatus: 503, error: "HTTP 503" });
     await s.recordRetrying(r.key, { httpStatus: 429, error: "HTTP 429" });
-    expect(await s.get(r.key)).toMatchObject({ status: "retrying", attempts: 2, http_status: 429, error: "HTTP 429" });
+    expect(await s.get(r.key)).toMatchObject({
+      status: "retrying",
+      attempts: 2,
+      http_status: 429,
+      error: "HTTP 429",
+    });
     expect((await s.counts()).retrying).toBe(1);
   });
 });

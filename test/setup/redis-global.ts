@@ -26,7 +26,13 @@ async function fromTestcontainers(): Promise<Provided | undefined> {
   try {
     const { RedisContainer } = await import("@testcontainers/redis");
     const container = await new RedisContainer("redis:7-alpine").start();
-    return { url: container.getConnectionUrl(), source: "testcontainers", stop: async () => void (await container.stop()) };
+    return {
+      url: container.getConnectionUrl(),
+      source: "testcontainers",
+      stop: async () => {
+        await container.stop();
+      },
+    };
   } catch {
     return undefined; // no engine answered: fall through to a private redis-server
   }
@@ -40,13 +46,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let provided: Provided | undefined;
   const fromEnv = process.env["REDIS_URL"];
   if (fromEnv !== undefined && fromEnv !== "") {
-    if (!(await pingRedis(fromEnv))) throw new Error(`REDIS_URL=${fromEnv} does not answer PING; start that Redis or unset REDIS_URL.`);
-    provided = { url: fromEnv, source: "REDIS_URL", stop: async () => undefined };
+    if (!(await pingRedis(fromEnv)))
+      throw new Error(`REDIS_URL=${fromEnv} does not answer PING; start that Redis or unset REDIS_URL.`);
+    provided = { url: fromEnv, source: "REDIS_URL", stop: () => Promise.resolve() };
   }
   provided ??= await fromTestcontainers();
   if (provided === undefined) {
     const server = await RedisServer.start(); // throws with install instructions when redis-server is missing
-    provided = { url: server.url, source: `private redis-server (${server.dir})`, stop: () => server.dispose() };
+    provided = {
+      url: server.url,
+      source: `private redis-server (${server.dir})`,
+      stop: () => server.dispose(),
+    };
   }
   process.stderr.write(`[tests] Redis: ${provided.source} at ${provided.url}\n`);
   project.provide("redisUrl", provided.url);

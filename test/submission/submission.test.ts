@@ -22,7 +22,10 @@ async function simulator(options: Parameters<typeof startSimulator>[0] = {}): Pr
   return sim;
 }
 
-async function worker(config: ReturnType<typeof testConfig>, hooks: Parameters<typeof startTestWorker>[1] = {}) {
+async function worker(
+  config: ReturnType<typeof testConfig>,
+  hooks: Parameters<typeof startTestWorker>[1] = {},
+) {
   const w = await startTestWorker(config, hooks);
   cleanups.push(() => w.service.close(1000));
   return w;
@@ -30,7 +33,10 @@ async function worker(config: ReturnType<typeof testConfig>, hooks: Parameters<t
 
 function storeOf(config: ReturnType<typeof testConfig>): RedisResultsStore {
   const redis = createRedis(config.redisUrl, "producer");
-  cleanups.push(async () => void redis.disconnect());
+  cleanups.push(() => {
+    redis.disconnect();
+    return Promise.resolve();
+  });
   return new RedisResultsStore(redis, config.queuePrefix);
 }
 
@@ -45,7 +51,9 @@ describe("submitting invoices through the queue", () => {
 
     const records = await storeOf(config).getMany(invoices.map((i) => i.key));
     expect(records.every((r) => r?.status === "succeeded" && r.http_status === 201)).toBe(true);
-    expect(records.every((r) => (r?.correlation_id ?? "") !== "" && (r?.ruleset_version ?? "") !== "")).toBe(true);
+    expect(records.every((r) => (r?.correlation_id ?? "") !== "" && (r?.ruleset_version ?? "") !== "")).toBe(
+      true,
+    );
     const stats = sim.stats();
     expect(stats.effects.total).toBe(1000);
     expect(stats.effects.distinctKeys).toBe(1000);
@@ -67,7 +75,10 @@ describe("submitting invoices through the queue", () => {
     const attempts = sim.attempts(inv.key);
     expect(attempts.map((a) => a.status)).toEqual([503, 503, 201]);
     expect(new Set(attempts.map((a) => a.idempotencyKey))).toEqual(new Set([inv.key]));
-    const sha = (await import("node:crypto")).createHash("sha256").update(invoiceJson(inv.invoice)).digest("hex");
+    const sha = (await import("node:crypto"))
+      .createHash("sha256")
+      .update(invoiceJson(inv.invoice))
+      .digest("hex");
     expect(attempts.every((a) => a.bodySha256 === sha)).toBe(true);
     expect(await storeOf(config).get(inv.key)).toMatchObject({ status: "succeeded", attempts: 3 });
   });
@@ -111,7 +122,11 @@ describe("submitting invoices through the queue", () => {
     const other = testInvoice(2, "other").invoice;
     await request(`${sim.url}/api/v1/invoices`, {
       method: "POST",
-      headers: { authorization: `Bearer ${API_KEY}`, "idempotency-key": inv.key, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${API_KEY}`,
+        "idempotency-key": inv.key,
+        "content-type": "application/json",
+      },
       body: invoiceJson(other),
     }).then((r) => r.body.dump());
     await enqueueBatch(config, "b1", [inv]);
@@ -119,7 +134,11 @@ describe("submitting invoices through the queue", () => {
     await w.untilFinal(1);
 
     expect(sim.attempts(inv.key).map((a) => a.status)).toEqual([201, 422]);
-    expect(await storeOf(config).get(inv.key)).toMatchObject({ status: "failed", http_status: 422, attempts: 1 });
+    expect(await storeOf(config).get(inv.key)).toMatchObject({
+      status: "failed",
+      http_status: 422,
+      attempts: 1,
+    });
   });
 
   it("when the key is refused with 401, then the queue pauses, nothing fails, and with the key fixed all go through", async () => {
@@ -129,11 +148,18 @@ describe("submitting invoices through the queue", () => {
     await enqueueBatch(bad, "b1", invoices);
     let refused: () => void = () => undefined;
     const refusal = new Promise<void>((resolve) => (refused = resolve));
-    const first = await startTestWorker(bad, { onKeyRefused: () => refused() });
+    const first = await startTestWorker(bad, {
+      onKeyRefused: () => {
+        refused();
+      },
+    });
     await refusal;
     await first.service.close(1000);
 
-    const queue = new Queue(INVOICE_QUEUE, { connection: createRedis(bad.redisUrl, "producer"), prefix: bad.queuePrefix });
+    const queue = new Queue(INVOICE_QUEUE, {
+      connection: createRedis(bad.redisUrl, "producer"),
+      prefix: bad.queuePrefix,
+    });
     cleanups.push(() => queue.close());
     expect(await queue.isPaused()).toBe(true);
     expect(sim.stats().requests.total).toBeLessThanOrEqual(2);
@@ -151,7 +177,9 @@ describe("submitting invoices through the queue", () => {
     const config = testConfig({ apiUrl: sim.url, apiKey: API_KEY, env: { MAX_ATTEMPTS: "6" } });
     const invoices = testInvoices(200, `outage-${randomUUID()}`);
     await enqueueBatch(config, "b1", invoices);
-    const w = await worker(config, { flow: { outageThreshold: 3, coolDownBaseMs: 500, coolDownCapMs: 2000 } });
+    const w = await worker(config, {
+      flow: { outageThreshold: 3, coolDownBaseMs: 500, coolDownCapMs: 2000 },
+    });
     // Let the outage last until the service has seen a dozen requests, then heal it.
     let seen = 0;
     const healed = new Promise<void>((resolve) =>
@@ -172,4 +200,3 @@ describe("submitting invoices through the queue", () => {
     expect(sim.stats().effects).toMatchObject({ total: 200, keysWithMultipleEffects: 0 });
   });
 });
-

@@ -44,7 +44,7 @@ describe("a worker killed mid-batch", () => {
     const store = new RedisResultsStore(client, prefix);
 
     const first = spawnNode("workers/submit-worker.js", [], env);
-    await until(async () => sim.stats().effects.total >= 300, 30_000, "300 effects");
+    await until(() => Promise.resolve(sim.stats().effects.total >= 300), 30_000, "300 effects");
     first.child.kill("SIGKILL");
     expect((await first.exited).signal).toBe("SIGKILL");
     const doneBeforeRestart = (await store.counts()).succeeded;
@@ -68,7 +68,13 @@ describe("a worker killed mid-batch", () => {
     const config = testConfig({ apiUrl: sim.url, apiKey: API_KEY, redisUrl: redis.url, prefix });
     const invoices = testInvoices(800, prefix);
     await enqueueBatch(config, "b1", invoices);
-    const env = { REDIS_URL: redis.url, INVOICE_API_URL: sim.url, INVOICE_API_KEY: API_KEY, QUEUE_PREFIX: prefix, LOG_LEVEL: "warn" };
+    const env = {
+      REDIS_URL: redis.url,
+      INVOICE_API_URL: sim.url,
+      INVOICE_API_KEY: API_KEY,
+      QUEUE_PREFIX: prefix,
+      LOG_LEVEL: "warn",
+    };
     const store = new RedisResultsStore(client, prefix);
     const before = sim.stats().effects.total;
 

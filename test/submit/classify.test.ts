@@ -17,38 +17,67 @@ const response = (status: number, body = "", headers: Record<string, string> = {
 describe("classifying the service's answer", () => {
   it("when the service answers 201, then the invoice succeeded with correlation ID and ruleset version", () => {
     const verdict = classify(
-      response(201, JSON.stringify({ ruleset: { version: "rs-7" }, correlation_id: "body-id" }), { "x-request-id": "hdr-id" }),
+      response(201, JSON.stringify({ ruleset: { version: "rs-7" }, correlation_id: "body-id" }), {
+        "x-request-id": "hdr-id",
+      }),
       DEFAULT_EXTRACTION_RULES,
       NOW,
     );
-    expect(verdict).toMatchObject({ kind: "succeeded", httpStatus: 201, correlationId: "hdr-id", rulesetVersion: "rs-7" });
+    expect(verdict).toMatchObject({
+      kind: "succeeded",
+      httpStatus: 201,
+      correlationId: "hdr-id",
+      rulesetVersion: "rs-7",
+    });
   });
 
   it("when no correlation header is present, then the body fields are used in order", () => {
-    const verdict = classify(response(200, JSON.stringify({ requestId: "r2", request_id: "r1", version: 3 })), DEFAULT_EXTRACTION_RULES, NOW);
+    const verdict = classify(
+      response(200, JSON.stringify({ requestId: "r2", request_id: "r1", version: 3 })),
+      DEFAULT_EXTRACTION_RULES,
+      NOW,
+    );
     expect(verdict).toMatchObject({ correlationId: "r1", rulesetVersion: "3" });
   });
 
   it("when the lists are overridden, then the configured names are used", () => {
-    const rules = { correlationIdHeaders: ["x-trace"], correlationIdFields: ["trace"], rulesetVersionFields: ["rules.v"] };
-    const verdict = classify(response(201, JSON.stringify({ rules: { v: "9" } }), { "x-trace": "t-1", "x-request-id": "no" }), rules, NOW);
+    const rules = {
+      correlationIdHeaders: ["x-trace"],
+      correlationIdFields: ["trace"],
+      rulesetVersionFields: ["rules.v"],
+    };
+    const verdict = classify(
+      response(201, JSON.stringify({ rules: { v: "9" } }), { "x-trace": "t-1", "x-request-id": "no" }),
+      rules,
+      NOW,
+    );
     expect(verdict).toMatchObject({ correlationId: "t-1", rulesetVersion: "9" });
   });
 
-  it.each([408, 409, 425, 429, 500, 502, 503, 504])("when the service answers %i, then the invoice is retried", (status) => {
-    expect(classify(response(status), DEFAULT_EXTRACTION_RULES, NOW).kind).toBe("retry");
-  });
+  it.each([408, 409, 425, 429, 500, 502, 503, 504])(
+    "when the service answers %i, then the invoice is retried",
+    (status) => {
+      expect(classify(response(status), DEFAULT_EXTRACTION_RULES, NOW).kind).toBe("retry");
+    },
+  );
 
   it.each([401, 403])("when the service answers %i, then the key is refused and nothing fails", (status) => {
     expect(classify(response(status), DEFAULT_EXTRACTION_RULES, NOW).kind).toBe("key-refused");
   });
 
-  it.each([400, 404, 410, 422, 301, 302])("when the service answers %i, then the invoice fails at once", (status) => {
-    expect(classify(response(status), DEFAULT_EXTRACTION_RULES, NOW).kind).toBe("failed");
-  });
+  it.each([400, 404, 410, 422, 301, 302])(
+    "when the service answers %i, then the invoice fails at once",
+    (status) => {
+      expect(classify(response(status), DEFAULT_EXTRACTION_RULES, NOW).kind).toBe("failed");
+    },
+  );
 
   it("when a 422 carries problem+json, then its title and detail are the error", () => {
-    const body = JSON.stringify({ type: "about:blank", title: "Invalid invoice", detail: "currency: unknown code" });
+    const body = JSON.stringify({
+      type: "about:blank",
+      title: "Invalid invoice",
+      detail: "currency: unknown code",
+    });
     expect(classify(response(422, body), DEFAULT_EXTRACTION_RULES, NOW)).toMatchObject({
       kind: "failed",
       detail: "HTTP 422: Invalid invoice: currency: unknown code",
@@ -56,14 +85,22 @@ describe("classifying the service's answer", () => {
   });
 
   it("when no answer came (timeout, reset), then the invoice is retried", () => {
-    const verdict = classify({ kind: "no-response", reason: "timeout", message: "headers timeout" }, DEFAULT_EXTRACTION_RULES, NOW);
+    const verdict = classify(
+      { kind: "no-response", reason: "timeout", message: "headers timeout" },
+      DEFAULT_EXTRACTION_RULES,
+      NOW,
+    );
     expect(verdict).toMatchObject({ kind: "retry", httpStatus: undefined });
   });
 
   it("when a 429 carries Retry-After in seconds or as an HTTP date, then it is read in ms", () => {
-    expect(classify(response(429, "", { "retry-after": "2" }), DEFAULT_EXTRACTION_RULES, NOW)).toMatchObject({ retryAfterMs: 2000 });
+    expect(classify(response(429, "", { "retry-after": "2" }), DEFAULT_EXTRACTION_RULES, NOW)).toMatchObject({
+      retryAfterMs: 2000,
+    });
     const date = new Date(NOW + 7000).toUTCString();
-    expect(classify(response(503, "", { "retry-after": date }), DEFAULT_EXTRACTION_RULES, NOW)).toMatchObject({ retryAfterMs: 7000 });
+    expect(classify(response(503, "", { "retry-after": date }), DEFAULT_EXTRACTION_RULES, NOW)).toMatchObject(
+      { retryAfterMs: 7000 },
+    );
   });
 });
 
@@ -108,7 +145,11 @@ describe("flow control", () => {
     expect(coolDowns.filter((c) => c !== undefined)).toEqual([1000, 2000, 4000, 8000]);
     expect(flow.concurrency).toBe(1);
     flow.onSuccess();
-    expect([flow.onRetryable(503), flow.onRetryable(503), flow.onRetryable(503)]).toEqual([undefined, undefined, 1000]);
+    expect([flow.onRetryable(503), flow.onRetryable(503), flow.onRetryable(503)]).toEqual([
+      undefined,
+      undefined,
+      1000,
+    ]);
   });
 
   it("when the service throttles with 429, then the window halves", () => {

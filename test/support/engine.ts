@@ -2,7 +2,11 @@ import { loadConfig, requireSubmitConfig, type SubmitConfig } from "../../src/co
 import { silentLogger } from "../../src/log/logger.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue, enqueueInvoices } from "../../src/queue/invoice-queue.js";
-import { startSubmission, type SubmissionHooks, type SubmissionService } from "../../src/queue/submission-service.js";
+import {
+  startSubmission,
+  type SubmissionHooks,
+  type SubmissionService,
+} from "../../src/queue/submission-service.js";
 import { RedisResultsStore } from "../../src/results/redis-results-store.js";
 import type { SubmitOutcome } from "../../src/submit/submit-invoice.js";
 import type { KeyedInvoice } from "./invoices.js";
@@ -35,12 +39,20 @@ export function testConfig(options: EngineOptions): SubmitConfig {
 }
 
 /** Registers invoices as rows of one batch in the results store and enqueues them, as ingest does. */
-export async function enqueueBatch(config: SubmitConfig, batch: string, invoices: readonly KeyedInvoice[]): Promise<void> {
+export async function enqueueBatch(
+  config: SubmitConfig,
+  batch: string,
+  invoices: readonly KeyedInvoice[],
+): Promise<void> {
   const redis = createRedis(config.redisUrl, "producer");
   const store = new RedisResultsStore(redis, config.queuePrefix);
   const queue = createInvoiceQueue(redis, config.queuePrefix, config.maxAttempts);
   try {
-    const rows = invoices.map((inv, i) => ({ line: i + 2, key: inv.key, externalId: inv.invoice.external_id }));
+    const rows = invoices.map((inv, i) => ({
+      line: i + 2,
+      key: inv.key,
+      externalId: inv.invoice.external_id,
+    }));
     await store.registerRows(batch, rows);
     await store.finishIngest(batch);
     await enqueueInvoices(
@@ -61,7 +73,8 @@ export async function startTestWorker(config: SubmitConfig, hooks: SubmissionHoo
     ...hooks,
     onOutcome: (key: string, outcome: SubmitOutcome) => {
       hooks.onOutcome?.(key, outcome);
-      if (outcome.kind === "succeeded" || outcome.kind === "failed" || outcome.kind === "skipped") finals.add(key);
+      if (outcome.kind === "succeeded" || outcome.kind === "failed" || outcome.kind === "skipped")
+        finals.add(key);
       for (const waiter of waiters.filter((w) => finals.size >= w.count)) waiter.resolve();
     },
   });

@@ -22,7 +22,9 @@ export function spawnNode(script: string, args: readonly string[], env: Record<s
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
+    child.once("exit", (code, signal) => {
+      resolve({ code, signal });
+    }),
   );
   return { child, output: () => output, exited };
 }

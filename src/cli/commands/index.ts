@@ -1,15 +1,24 @@
 import type { CommandFactory } from "../program.js";
+import { agentnetCommand } from "./agentnet.js";
 import { pendingCommand } from "./pending.js";
+import { simulateCommand } from "./simulate.js";
 import { workerCommand } from "./worker.js";
 
 /** Every command of the binary, in the order `--help` lists them. */
 export const allCommands: readonly CommandFactory[] = [
-  pendingCommand("run", "One nightly pass: claim ready files, ingest, submit, wait until final, write reports, exit."),
-  pendingCommand("start", "Long-running service: workers plus a nightly drop-folder scan on a cron schedule."),
+  pendingCommand(
+    "run",
+    "One nightly pass: claim ready files, ingest, submit, wait until final, write reports, exit.",
+  ),
+  pendingCommand(
+    "start",
+    "Long-running service: workers plus a nightly drop-folder scan on a cron schedule.",
+  ),
   workerCommand,
   pendingCommand("ingest", "Claim, validate and enqueue drop files; prints the batch ids."),
   pendingCommand("status", "Counts per state and per batch: waiting, retrying, failed."),
   pendingCommand("retry", "Re-enqueue invoices that ended failed, with their original keys."),
   pendingCommand("results", "Export results records to stdout as CSV or JSON lines."),
-  pendingCommand("simulate", "A local invoice routing service that follows the spec, for demos, tests and benchmarks."),
+  simulateCommand,
+  agentnetCommand,
 ];

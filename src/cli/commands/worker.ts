@@ -5,13 +5,22 @@ import { redisWarnings } from "../../queue/redis-checks.js";
 import { startSubmission } from "../../queue/submission-service.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
-import { addCommonOptions, addSubmitOptions, commandConfig, commandLogger, overridesFrom, shutdownSignal } from "../runtime.js";
+import {
+  addCommonOptions,
+  addSubmitOptions,
+  commandConfig,
+  commandLogger,
+  overridesFrom,
+  shutdownSignal,
+} from "../runtime.js";
 
 export const workerCommand: CommandFactory = () =>
   addSubmitOptions(addCommonOptions(new Command("worker")))
     .description("Submission worker only; run several, on several machines, against one Redis to scale out.")
     .action(async (options: Record<string, unknown>) => {
-      const config = requireSubmitConfig(commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]));
+      const config = requireSubmitConfig(
+        commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
+      );
       const logger = commandLogger(config, "invoice-relay-worker");
       const probe = createRedis(config.redisUrl, "producer");
       try {
@@ -21,7 +30,10 @@ export const workerCommand: CommandFactory = () =>
         probe.disconnect();
       }
       const service = await startSubmission(config, logger);
-      logger.info({ concurrency: config.submitConcurrency, prefix: config.queuePrefix }, "submission worker started");
+      logger.info(
+        { concurrency: config.submitConcurrency, prefix: config.queuePrefix },
+        "submission worker started",
+      );
       await shutdownSignal(logger);
       await service.close(config.shutdownGraceMs);
       logger.info("submission worker stopped");

@@ -13,7 +13,8 @@ export class LuaScript {
     try {
       return await redis.evalsha(this.sha, 0, ...args);
     } catch (error) {
-      if (error instanceof Error && error.message.startsWith("NOSCRIPT")) return redis.eval(this.source, 0, ...args);
+      if (error instanceof Error && error.message.startsWith("NOSCRIPT"))
+        return redis.eval(this.source, 0, ...args);
       throw error;
     }
   }

@@ -1,0 +1,59 @@
+// npm run bench:ingest — reads + validates + keys a 1,000,000-row CSV and a 200,000-element JSON array.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { z } from "zod";
+import { writeCsv, writeJsonArray } from "./generate.js";
+
+const CSV_ROWS = Number(process.env["BENCH_CSV_ROWS"] ?? 1_000_000);
+const JSON_ROWS = Number(process.env["BENCH_JSON_ROWS"] ?? 200_000);
+
+const childResult = z.object({
+  rows: z.number(),
+  seconds: z.number(),
+  peakRssMb: z.number(),
+  counts: z.record(z.string(), z.number()),
+});
+
+async function measure(file: string): Promise<z.infer<typeof childResult>> {
+  const child = fileURLToPath(new URL("./ingest-read.js", import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, [child, file], { maxBuffer: 1 << 20 });
+  return childResult.parse(JSON.parse(stdout));
+}
+
+const dir = await mkdtemp(join(tmpdir(), "invoice-relay-bench-"));
+try {
+  const csv = join(dir, "bench.csv");
+  const json = join(dir, "bench.json");
+  await writeCsv(csv, CSV_ROWS);
+  await writeJsonArray(json, JSON_ROWS);
+  const mb = async (p: string) => ((await stat(p)).size / 1e6).toFixed(1);
+  console.log(
+    `generated ${CSV_ROWS} CSV rows (${await mb(csv)} MB) and ${JSON_ROWS} JSON elements (${await mb(json)} MB) in ${dir}`,
+  );
+
+  const c = await measure(csv);
+  const j = await measure(json);
+  const csvRate = Math.round(c.rows / c.seconds);
+  const jsonRate = Math.round(j.rows / j.seconds);
+  console.log(
+    `CSV : ${c.rows} rows in ${c.seconds.toFixed(2)} s = ${csvRate} rows/s, peak RSS ${c.peakRssMb.toFixed(0)} MB`,
+  );
+  console.log(
+    `JSON: ${j.rows} rows in ${j.seconds.toFixed(2)} s = ${jsonRate} rows/s, peak RSS ${j.peakRssMb.toFixed(0)} MB`,
+  );
+  if (c.counts["valid"] !== CSV_ROWS || j.counts["valid"] !== JSON_ROWS)
+    throw new Error(`unexpected counts: ${JSON.stringify([c.counts, j.counts])}`);
+  console.log(
+    JSON.stringify({
+      csv_rows_per_s: csvRate,
+      json_rows_per_s: jsonRate,
+      peak_rss_mb: Math.round(Math.max(c.peakRssMb, j.peakRssMb)),
+    }),
+  );
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
