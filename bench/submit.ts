@@ -71,7 +71,12 @@ try {
     const chunk = docs.slice(i, i + 1000);
     await store.registerRows(
       "bench",
-      chunk.map((d, j) => ({ line: i + j + 2, key: d.key, externalId: d.invoice.external_id })),
+      chunk.map((d, j) => ({
+        line: i + j + 2,
+        key: d.key,
+        externalId: d.invoice.external_id,
+        document: invoiceJson(d.invoice),
+      })),
     );
     const at = performance.now();
     for (const d of chunk) enqueuedAt.set(d.key, at);

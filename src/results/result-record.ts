@@ -22,6 +22,8 @@ export const resultRecordSchema = z.object({
   ruleset_version: optionalText,
   error: optionalText,
   response_body: optionalText,
+  /** Canonical JSON of the invoice, as sent. */
+  document: optionalText,
   created_at: optionalInt,
   first_attempt_at: optionalInt,
   last_attempt_at: optionalInt,

@@ -5,6 +5,8 @@ export interface RowRef {
   readonly line: number;
   readonly key: string;
   readonly externalId: string;
+  /** The canonical JSON of the invoice. */
+  readonly document: string;
 }
 
 /**

@@ -16,7 +16,12 @@ function store(): RedisResultsStore {
   return new RedisResultsStore(redis, testPrefix());
 }
 
-const row = (line: number, key = randomUUID(), externalId = `INV-${line}`) => ({ line, key, externalId });
+const row = (line: number, key = randomUUID(), externalId = `INV-${line}`) => ({
+  line,
+  key,
+  externalId,
+  document: `{"external_id":"${externalId}"}`,
+});
 
 describe("results store", () => {
   it("when a batch registers new rows, then each is new, queued and the batch waits for all of them", async () => {

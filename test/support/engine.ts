@@ -1,4 +1,5 @@
 import { loadConfig, requireSubmitConfig, type SubmitConfig } from "../../src/config/load.js";
+import { invoiceJson } from "../../src/invoice/key.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue, enqueueInvoices } from "../../src/queue/invoice-queue.js";

@@ -27,7 +27,8 @@ end
 `;
 
 /**
- * Register rows of a batch against the store. ARGV: base, batch, now, then (line, key, external_id)*.
+ * Register rows of a batch against the store. ARGV: base, batch, now, then (line, key, external_id, document)*
+ * where document is the canonical JSON (kept so `retry` can re-enqueue a key long after its job is gone).
  * Returns one decision per row: new | requeue | join | queued | retrying | succeeded | failed |
  * duplicate | conflict:<earlier key>. Re-running for the same batch gives the same decisions and
  * counts nothing twice.
@@ -37,8 +38,8 @@ local base, batch, now = ARGV[1], ARGV[2], ARGV[3]
 local bkey = base .. ':batch:' .. batch
 local dkey = base .. ':batch:' .. batch .. ':decisions'
 local out = {}
-for i = 4, #ARGV, 3 do
-  local line, key, eid = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for i = 4, #ARGV, 4 do
+  local line, key, eid, doc = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local rkey = base .. ':r:' .. key
   local kbkey = base .. ':kb:' .. key
   local decided = redis.call('HGET', dkey, line)
@@ -62,7 +63,7 @@ for i = 4, #ARGV, 3 do
     else
       redis.call('SET', xkey, key)
       if not status then
-        redis.call('HSET', rkey, 'external_id', eid, 'batch', batch, 'line', line, 'created_at', now, 'attempts', 0)
+        redis.call('HSET', rkey, 'external_id', eid, 'batch', batch, 'line', line, 'created_at', now, 'attempts', 0, 'document', doc)
         set_status(base, rkey, key, nil, 'queued')
         out[#out + 1] = 'new'
       elseif status == 'failed' then
