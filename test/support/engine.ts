@@ -53,6 +53,7 @@ export async function enqueueBatch(
       line: i + 2,
       key: inv.key,
       externalId: inv.invoice.external_id,
+      document: invoiceJson(inv.invoice),
     }));
     await store.registerRows(batch, rows);
     await store.finishIngest(batch);
