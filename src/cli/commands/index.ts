@@ -1,15 +1,13 @@
 import type { CommandFactory } from "../program.js";
 import { agentnetCommand } from "./agentnet.js";
 import { pendingCommand } from "./pending.js";
+import { runCommand } from "./run.js";
 import { simulateCommand } from "./simulate.js";
 import { workerCommand } from "./worker.js";
 
 /** Every command of the binary, in the order `--help` lists them. */
 export const allCommands: readonly CommandFactory[] = [
-  pendingCommand(
-    "run",
-    "One nightly pass: claim ready files, ingest, submit, wait until final, write reports, exit.",
-  ),
+  runCommand,
   pendingCommand(
     "start",
     "Long-running service: workers plus a nightly drop-folder scan on a cron schedule.",

@@ -1,0 +1,150 @@
+import { access } from "node:fs/promises";
+import { Command } from "commander";
+import { requireSubmitConfig } from "../../config/load.js";
+import { dropPass } from "../../ingest/drop-pass.js";
+import { redisWarnings } from "../../queue/redis-checks.js";
+import { readKeyRefusal } from "../../queue/key-refusal.js";
+import { startSubmission } from "../../queue/submission-service.js";
+import type { BatchMeta } from "../../results/batch-store.js";
+import { finalizeCompleteBatches } from "../../results/finalize.js";
+import { openContext, type AppContext } from "../context.js";
+import { parseDuration } from "../duration.js";
+import { ExitCode } from "../exit-codes.js";
+import type { CommandFactory } from "../program.js";
+import { Progress } from "../progress.js";
+import {
+  addCommonOptions,
+  addSubmitOptions,
+  commandConfig,
+  commandLogger,
+  overridesFrom,
+} from "../runtime.js";
+import { hasProblems, summaryTable } from "../summary-table.js";
+
+const POLL_MS = 250;
+const FINAL_STATES: ReadonlySet<BatchMeta["state"]> = new Set(["reported", "rejected"]);
+
+export const runCommand: CommandFactory = () =>
+  addSubmitOptions(addCommonOptions(new Command("run")))
+    .description(
+      "One nightly pass: claim every ready file, ingest, submit, wait until every invoice is final, write reports, exit. " +
+        "Exit 0: all succeeded or duplicate; 2: some rejected, failed or in conflict; 1: could not finish.",
+    )
+    .option("--drop-dir <dir>", "the drop folder (env DROP_DIR)")
+    .option("--settle-ms <ms>", "a file must be unchanged this long to be picked up (env SETTLE_MS)")
+    .option(
+      "--deadline <duration>",
+      "give up waiting after this long, e.g. 45m or 2h (work left continues next run)",
+    )
+    .action(async (options: Record<string, unknown>) => {
+      const deadlineText = typeof options["deadline"] === "string" ? options["deadline"] : undefined;
+      const deadlineMs = deadlineText === undefined ? undefined : parseDuration(deadlineText);
+      if (deadlineText !== undefined && deadlineMs === undefined) {
+        throw new Error(`--deadline "${deadlineText}" is not a duration; use e.g. 90s, 45m or 2h`);
+      }
+      const config = requireSubmitConfig(
+        commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
+      );
+      const logger = commandLogger(config, "invoice-relay-run");
+      const ctx = await openContext(config, { dropFolder: true });
+      try {
+        for (const warning of await redisWarnings(ctx.redis)) logger.warn(warning);
+        process.exitCode = await nightlyPass(
+          ctx,
+          logger,
+          deadlineMs === undefined ? undefined : Date.now() + deadlineMs,
+        );
+      } finally {
+        await ctx.close();
+      }
+    });
+
+async function nightlyPass(
+  ctx: AppContext,
+  logger: ReturnType<typeof commandLogger>,
+  deadline: number | undefined,
+): Promise<number> {
+  const config = requireSubmitConfig(ctx.config);
+  let interrupted = false;
+  const onSignal = () => {
+    interrupted = true;
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  const service = await startSubmission(config, logger);
+  const progress = new Progress(process.stderr, logger);
+  try {
+    const deps = { ...ctx, logger };
+    const passed = await dropPass(deps, config.settleMs);
+    const targets = new Set(passed.map((p) => p.file.batchId));
+    for (const meta of await unfinishedBatches(ctx)) targets.add(meta.id);
+    if (targets.size === 0) {
+      process.stdout.write(`nothing to do: no ready files in ${ctx.folder.root} and no unfinished batches\n`);
+      return ExitCode.Ok;
+    }
+    for (;;) {
+      await finalizeCompleteBatches(deps);
+      const metas = (await Promise.all([...targets].map((id) => ctx.batches.get(id)))).filter(
+        (m): m is BatchMeta => m !== undefined,
+      );
+      if (metas.every((m) => FINAL_STATES.has(m.state))) {
+        progress.end();
+        process.stdout.write(`${summaryTable(metas)}\n`);
+        return hasProblems(metas) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
+      }
+      const refusal = await readKeyRefusal(ctx.redis, config.queuePrefix);
+      if (refusal !== undefined) {
+        progress.end();
+        process.stderr.write(
+          `invoice-relay run: the invoice service refused the API key (HTTP ${refusal.httpStatus}: ${refusal.detail}). ` +
+            "Submission is paused and nothing was marked failed; fix INVOICE_API_KEY and run again.\n",
+        );
+        return ExitCode.CouldNotFinish;
+      }
+      if (interrupted || (deadline !== undefined && Date.now() > deadline)) {
+        progress.end();
+        const pending = metas.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0);
+        process.stderr.write(
+          `invoice-relay run: ${interrupted ? "interrupted" : "deadline passed"} with ${pending} invoice(s) not final yet; ` +
+            "they stay queued and the next run continues them.\n",
+        );
+        return ExitCode.CouldNotFinish;
+      }
+      progress.update(await progressOf(ctx, metas));
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await service.close(config.shutdownGraceMs);
+  }
+}
+
+/** Batches from earlier runs still waiting on invoices (their files are on this machine). */
+async function unfinishedBatches(ctx: AppContext): Promise<BatchMeta[]> {
+  const ids = await ctx.batches.list();
+  const metas = await Promise.all(ids.map((id) => ctx.batches.get(id)));
+  const open = metas.filter(
+    (m): m is BatchMeta => m !== undefined && (m.state === "ingested" || m.state === "ingesting"),
+  );
+  const here = await Promise.all(
+    open.map((m) =>
+      access(m.path).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  return open.filter((_, i) => here[i]);
+}
+
+async function progressOf(ctx: AppContext, metas: readonly BatchMeta[]) {
+  const counts = await ctx.store.counts();
+  return {
+    files: metas.length,
+    filesDone: metas.filter((m) => FINAL_STATES.has(m.state)).length,
+    invoices: metas.reduce((n, m) => n + (m.valid_rows ?? 0), 0),
+    pending: metas.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
+    retrying: counts.retrying,
+  };
+}

@@ -1,0 +1,15 @@
+/** Parses a duration such as `90s`, `45m`, `6h`, `1h30m` or a number of milliseconds. */
+export function parseDuration(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const pattern = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  let total = 0;
+  let consumed = 0;
+  for (const match of trimmed.matchAll(pattern)) {
+    if (match.index !== consumed) return undefined;
+    total += Number(match[1]) * (units[match[2] ?? ""] ?? 0);
+    consumed += match[0].length;
+  }
+  return consumed === trimmed.length && consumed > 0 ? Math.round(total) : undefined;
+}

@@ -1,0 +1,46 @@
+import type { BatchMeta } from "../results/batch-store.js";
+import { emptyCounts, ROW_STATUSES, type StatusCounts } from "../results/report-row.js";
+import { z } from "zod";
+
+const countsSchema = z.object(Object.fromEntries(ROW_STATUSES.map((s) => [s, z.number()]))).partial();
+
+export function countsOf(batch: BatchMeta): StatusCounts {
+  const counts = emptyCounts();
+  if (batch.counts === undefined) return counts;
+  const parsed = countsSchema.safeParse(JSON.parse(batch.counts));
+  if (parsed.success)
+    for (const [k, v] of Object.entries(parsed.data)) counts[k as keyof StatusCounts] = v ?? 0;
+  return counts;
+}
+
+/** The end-of-run table: one line per file with its counts and report path. */
+export function summaryTable(batches: readonly BatchMeta[]): string {
+  const header = ["file", "batch", ...ROW_STATUSES, "report"];
+  const rows = batches.map((b) => {
+    const counts = countsOf(b);
+    const report =
+      b.state === "rejected"
+        ? `REJECTED: ${b.file_error ?? ""} (${b.summary_json ?? ""})`
+        : (b.report_csv ?? "(not written)");
+    return [b.file, b.id, ...ROW_STATUSES.map((s) => String(counts[s])), report];
+  });
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? 0 : (r[i] ?? "").length))),
+  );
+  const format = (cells: readonly string[]) =>
+    cells
+      .map((c, i) =>
+        i === cells.length - 1 ? c : i >= 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0),
+      )
+      .join("  ");
+  return [format(header), ...rows.map(format)].join("\n");
+}
+
+/** Exit 2 when any row was rejected, failed or in conflict, or a file was rejected as a whole. */
+export function hasProblems(batches: readonly BatchMeta[]): boolean {
+  return batches.some((b) => {
+    if (b.state === "rejected") return true;
+    const c = countsOf(b);
+    return c.rejected + c.failed + c.conflict > 0;
+  });
+}

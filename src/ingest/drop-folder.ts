@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto";
+import { lstat, mkdir, readdir, rename } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { formatOf } from "./read-invoice-file.js";
+
+/** The drop folder and the sub-folders invoice-relay manages inside it. */
+export interface DropFolder {
+  readonly root: string;
+  readonly processing: string;
+  readonly archive: string;
+  readonly rejected: string;
+  readonly reports: string;
+}
+
+export function dropFolder(root: string): DropFolder {
+  const abs = resolve(root);
+  return {
+    root: abs,
+    processing: join(abs, "processing"),
+    archive: join(abs, "archive"),
+    rejected: join(abs, "rejected"),
+    reports: join(abs, "reports"),
+  };
+}
+
+export async function ensureDropFolder(folder: DropFolder): Promise<void> {
+  for (const dir of [folder.root, folder.processing, folder.archive, folder.rejected, folder.reports]) {
+    await mkdir(dir, { recursive: true });
+  }
+}
+
+const IGNORED_SUFFIXES = [".tmp", ".part", ".partial"];
+
+/** Whether a top-level name is a drop file by its name alone: a known extension, not hidden, not an upload. */
+export function isDropName(name: string): boolean {
+  if (name.startsWith(".")) return false;
+  const lower = name.toLowerCase();
+  if (IGNORED_SUFFIXES.some((suffix) => lower.endsWith(suffix))) return false;
+  return formatOf(name) !== undefined;
+}
+
+export interface DropCandidate {
+  readonly name: string;
+  /** A symbolic link is never followed: it is claimed and rejected as such. */
+  readonly symlink: boolean;
+}
+
+/**
+ * Files ready to claim: drop names whose last change is at least `settleMs` old (an upload still being
+ * written is left alone), oldest first.
+ */
+export async function readyFiles(
+  folder: DropFolder,
+  settleMs: number,
+  now = Date.now(),
+): Promise<DropCandidate[]> {
+  const entries = await readdir(folder.root, { withFileTypes: true });
+  const ready: { name: string; symlink: boolean; mtime: number }[] = [];
+  for (const entry of entries) {
+    if (!isDropName(entry.name) || !(entry.isFile() || entry.isSymbolicLink())) continue;
+    try {
+      const info = await lstat(join(folder.root, entry.name));
+      if (now - info.mtimeMs < settleMs) continue;
+      ready.push({ name: entry.name, symlink: info.isSymbolicLink(), mtime: info.mtimeMs });
+    } catch {
+      continue; // gone meanwhile (another process claimed it)
+    }
+  }
+  return ready
+    .sort((a, b) => a.mtime - b.mtime || a.name.localeCompare(b.name))
+    .map(({ name, symlink }) => ({ name, symlink }));
+}
+
+/** Batch ids sort by claim time and are unique per drop: `20261121T020000Z-3fa9c1`. */
+export function newBatchId(now = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+const CLAIMED = /^(\d{8}T\d{6}Z-[0-9a-f]{6})--(.+)$/;
+
+/** A claimed file carries its batch id in its name, so the batch survives a crash with the file. */
+export interface ClaimedFile {
+  readonly batchId: string;
+  /** The name it was dropped under. */
+  readonly name: string;
+  /** Where it is now. */
+  readonly path: string;
+}
+
+export function claimedName(batchId: string, name: string): string {
+  return `${batchId}--${name}`;
+}
+
+export function parseClaimedName(fileName: string): { batchId: string; name: string } | undefined {
+  const match = CLAIMED.exec(fileName);
+  return match?.[1] === undefined || match[2] === undefined
+    ? undefined
+    : { batchId: match[1], name: match[2] };
+}
+
+/**
+ * Claims a drop file by renaming it into processing/ (atomic within one file system). Two processes
+ * racing for the same file: one rename wins, the other gets ENOENT and returns undefined.
+ */
+export async function claim(
+  folder: DropFolder,
+  name: string,
+  batchId = newBatchId(),
+): Promise<ClaimedFile | undefined> {
+  const target = join(folder.processing, claimedName(batchId, name));
+  try {
+    await rename(join(folder.root, name), target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  return { batchId, name, path: target };
+}
+
+/** Files left in processing/ by an earlier run that did not finish: they are resumed, never re-claimed. */
+export async function claimedFiles(folder: DropFolder): Promise<ClaimedFile[]> {
+  const names = await readdir(folder.processing);
+  const out: ClaimedFile[] = [];
+  for (const fileName of names.sort()) {
+    const parsed = parseClaimedName(fileName);
+    if (parsed !== undefined) out.push({ ...parsed, path: join(folder.processing, fileName) });
+  }
+  return out;
+}
+
+/** Moves a claimed file to archive/ or rejected/, keeping its claimed name; returns the new path. */
+export async function moveClaimed(
+  folder: DropFolder,
+  file: ClaimedFile,
+  to: "archive" | "rejected",
+): Promise<string> {
+  const target = join(
+    to === "archive" ? folder.archive : folder.rejected,
+    claimedName(file.batchId, file.name),
+  );
+  if (file.path === target) return target;
+  await rename(file.path, target);
+  return target;
+}

@@ -1,0 +1,122 @@
+import { lstat } from "node:fs/promises";
+import { hostname } from "node:os";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { KeyNamespace } from "../invoice/key.js";
+import type { Logger } from "../log/logger.js";
+import type { InvoiceJobData } from "../queue/job-data.js";
+import type { BatchStore } from "../results/batch-store.js";
+import { writeBatchReport } from "../results/batch-report.js";
+import type { ResultsStore } from "../results/results-store.js";
+import {
+  claim,
+  claimedFiles,
+  moveClaimed,
+  readyFiles,
+  type ClaimedFile,
+  type DropFolder,
+} from "./drop-folder.js";
+import { IngestLease } from "./ingest-lease.js";
+import { ingestFile, type IngestResult } from "./ingest-file.js";
+import { formatOf } from "./read-invoice-file.js";
+import { UnreadableFileError } from "./unreadable-file-error.js";
+
+export interface DropPassDeps {
+  readonly folder: DropFolder;
+  readonly redis: Redis;
+  readonly store: ResultsStore;
+  readonly batches: BatchStore;
+  readonly queue: Queue<InvoiceJobData>;
+  readonly namespace: KeyNamespace;
+  readonly logger: Logger;
+}
+
+export interface PassedFile {
+  readonly file: ClaimedFile;
+  readonly result: IngestResult | { readonly kind: "busy" };
+}
+
+/** Resumes files left in processing/ by a run that did not finish, then claims and ingests ready files. */
+export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<PassedFile[]> {
+  const passed: PassedFile[] = [];
+  for (const file of await claimedFiles(deps.folder)) {
+    const meta = await deps.batches.get(file.batchId);
+    if (meta !== undefined && meta.state !== "ingesting") continue; // ingested: waiting for its report
+    deps.logger.info({ batch: file.batchId, file: file.name }, "resuming a file left in processing/");
+    passed.push({ file, result: await ingestClaimed(deps, file) });
+  }
+  for (const candidate of await readyFiles(deps.folder, settleMs)) {
+    const file = await claim(deps.folder, candidate.name);
+    if (file === undefined) continue; // another process claimed it first
+    deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");
+    passed.push({ file, result: await ingestClaimed(deps, file) });
+  }
+  return passed;
+}
+
+/**
+ * Ingests one claimed file under a lease. A file that cannot be used as a whole goes to rejected/ with
+ * its report (a summary naming the problem) written at once.
+ */
+export async function ingestClaimed(
+  deps: DropPassDeps,
+  file: ClaimedFile,
+): Promise<IngestResult | { readonly kind: "busy" }> {
+  await deps.batches.open({
+    id: file.batchId,
+    file: file.name,
+    format: formatOf(file.name) ?? "csv",
+    path: file.path,
+    host: hostname(),
+  });
+  const lease = new IngestLease(deps.redis, `${deps.batches.keys.batch(file.batchId)}:lease`);
+  if (!(await lease.acquire())) return { kind: "busy" };
+  try {
+    const link = (await lstat(file.path)).isSymbolicLink();
+    const result: IngestResult = link
+      ? {
+          kind: "unreadable",
+          error: new UnreadableFileError(
+            file.name,
+            "is a symbolic link; links are not followed out of the drop folder, copy the file itself",
+          ),
+        }
+      : await ingestFile(deps, file);
+    if (result.kind === "unreadable") await rejectFile(deps, file, result.error);
+    else {
+      await deps.batches.update(file.batchId, {
+        state: "ingested",
+        rows: result.counts.rows,
+        valid_rows: result.counts.valid,
+      });
+    }
+    return result;
+  } finally {
+    await lease.release();
+  }
+}
+
+async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: UnreadableFileError): Promise<void> {
+  deps.logger.error({ batch: file.batchId, file: file.name, err: error.message }, "file rejected as a whole");
+  const path = await moveClaimed(deps.folder, file, "rejected");
+  await deps.batches.update(file.batchId, {
+    state: "rejected",
+    file_error: error.message,
+    path,
+    completed_at: Date.now(),
+  });
+  const meta = await deps.batches.require(file.batchId);
+  const report = await writeBatchReport(
+    { store: deps.store, batches: deps.batches, namespace: deps.namespace },
+    meta,
+    deps.folder.reports,
+  );
+  await deps.batches.markReported(file.batchId, {
+    report_csv: report.csvPath,
+    summary_json: report.summaryPath,
+    counts: JSON.stringify(report.summary.counts),
+    path,
+  });
+  // a rejected batch keeps state "rejected" rather than "reported"
+  await deps.batches.update(file.batchId, { state: "rejected" });
+}

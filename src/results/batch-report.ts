@@ -1,0 +1,82 @@
+import { once } from "node:events";
+import { createWriteStream } from "node:fs";
+import { rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { BatchMeta } from "./batch-store.js";
+import { batchRows, type BatchRowsDeps } from "./batch-rows.js";
+import { csvLine, emptyCounts, REPORT_HEADER, type StatusCounts } from "./report-row.js";
+
+export interface BatchSummary {
+  readonly file: string;
+  readonly batch_id: string;
+  readonly format: string;
+  readonly rows: number;
+  readonly counts: StatusCounts;
+  readonly created_at: string;
+  readonly completed_at: string;
+  readonly results_csv: string;
+  readonly file_error?: string;
+}
+
+export interface WrittenReport {
+  readonly csvPath: string;
+  readonly summaryPath: string;
+  readonly summary: BatchSummary;
+}
+
+/** `reports/<source file name>.<batch id>.results.csv` and `.summary.json`. */
+export function reportPaths(
+  reportsDir: string,
+  batch: Pick<BatchMeta, "file" | "id">,
+): { csv: string; summary: string } {
+  const base = join(reportsDir, `${batch.file}.${batch.id}`);
+  return { csv: `${base}.results.csv`, summary: `${base}.summary.json` };
+}
+
+/**
+ * Writes a batch's report: every row of the file with its final status, then the summary. Each file is
+ * written to a temporary name and renamed, so a reader never sees half a report.
+ */
+export async function writeBatchReport(
+  deps: BatchRowsDeps,
+  batch: BatchMeta,
+  reportsDir: string,
+): Promise<WrittenReport> {
+  const paths = reportPaths(reportsDir, batch);
+  const counts = emptyCounts();
+  let rows = 0;
+  const tmpCsv = `${paths.csv}.${process.pid}.tmp`;
+  const out = createWriteStream(tmpCsv);
+  try {
+    out.write(`${REPORT_HEADER.join(",")}\r\n`);
+    if (batch.state !== "rejected") {
+      for await (const row of batchRows(deps, batch)) {
+        counts[row.status]++;
+        rows++;
+        if (!out.write(csvLine(row))) await once(out, "drain");
+      }
+    }
+    out.end();
+    await once(out, "finish");
+    await rename(tmpCsv, paths.csv);
+  } catch (error) {
+    out.destroy();
+    await rm(tmpCsv, { force: true });
+    throw error;
+  }
+  const summary: BatchSummary = {
+    file: batch.file,
+    batch_id: batch.id,
+    format: batch.format,
+    rows,
+    counts,
+    created_at: new Date(batch.created_at).toISOString(),
+    completed_at: new Date(batch.completed_at ?? Date.now()).toISOString(),
+    results_csv: paths.csv,
+    ...(batch.file_error === undefined ? {} : { file_error: batch.file_error }),
+  };
+  const tmpSummary = `${paths.summary}.${process.pid}.tmp`;
+  await writeFile(tmpSummary, `${JSON.stringify(summary, null, 2)}\n`);
+  await rename(tmpSummary, paths.summary);
+  return { csvPath: paths.csv, summaryPath: paths.summary, summary };
+}

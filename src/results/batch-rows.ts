@@ -1,0 +1,105 @@
+import type { KeyNamespace } from "../invoice/key.js";
+import { formatFieldErrors } from "../invoice/field-error.js";
+import type { ReadItem } from "../ingest/read-item.js";
+import { readInvoiceFile } from "../ingest/read-invoice-file.js";
+import type { BatchMeta, BatchStore } from "./batch-store.js";
+import type { ResultRecord } from "./result-record.js";
+import type { ResultsStore } from "./results-store.js";
+import type { ReportRow, RowStatus } from "./report-row.js";
+
+export interface BatchRowsDeps {
+  readonly store: ResultsStore;
+  readonly batches: BatchStore;
+  readonly namespace: KeyNamespace;
+}
+
+type RowItem = Exclude<ReadItem, { kind: "unknown-fields" } | { kind: "file-error" }>;
+const CHUNK = 500;
+
+/**
+ * The report rows of a batch, in file order: the file is read again (same lines, same keys) and each
+ * row is joined with the decision taken at ingest and its key's record in the results store.
+ */
+export async function* batchRows(deps: BatchRowsDeps, batch: BatchMeta): AsyncGenerator<ReportRow> {
+  let chunk: RowItem[] = [];
+  for await (const item of readInvoiceFile(batch.path, {
+    namespace: deps.namespace,
+    displayName: batch.file,
+    format: batch.format,
+  })) {
+    if (item.kind === "unknown-fields" || item.kind === "file-error") continue;
+    chunk.push(item);
+    if (chunk.length >= CHUNK) {
+      yield* await resolveChunk(deps, batch.id, chunk);
+      chunk = [];
+    }
+  }
+  yield* await resolveChunk(deps, batch.id, chunk);
+}
+
+async function resolveChunk(
+  deps: BatchRowsDeps,
+  batchId: string,
+  items: readonly RowItem[],
+): Promise<ReportRow[]> {
+  const keyed = items.filter((i): i is Exclude<RowItem, { kind: "rejected" }> => i.kind !== "rejected");
+  const decisions = await deps.batches.decisions(
+    batchId,
+    keyed.map((i) => i.line),
+  );
+  const records = await deps.store.getMany(keyed.map((i) => i.key));
+  const byLine = new Map(
+    keyed.map((item, i) => [item.line, { decision: decisions[i] ?? null, record: records[i] }]),
+  );
+  return items.map((item) => {
+    if (item.kind === "rejected")
+      return row(item.line, "", "", "rejected", undefined, formatFieldErrors(item.errors));
+    const { decision, record } = byLine.get(item.line) ?? { decision: null, record: undefined };
+    const id = item.invoice.external_id;
+    if (item.kind === "duplicate") {
+      return row(item.line, id, item.key, "duplicate", record, `same invoice as line ${item.firstLine}`);
+    }
+    if (item.kind === "conflict") {
+      const why = `external_id already at line ${item.firstLine} with other content (key ${item.earlierKey}); not sent`;
+      return row(item.line, id, item.key, "conflict", undefined, why);
+    }
+    if (decision === "duplicate")
+      return row(item.line, id, item.key, "duplicate", record, "already succeeded earlier; not sent again");
+    if (decision?.startsWith("conflict:") === true) {
+      const earlier = decision.slice("conflict:".length);
+      const why = `external_id already sent or in flight with other content under key ${earlier}; not sent`;
+      return row(item.line, id, item.key, "conflict", undefined, why);
+    }
+    const status: RowStatus =
+      record?.status === "succeeded" ? "succeeded" : record?.status === "failed" ? "failed" : "pending";
+    return row(
+      item.line,
+      id,
+      item.key,
+      status,
+      record,
+      record?.status === "succeeded" ? "" : (record?.error ?? ""),
+    );
+  });
+}
+
+function row(
+  line: number,
+  externalId: string,
+  key: string,
+  status: RowStatus,
+  record: ResultRecord | undefined,
+  error: string,
+): ReportRow {
+  return {
+    line,
+    external_id: externalId,
+    idempotency_key: key,
+    status,
+    http_status: record?.http_status === undefined ? "" : String(record.http_status),
+    correlation_id: record?.correlation_id ?? "",
+    ruleset_version: record?.ruleset_version ?? "",
+    attempts: record === undefined ? "" : String(record.attempts),
+    error,
+  };
+}

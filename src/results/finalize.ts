@@ -1,0 +1,53 @@
+import { access } from "node:fs/promises";
+import { join } from "node:path";
+import { claimedName, moveClaimed, type DropFolder } from "../ingest/drop-folder.js";
+import type { Logger } from "../log/logger.js";
+import type { BatchMeta } from "./batch-store.js";
+import { writeBatchReport, type WrittenReport } from "./batch-report.js";
+import type { BatchRowsDeps } from "./batch-rows.js";
+
+/** Where a batch's file is on this machine: its recorded path, or processing/ or archive/ by name. */
+async function locate(folder: DropFolder, batch: BatchMeta): Promise<string | undefined> {
+  const name = claimedName(batch.id, batch.file);
+  for (const path of [batch.path, join(folder.processing, name), join(folder.archive, name)]) {
+    try {
+      await access(path);
+      return path;
+    } catch {
+      continue;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Writes the report of every batch whose rows are all final and archives its file. Batches whose file
+ * is not on this machine are left to the process that has it. Safe to run from several processes.
+ */
+export async function finalizeCompleteBatches(
+  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger },
+): Promise<WrittenReport[]> {
+  const written: WrittenReport[] = [];
+  for (const id of await deps.batches.complete()) {
+    const meta = await deps.batches.get(id);
+    if (meta === undefined || meta.state === "ingesting") continue;
+    const path = await locate(deps.folder, meta);
+    if (path === undefined) continue;
+    const report = await writeBatchReport(deps, { ...meta, path }, deps.folder.reports);
+    const archived = path.startsWith(deps.folder.processing)
+      ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive")
+      : path;
+    await deps.batches.markReported(id, {
+      report_csv: report.csvPath,
+      summary_json: report.summaryPath,
+      counts: JSON.stringify(report.summary.counts),
+      path: archived,
+    });
+    deps.logger.info(
+      { batch: id, file: meta.file, counts: report.summary.counts, report: report.csvPath },
+      "report written",
+    );
+    written.push(report);
+  }
+  return written;
+}

@@ -1,0 +1,44 @@
+/** Row statuses of a report, as PRODUCT.md names them. */
+export const ROW_STATUSES = ["succeeded", "duplicate", "rejected", "failed", "conflict"] as const;
+export type RowStatus = (typeof ROW_STATUSES)[number] | "pending";
+
+/** One line of `reports/<file>.<batch>.results.csv`. */
+export interface ReportRow {
+  readonly line: number;
+  readonly external_id: string;
+  readonly idempotency_key: string;
+  readonly status: RowStatus;
+  readonly http_status: string;
+  readonly correlation_id: string;
+  readonly ruleset_version: string;
+  readonly attempts: string;
+  readonly error: string;
+}
+
+export const REPORT_HEADER = [
+  "line",
+  "external_id",
+  "idempotency_key",
+  "status",
+  "http_status",
+  "correlation_id",
+  "ruleset_version",
+  "attempts",
+  "error",
+] as const;
+
+/** RFC 4180: a field is quoted when it holds a comma, quote or line break; quotes are doubled. */
+export function csvField(value: string | number): string {
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+export function csvLine(row: ReportRow): string {
+  return `${REPORT_HEADER.map((name) => csvField(row[name])).join(",")}\r\n`;
+}
+
+export type StatusCounts = Record<RowStatus, number>;
+
+export function emptyCounts(): StatusCounts {
+  return { succeeded: 0, duplicate: 0, rejected: 0, failed: 0, conflict: 0, pending: 0 };
+}
