@@ -1,5 +1,6 @@
 import type { CommandFactory } from "../program.js";
 import { agentnetCommand } from "./agentnet.js";
+import { ingestCommand } from "./ingest.js";
 import { pendingCommand } from "./pending.js";
 import { runCommand } from "./run.js";
 import { simulateCommand } from "./simulate.js";
@@ -13,7 +14,7 @@ export const allCommands: readonly CommandFactory[] = [
     "Long-running service: workers plus a nightly drop-folder scan on a cron schedule.",
   ),
   workerCommand,
-  pendingCommand("ingest", "Claim, validate and enqueue drop files; prints the batch ids."),
+  ingestCommand,
   pendingCommand("status", "Counts per state and per batch: waiting, retrying, failed."),
   pendingCommand("retry", "Re-enqueue invoices that ended failed, with their original keys."),
   pendingCommand("results", "Export results records to stdout as CSV or JSON lines."),

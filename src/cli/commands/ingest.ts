@@ -1,0 +1,70 @@
+import { copyFile, rename, unlink } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { Command } from "commander";
+import { claimedName, newBatchId, type ClaimedFile } from "../../ingest/drop-folder.js";
+import { dropPass, ingestClaimed, type PassedFile } from "../../ingest/drop-pass.js";
+import { isDropName } from "../../ingest/drop-folder.js";
+import { openContext, type AppContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+import type { CommandFactory } from "../program.js";
+import { addCommonOptions, commandConfig, commandLogger, overridesFrom } from "../runtime.js";
+
+export const ingestCommand: CommandFactory = () =>
+  addCommonOptions(new Command("ingest"))
+    .description(
+      "Claim, validate and enqueue drop files (all ready ones, or the FILEs given); prints the batch ids.",
+    )
+    .argument("[files...]", "files to ingest instead of scanning the drop folder")
+    .option("--drop-dir <dir>", "the drop folder (env DROP_DIR)")
+    .option("--settle-ms <ms>", "a file must be unchanged this long to be picked up (env SETTLE_MS)")
+    .action(async (files: string[], options: Record<string, unknown>) => {
+      const config = commandConfig(overridesFrom(options));
+      const logger = commandLogger(config, "invoice-relay-ingest");
+      const ctx = await openContext(config, { dropFolder: true });
+      try {
+        const deps = { ...ctx, logger };
+        const passed =
+          files.length === 0 ? await dropPass(deps, config.settleMs) : await ingestGiven(ctx, deps, files);
+        for (const { file, result } of passed) {
+          const detail =
+            result.kind === "ingested"
+              ? `${result.counts.rows} rows, ${result.counts.valid} valid, ${result.enqueued} enqueued`
+              : result.kind === "unreadable"
+                ? `REJECTED: ${result.error.message}`
+                : "being ingested by another process";
+          process.stdout.write(`${file.batchId}\t${file.name}\t${detail}\n`);
+        }
+        if (passed.length === 0) process.stderr.write(`no ready files in ${ctx.folder.root}\n`);
+        process.exitCode = passed.some((p) => p.result.kind === "unreadable")
+          ? ExitCode.FinishedWithProblems
+          : ExitCode.Ok;
+      } finally {
+        await ctx.close();
+      }
+    });
+
+/** Files named on the command line are claimed into processing/ like dropped ones (copied across file systems). */
+async function ingestGiven(
+  ctx: AppContext,
+  deps: Parameters<typeof ingestClaimed>[0],
+  files: readonly string[],
+): Promise<PassedFile[]> {
+  const passed: PassedFile[] = [];
+  for (const path of files) {
+    const name = basename(path);
+    if (!isDropName(name))
+      throw new Error(`${path}: not a drop file (expected .csv, .json, .ndjson or .jsonl)`);
+    const batchId = newBatchId();
+    const target = join(ctx.folder.processing, claimedName(batchId, name));
+    try {
+      await rename(path, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
+      await copyFile(path, target);
+      await unlink(path);
+    }
+    const file: ClaimedFile = { batchId, name, path: target };
+    passed.push({ file, result: await ingestClaimed(deps, file) });
+  }
+  return passed;
+}
