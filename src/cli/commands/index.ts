@@ -4,15 +4,13 @@ import { ingestCommand } from "./ingest.js";
 import { pendingCommand } from "./pending.js";
 import { runCommand } from "./run.js";
 import { simulateCommand } from "./simulate.js";
+import { startCommand } from "./start.js";
 import { workerCommand } from "./worker.js";
 
 /** Every command of the binary, in the order `--help` lists them. */
 export const allCommands: readonly CommandFactory[] = [
   runCommand,
-  pendingCommand(
-    "start",
-    "Long-running service: workers plus a nightly drop-folder scan on a cron schedule.",
-  ),
+  startCommand,
   workerCommand,
   ingestCommand,
   pendingCommand("status", "Counts per state and per batch: waiting, retrying, failed."),

@@ -1,0 +1,75 @@
+import { Command } from "commander";
+import { requireSubmitConfig } from "../../config/load.js";
+import { startScanService } from "../../ingest/scan-service.js";
+import { createRedis } from "../../queue/connection.js";
+import { redisWarnings } from "../../queue/redis-checks.js";
+import { startSubmission } from "../../queue/submission-service.js";
+import { openContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+import type { CommandFactory } from "../program.js";
+import {
+  addCommonOptions,
+  addSubmitOptions,
+  commandConfig,
+  commandLogger,
+  overridesFrom,
+  shutdownSignal,
+} from "../runtime.js";
+
+export const startCommand: CommandFactory = () =>
+  addSubmitOptions(addCommonOptions(new Command("start")))
+    .description(
+      "Long-running service: submission worker, ingest worker and a scheduled drop-folder scan (default nightly at 02:00). " +
+        "SIGTERM/SIGINT: stop taking work, finish requests in flight within the grace period, exit 0.",
+    )
+    .option("--schedule <cron>", "when to scan the drop folder (cron, seconds field optional)", "0 2 * * *")
+    .option("--tz <tz>", "time zone of the schedule, e.g. Europe/Berlin (default: the system's)")
+    .option("--watch", "also pick files up as soon as they have settled")
+    .option("--drop-dir <dir>", "the drop folder (env DROP_DIR)")
+    .option("--settle-ms <ms>", "a file must be unchanged this long to be picked up (env SETTLE_MS)")
+    .action(async (options: Record<string, unknown>) => {
+      const config = requireSubmitConfig(
+        commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
+      );
+      const logger = commandLogger(config, "invoice-relay-start");
+      const tz = typeof options["tz"] === "string" ? options["tz"] : undefined;
+      if (tz !== undefined && !isTimeZone(tz))
+        throw new Error(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
+      const ctx = await openContext(config, { dropFolder: true });
+      for (const warning of await redisWarnings(ctx.redis)) logger.warn(warning);
+      const submission = await startSubmission(config, logger);
+      const scanConnection = createRedis(config.redisUrl, "worker", "invoice-relay-scan");
+      const scans = await startScanService({
+        deps: { ...ctx, logger },
+        connection: scanConnection,
+        prefix: config.queuePrefix,
+        cron: String(options["schedule"]),
+        tz,
+        settleMs: config.settleMs,
+        watch: options["watch"] === true,
+      });
+      logger.info(
+        {
+          schedule: options["schedule"],
+          tz: tz ?? "system",
+          watch: options["watch"] === true,
+          dropDir: ctx.folder.root,
+        },
+        "invoice-relay started",
+      );
+      await shutdownSignal(logger);
+      await Promise.all([scans.close(), submission.close(config.shutdownGraceMs)]);
+      scanConnection.disconnect();
+      await ctx.close();
+      logger.info("invoice-relay stopped");
+      process.exitCode = ExitCode.Ok;
+    });
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

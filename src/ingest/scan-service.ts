@@ -1,0 +1,104 @@
+import { watch, type FSWatcher } from "node:fs";
+import { Queue, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { finalizeCompleteBatches } from "../results/finalize.js";
+import { dropPass, type DropPassDeps } from "./drop-pass.js";
+import { isDropName } from "./drop-folder.js";
+
+export const SCAN_QUEUE = "drop-scans";
+const SCHEDULER_ID = "drop-folder-scan";
+
+export interface ScanServiceOptions {
+  readonly deps: DropPassDeps;
+  readonly connection: Redis;
+  readonly prefix: string;
+  readonly cron: string;
+  readonly tz: string | undefined;
+  readonly settleMs: number;
+  readonly watch: boolean;
+  /** How often this process writes the reports of finished batches whose files it has. */
+  readonly reportEveryMs?: number;
+}
+
+export interface ScanService {
+  close(): Promise<void>;
+}
+
+/**
+ * Scans of the drop folder as BullMQ jobs: a job scheduler adds one on the cron (the same scheduler id
+ * from every `start` process, so one tick is one job), file events add one when an upload has settled,
+ * and any process's scan worker takes it, so several processes share the work without doing it twice
+ * (claims are atomic renames besides).
+ */
+export async function startScanService(options: ScanServiceOptions): Promise<ScanService> {
+  const { deps, logger } = { deps: options.deps, logger: options.deps.logger };
+  const queue = new Queue(SCAN_QUEUE, {
+    connection: options.connection,
+    prefix: options.prefix,
+    defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 100 } },
+  });
+  await queue.upsertJobScheduler(
+    SCHEDULER_ID,
+    { pattern: options.cron, ...(options.tz === undefined ? {} : { tz: options.tz }) },
+    { name: "scan", data: { reason: "schedule" } },
+  );
+  const worker = new Worker(
+    SCAN_QUEUE,
+    async (job) => {
+      const passed = await dropPass(deps, options.settleMs);
+      if (passed.length > 0)
+        logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
+      await finalizeCompleteBatches(deps);
+      return passed.length;
+    },
+    { connection: options.connection.duplicate(), prefix: options.prefix, concurrency: 1 },
+  );
+  worker.on("error", (error) => {
+    logger.error({ err: error }, "scan worker error");
+  });
+  worker.on("failed", (_job, error) => {
+    logger.error({ err: error }, "drop folder scan failed; the next scan retries");
+  });
+
+  // Files left in processing/ by a process that died are resumed now, not at the next tick.
+  await requestScan(queue, "startup", 0);
+
+  let watcher: FSWatcher | undefined;
+  let debounce: NodeJS.Timeout | undefined;
+  if (options.watch) {
+    watcher = watch(deps.folder.root, { persistent: false }, (_event, name) => {
+      if (name !== null && !isDropName(name)) return;
+      // An upload writes in bursts: scan once it has been quiet for the settle time.
+      if (debounce !== undefined) clearTimeout(debounce);
+      debounce = setTimeout(
+        () => void requestScan(queue, "watch", 0).catch(() => undefined),
+        options.settleMs + 250,
+      );
+    });
+    watcher.on("error", (error) => {
+      logger.error({ err: error }, "watching the drop folder failed; scheduled scans go on");
+    });
+  }
+
+  const reports = setInterval(() => {
+    finalizeCompleteBatches(deps).catch((error: unknown) => {
+      logger.error({ err: error }, "writing reports failed; retrying");
+    });
+  }, options.reportEveryMs ?? 2000);
+  reports.unref();
+
+  return {
+    close: async () => {
+      clearInterval(reports);
+      if (debounce !== undefined) clearTimeout(debounce);
+      watcher?.close();
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
+
+/** One pending scan at a time per reason: a fixed job id makes repeated requests collapse into one. */
+async function requestScan(queue: Queue, reason: string, delay: number): Promise<void> {
+  await queue.add("scan", { reason }, { jobId: `scan-${reason}`, delay });
+}
