@@ -32,7 +32,7 @@ export interface SubmitWorkerOptions {
 }
 
 /** How long a refused key holds this worker back before it looks at the (paused) queue again. */
-const KEY_REFUSED_HOLD_MS = 5000;
+const KEY_REFUSED_HOLD_MS = 1000;
 
 /**
  * The submission worker: BullMQ Worker whose job id is the idempotency key. Wires the pure attempt
