@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { cp, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { startSimulator } from "../../src/simulator/index.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { spawnNode } from "../support/processes.js";
 import { testRedisUrl } from "../support/redis.js";

@@ -28,7 +28,7 @@ export function parseReport(text: string): { header: string; rows: ReportLine[] 
   let record: string[] = [];
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
+    const c = text.charAt(i);
     if (quoted) {
       if (c === '"' && text[i + 1] === '"') {
         field += '"';
