@@ -1,9 +1,11 @@
 import type { CommandFactory } from "../program.js";
 import { agentnetCommand } from "./agentnet.js";
 import { ingestCommand } from "./ingest.js";
-import { pendingCommand } from "./pending.js";
+import { resultsCommand } from "./results.js";
+import { retryCommand } from "./retry.js";
 import { runCommand } from "./run.js";
 import { simulateCommand } from "./simulate.js";
+import { statusCommand } from "./status.js";
 import { startCommand } from "./start.js";
 import { workerCommand } from "./worker.js";
 
@@ -13,9 +15,9 @@ export const allCommands: readonly CommandFactory[] = [
   startCommand,
   workerCommand,
   ingestCommand,
-  pendingCommand("status", "Counts per state and per batch: waiting, retrying, failed."),
-  pendingCommand("retry", "Re-enqueue invoices that ended failed, with their original keys."),
-  pendingCommand("results", "Export results records to stdout as CSV or JSON lines."),
+  statusCommand,
+  retryCommand,
+  resultsCommand,
   simulateCommand,
   agentnetCommand,
 ];

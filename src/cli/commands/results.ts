@@ -1,0 +1,92 @@
+import { access } from "node:fs/promises";
+import { Command } from "commander";
+import type { BatchMeta } from "../../results/batch-store.js";
+import { batchRows } from "../../results/batch-rows.js";
+import { exportCsvHeader, exportCsvLine, exportRow, scanRecords } from "../../results/export-records.js";
+import { csvLine, REPORT_HEADER } from "../../results/report-row.js";
+import { reportRowJson } from "../../results/report-row-json.js";
+import { batchOption, requireKnownBatch } from "../batch-option.js";
+import { openContext, type AppContext } from "../context.js";
+import { BatchFileMissingError } from "../errors/batch-file-missing-error.js";
+import { ExitCode } from "../exit-codes.js";
+import { OutputSink } from "../output-sink.js";
+import type { CommandFactory } from "../program.js";
+import { addCommonOptions, commandConfig, overridesFrom } from "../runtime.js";
+
+type Format = "csv" | "jsonl";
+
+export const resultsCommand: CommandFactory = () =>
+  addCommonOptions(new Command("results"))
+    .description(
+      "Export results to stdout: with --batch, that batch's rows exactly as in its report; without, every " +
+        "result record of this QUEUE_PREFIX (one per idempotency key). Exit 0.",
+    )
+    .option("--batch <id>", "the rows of this batch, as in its report")
+    .option("--format <format>", "csv or jsonl", "csv")
+    .option("--with-body", "also export the service's stored response body (all records only)")
+    .action(async (options: Record<string, unknown>) => {
+      const batchId = batchOption(options);
+      const format = formatOption(options["format"]);
+      const withBody = options["withBody"] === true;
+      if (withBody && batchId !== undefined)
+        throw new Error("--with-body applies to the export of all records; report rows carry no body");
+      const config = commandConfig(overridesFrom(options));
+      const ctx = await openContext(config);
+      try {
+        const out = new OutputSink(process.stdout);
+        if (batchId === undefined) await exportAll(ctx, format, withBody, out);
+        else
+          await exportBatch(
+            ctx,
+            await requireKnownBatch(ctx.batches, batchId, config.queuePrefix),
+            format,
+            out,
+          );
+        await out.finish();
+        process.exitCode = ExitCode.Ok;
+      } finally {
+        await ctx.close();
+      }
+    });
+
+function formatOption(value: unknown): Format {
+  if (value === "csv" || value === "jsonl") return value;
+  throw new Error(`--format must be csv or jsonl (got "${String(value)}")`);
+}
+
+/** The batch's report rows, re-read from its file and joined with the store: the report, up to now. */
+async function exportBatch(ctx: AppContext, meta: BatchMeta, format: Format, out: OutputSink) {
+  if (format === "csv" && !(await out.write(`${REPORT_HEADER.join(",")}\r\n`))) return;
+  if (meta.state === "rejected") {
+    // like its report: no rows, the file was unreadable as a whole
+    process.stderr.write(
+      `batch ${meta.id} (${meta.file}) was rejected as a whole: ${meta.file_error ?? ""}\n`,
+    );
+    return;
+  }
+  try {
+    await access(meta.path);
+  } catch {
+    throw new BatchFileMissingError(meta.id, meta.path);
+  }
+  for await (const row of batchRows(ctx, meta)) {
+    const line = format === "csv" ? csvLine(row) : `${JSON.stringify(reportRowJson(row))}\n`;
+    if (!(await out.write(line))) return;
+  }
+}
+
+async function exportAll(ctx: AppContext, format: Format, withBody: boolean, out: OutputSink) {
+  if (format === "csv" && !(await out.write(exportCsvHeader(withBody)))) return;
+  let malformed = 0;
+  const records = scanRecords(ctx.redis, ctx.store.keys, {
+    onMalformed: (key, problem) => {
+      if (++malformed <= 5) process.stderr.write(`skipped unreadable result record ${key}: ${problem}\n`);
+    },
+  });
+  for await (const record of records) {
+    const row = exportRow(record, withBody);
+    const line = format === "csv" ? exportCsvLine(row, withBody) : `${JSON.stringify(row)}\n`;
+    if (!(await out.write(line))) return;
+  }
+  if (malformed > 5) process.stderr.write(`skipped ${malformed} unreadable result records in all\n`);
+}

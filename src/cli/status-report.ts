@@ -1,0 +1,149 @@
+import { readKeyRefusal } from "../queue/key-refusal.js";
+import type { BatchMeta } from "../results/batch-store.js";
+import type { KeyStatus } from "../results/result-record.js";
+import type { StatusCounts } from "../results/report-row.js";
+import { requireKnownBatch } from "./batch-option.js";
+import type { AppContext } from "./context.js";
+import { countsOf } from "./summary-table.js";
+
+/** How many batches `status` shows without --batch; the total is always given. */
+export const STATUS_BATCH_LIMIT = 20;
+
+/**
+ * What `status` reports, and exactly what `status --json` prints (one object). Field names are stable;
+ * an absent value is `null`, never a missing field; times are ISO 8601 strings.
+ *
+ * - `queue_prefix`, `generated_at`
+ * - `keys`: idempotency keys by state in the results store, deployment-wide (also with --batch):
+ *   `{queued, retrying, succeeded, failed}`
+ * - `queue`: BullMQ job counts `{waiting, active, delayed, failed, paused}` and `is_paused`;
+ *   `queue.failed` are jobs stopped by unexpected errors (invoices the service refused are `keys.failed`)
+ * - `key_refused`: `null`, or `{http_status, detail, at, action}` when the service refused the API key
+ * - `batches`: most recent first (at most 20, or just the --batch one), each
+ *   `{id, file, format, state, host, path, created_at, ingested_at, completed_at, reported_at, rows,
+ *   valid_rows, pending, report_csv, summary_json, file_error, counts}` where `counts` are the row
+ *   counts of the last written report `{succeeded, duplicate, rejected, failed, conflict, pending}`
+ * - `batches_total`: how many batches this prefix has in all
+ */
+export interface StatusReport {
+  readonly queue_prefix: string;
+  readonly generated_at: string;
+  readonly keys: Record<KeyStatus, number>;
+  readonly queue: QueueCounts;
+  readonly key_refused: KeyRefusedStatus | null;
+  readonly batches: readonly BatchStatus[];
+  readonly batches_total: number;
+}
+
+export interface QueueCounts {
+  readonly waiting: number;
+  readonly active: number;
+  readonly delayed: number;
+  readonly failed: number;
+  readonly paused: number;
+  readonly is_paused: boolean;
+}
+
+export interface KeyRefusedStatus {
+  readonly http_status: number;
+  readonly detail: string;
+  readonly at: string;
+  readonly action: string;
+}
+
+export interface BatchStatus {
+  readonly id: string;
+  readonly file: string;
+  readonly format: BatchMeta["format"];
+  readonly state: BatchMeta["state"];
+  readonly host: string | null;
+  readonly path: string;
+  readonly created_at: string;
+  readonly ingested_at: string | null;
+  readonly completed_at: string | null;
+  readonly reported_at: string | null;
+  readonly rows: number | null;
+  readonly valid_rows: number | null;
+  readonly pending: number | null;
+  readonly report_csv: string | null;
+  readonly summary_json: string | null;
+  readonly file_error: string | null;
+  readonly counts: StatusCounts | null;
+}
+
+export const KEY_REFUSED_ACTION =
+  "submission is paused and nothing was marked failed: set a valid INVOICE_API_KEY, then start " +
+  "`invoice-relay run`, `start` or `worker` again (a new process retries the key and resumes the queue)";
+
+/** Reads everything `status` shows; with a batch id, only that batch (unknown: UnknownBatchError). */
+export async function gatherStatus(ctx: AppContext, batchId: string | undefined): Promise<StatusReport> {
+  const prefix = ctx.config.queuePrefix;
+  const metas =
+    batchId === undefined
+      ? await recentBatches(ctx, STATUS_BATCH_LIMIT)
+      : [await requireKnownBatch(ctx.batches, batchId, prefix)];
+  const [keys, jobCounts, isPaused, refusal, total] = await Promise.all([
+    ctx.store.counts(),
+    ctx.queue.getJobCounts("waiting", "active", "delayed", "failed", "paused"),
+    ctx.queue.isPaused(),
+    readKeyRefusal(ctx.redis, prefix),
+    ctx.redis.zcard(ctx.batches.keys.batches),
+  ]);
+  const count = (name: string) => jobCounts[name] ?? 0;
+  return {
+    queue_prefix: prefix,
+    generated_at: new Date().toISOString(),
+    keys,
+    queue: {
+      waiting: count("waiting"),
+      active: count("active"),
+      delayed: count("delayed"),
+      failed: count("failed"),
+      paused: count("paused"),
+      is_paused: isPaused,
+    },
+    key_refused:
+      refusal === undefined
+        ? null
+        : {
+            http_status: refusal.httpStatus,
+            detail: refusal.detail,
+            at: new Date(refusal.at).toISOString(),
+            action: KEY_REFUSED_ACTION,
+          },
+    batches: metas.map(batchStatus),
+    batches_total: total,
+  };
+}
+
+/** The newest batches first; a record that vanished meanwhile is left out. */
+async function recentBatches(ctx: AppContext, limit: number): Promise<BatchMeta[]> {
+  const ids = await ctx.redis.zrevrange(ctx.batches.keys.batches, 0, limit - 1);
+  const metas = await Promise.all(ids.map((id) => ctx.batches.get(id)));
+  return metas.filter((m): m is BatchMeta => m !== undefined);
+}
+
+const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+
+export function batchStatus(meta: BatchMeta): BatchStatus {
+  return {
+    id: meta.id,
+    file: meta.file,
+    format: meta.format,
+    state: meta.state,
+    host: meta.host ?? null,
+    path: meta.path,
+    created_at: new Date(meta.created_at).toISOString(),
+    ingested_at: iso(meta.ingested_at),
+    completed_at: iso(meta.completed_at),
+    reported_at: iso(meta.reported_at),
+    rows: meta.rows ?? null,
+    valid_rows: meta.valid_rows ?? null,
+    // clamped at 0 the way `run` counts it: a negative count would only confuse a reader
+    pending: meta.pending === undefined ? null : Math.max(0, meta.pending),
+    report_csv: meta.report_csv ?? null,
+    summary_json: meta.summary_json ?? null,
+    file_error: meta.file_error ?? null,
+    counts: meta.counts === undefined ? null : countsOf(meta),
+  };
+}

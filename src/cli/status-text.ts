@@ -1,0 +1,92 @@
+import { ROW_STATUSES } from "../results/report-row.js";
+import type { BatchStatus, StatusReport } from "./status-report.js";
+
+/** `status` for people: the totals, a table of batches, then what to do about what is not well. Pure. */
+export function statusText(report: StatusReport): string {
+  const { keys, queue } = report;
+  const lines = [
+    `invoice-relay status (QUEUE_PREFIX=${report.queue_prefix}, ${report.generated_at})`,
+    "",
+    `invoices by key state  queued ${keys.queued}  retrying ${keys.retrying}  succeeded ${keys.succeeded}  failed ${keys.failed}`,
+    `queue jobs             waiting ${queue.waiting}  active ${queue.active}  delayed ${queue.delayed}  ` +
+      `failed ${queue.failed}  paused ${queue.paused}  (${queue.is_paused ? "PAUSED" : "running"})`,
+    "",
+  ];
+  if (report.batches.length === 0) lines.push("no batches yet: drop files and run `invoice-relay run`");
+  else {
+    const shown =
+      report.batches.length < report.batches_total
+        ? `${report.batches.length} of ${report.batches_total}, most recent first; \`--batch ID\` shows any other`
+        : `${report.batches.length}, most recent first`;
+    lines.push(`batches: ${shown}`, batchTable(report.batches));
+  }
+  const advice = nextSteps(report);
+  if (advice.length > 0) lines.push("", "attention:", ...advice.map((a) => `  - ${a}`));
+  return `${lines.join("\n")}\n`;
+}
+
+const COUNT_COLUMNS = ROW_STATUSES;
+
+/** Counts come from the last written report; a batch not reported yet shows `-` there. */
+function batchTable(batches: readonly BatchStatus[]): string {
+  const header = ["batch", "file", "state", "rows", "valid", "pending", ...COUNT_COLUMNS, "report"];
+  const rows = batches.map((b) => [
+    b.id,
+    b.file,
+    b.state,
+    numberCell(b.rows),
+    numberCell(b.valid_rows),
+    numberCell(b.pending),
+    ...COUNT_COLUMNS.map((s) => numberCell(b.counts?.[s] ?? null)),
+    reportCell(b),
+  ]);
+  const last = header.length - 1;
+  const widths = header.map((h, i) =>
+    i === last ? 0 : Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)),
+  );
+  // text columns left-aligned, numbers right-aligned, the report path last and unpadded
+  const format = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === last ? c : i >= 3 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join("  ");
+  return [format(header), ...rows.map(format)].join("\n");
+}
+
+const numberCell = (n: number | null): string => (n === null ? "-" : String(n));
+
+function reportCell(b: BatchStatus): string {
+  if (b.state === "rejected") return `REJECTED: ${b.file_error ?? "unreadable file"}`;
+  if (b.report_csv === null) return "(not written yet)";
+  // a batch re-opened by `retry` keeps its old report until its invoices are final again
+  return b.state === "reported" ? b.report_csv : `${b.report_csv} (to be rewritten)`;
+}
+
+function nextSteps(report: StatusReport): string[] {
+  const { keys, queue } = report;
+  const advice: string[] = [];
+  if (report.key_refused !== null) {
+    const r = report.key_refused;
+    advice.push(
+      `API KEY REFUSED by the invoice service at ${r.at} (HTTP ${r.http_status}: ${r.detail}): ${r.action}`,
+    );
+  } else if (queue.is_paused) {
+    advice.push("the queue is paused: no worker takes invoices until it is resumed");
+  }
+  if (keys.failed > 0)
+    advice.push(
+      `${keys.failed} invoice(s) failed: \`invoice-relay results --batch ID\` shows why; ` +
+        "`invoice-relay retry` re-enqueues them with their original keys once the cause is fixed",
+    );
+  if (queue.failed > 0)
+    advice.push(
+      `${queue.failed} job(s) stopped on unexpected errors (see the workers' logs); ` +
+        "`invoice-relay retry` re-drives them",
+    );
+  const inFlight = keys.queued + keys.retrying;
+  if (inFlight > 0)
+    advice.push(
+      `${inFlight} invoice(s) not final yet: a running \`invoice-relay start\` or \`worker\` submits them, ` +
+        "or the next `invoice-relay run`",
+    );
+  return advice;
+}

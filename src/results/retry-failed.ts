@@ -1,0 +1,181 @@
+import type { Job, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { canonicalInvoiceSchema } from "../invoice/schema.js";
+import { enqueueInvoices } from "../queue/invoice-queue.js";
+import { invoiceJobDataSchema, type InvoiceJobData } from "../queue/job-data.js";
+import type { BatchStore } from "./batch-store.js";
+import type { RedisResultsStore } from "./redis-results-store.js";
+import type { ResultRecord } from "./result-record.js";
+
+export interface RetryDeps {
+  readonly redis: Redis;
+  readonly store: RedisResultsStore;
+  readonly batches: BatchStore;
+  readonly queue: Queue<InvoiceJobData>;
+}
+
+/** Keys left alone, how many, with a few examples to name in the output. */
+export interface Skipped {
+  count: number;
+  readonly examples: string[];
+}
+
+export interface RetryOutcome {
+  /** Failed keys put back in the queue with their original key and document. */
+  requeued: number;
+  /** Jobs of BullMQ's own failed set (unexpected errors) sent back to waiting. */
+  redriven: number;
+  /** A job for the key is waiting or running: left alone (the worker skips it; retry again later). */
+  readonly busy: Skipped;
+  /** The record has no readable invoice document: only dropping the file again can re-send it. */
+  readonly noDocument: Skipped;
+  /** A failed job whose data does not parse: retrying it would fail the same way. */
+  readonly unreadableJobs: Skipped;
+  /** Batches that wait for re-enqueued keys again; their reports are rewritten when those are final. */
+  readonly batches: Set<string>;
+}
+
+const CHUNK = 200;
+const FAILED_PAGE = 500;
+const EXAMPLES = 5;
+
+/**
+ * `retry`: re-enqueues invoices that ended `failed` (all, or those of one batch) with their original
+ * keys, then re-drives jobs stopped by unexpected errors. Rejected rows never had a key, so they are
+ * never touched. Safe to run twice or from two processes: the store's REQUEUE is atomic and answers
+ * false for a key that is no longer failed.
+ */
+export async function retryFailed(deps: RetryDeps, batchId?: string): Promise<RetryOutcome> {
+  const outcome: RetryOutcome = {
+    requeued: 0,
+    redriven: 0,
+    busy: { count: 0, examples: [] },
+    noDocument: { count: 0, examples: [] },
+    unreadableJobs: { count: 0, examples: [] },
+    batches: new Set(),
+  };
+  const failed = await deps.store.failedKeys();
+  for (let i = 0; i < failed.length; i += CHUNK) {
+    const chunk = failed.slice(i, i + CHUNK);
+    const keys = batchId === undefined ? chunk : await keysOfBatch(deps, chunk, batchId);
+    const records = await deps.store.getMany(keys);
+    for (const [j, key] of keys.entries()) await requeueKey(deps, key, records[j], outcome);
+  }
+  await redriveFailedJobs(deps, batchId, outcome);
+  return outcome;
+}
+
+async function requeueKey(
+  deps: RetryDeps,
+  key: string,
+  record: ResultRecord | undefined,
+  outcome: RetryOutcome,
+): Promise<void> {
+  if (record?.status !== "failed") return; // settled meanwhile (a late success, another retry)
+  const data = jobDataOf(record);
+  if (data === undefined) {
+    skip(outcome.noDocument, key);
+    return;
+  }
+  // Only a finished job (or none) may be replaced. A waiting or running one would see the key failed and
+  // skip it; requeueing under it could leave the key queued with no job once it completes.
+  const state = await deps.queue.getJobState(key);
+  if (state !== "unknown" && state !== "failed" && state !== "completed") {
+    skip(outcome.busy, key);
+    return;
+  }
+  if (!(await deps.store.requeueFailed(key))) return;
+  // Before the job exists: a worker must not finish the key and report a batch that we then re-open.
+  await reopenBatches(deps, key, outcome.batches);
+  if (state !== "unknown") await deps.queue.remove(key);
+  await enqueueInvoices(deps.queue, [{ key, data }]);
+  outcome.requeued++;
+}
+
+/** The job to send again, from the canonical document the store kept at ingest. */
+function jobDataOf(record: ResultRecord): InvoiceJobData | undefined {
+  if (record.document === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(record.document);
+  } catch {
+    return undefined;
+  }
+  const invoice = canonicalInvoiceSchema.safeParse(json);
+  return invoice.success ? { invoice: invoice.data, batch: record.batch, line: record.line } : undefined;
+}
+
+/** `{prefix}:relay:kb:<key>`: the batches that have the key (kept by REGISTER in lua/scripts.ts). */
+function keyBatches(deps: RetryDeps, key: string): string {
+  return `${deps.store.keys.base}:kb:${key}`;
+}
+
+async function keysOfBatch(deps: RetryDeps, keys: readonly string[], batchId: string): Promise<string[]> {
+  if (keys.length === 0) return [];
+  const pipeline = deps.redis.pipeline();
+  for (const key of keys) pipeline.sismember(keyBatches(deps, key), batchId);
+  const replies = (await pipeline.exec()) ?? [];
+  return keys.filter((_, i) => {
+    const [error, member] = replies[i] ?? [null, 0];
+    if (error) throw error;
+    return member === 1;
+  });
+}
+
+/**
+ * REQUEUE makes the key's batches wait again; a batch already reported goes back to `ingested` so
+ * `run` waits for it and writes its report again once the key is final.
+ */
+async function reopenBatches(deps: RetryDeps, key: string, seen: Set<string>): Promise<void> {
+  for (const id of await deps.redis.smembers(keyBatches(deps, key))) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    // only the state is read: a batch hash holding just the store's counters must not stop a retry
+    const state = await deps.redis.hget(deps.batches.keys.batch(id), "state");
+    if (state === "reported") await deps.batches.update(id, { state: "ingested" });
+  }
+}
+
+async function redriveFailedJobs(deps: RetryDeps, batchId: string | undefined, outcome: RetryOutcome) {
+  // Listed before any is retried: retrying takes a job out of the set, which would shift the pages.
+  const jobs: Job<InvoiceJobData>[] = [];
+  for (let start = 0; ; start += FAILED_PAGE) {
+    const page = await deps.queue.getFailed(start, start + FAILED_PAGE - 1);
+    jobs.push(...page);
+    if (page.length < FAILED_PAGE) break;
+  }
+  for (const job of jobs) {
+    const key = job.id;
+    if (key === undefined) continue;
+    const data = invoiceJobDataSchema.safeParse(job.data);
+    if (batchId !== undefined && !(await belongsTo(deps, key, data.data, batchId))) continue;
+    // A final key needs no job: the worker would skip it (failed keys were handled above).
+    const status = await deps.store.statusOf(key);
+    if (status === "succeeded" || status === "failed") continue;
+    if (!data.success) {
+      skip(outcome.unreadableJobs, key);
+      continue;
+    }
+    try {
+      await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+      outcome.redriven++;
+    } catch {
+      // moved on meanwhile (another retry, or removed by retention): nothing to re-drive
+    }
+  }
+}
+
+async function belongsTo(
+  deps: RetryDeps,
+  key: string,
+  data: InvoiceJobData | undefined,
+  batchId: string,
+): Promise<boolean> {
+  if ((await deps.redis.sismember(keyBatches(deps, key), batchId)) === 1) return true;
+  return data?.batch === batchId;
+}
+
+function skip(skipped: Skipped, key: string): void {
+  skipped.count++;
+  if (skipped.examples.length < EXAMPLES) skipped.examples.push(key);
+}
