@@ -1,0 +1,165 @@
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { request } from "undici";
+import { expect } from "vitest";
+import { z } from "zod";
+import { invoiceJson } from "../../src/invoice/key.js";
+import type { CanonicalInvoice } from "../../src/invoice/schema.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { tempDropDir } from "../support/drop.js";
+import type { KeyedInvoice } from "../support/invoices.js";
+import { distPath } from "../support/processes.js";
+import { testRedisUrl } from "../support/redis.js";
+
+export const API_KEY = "irs_live_ops_key_0123456789";
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built CLI as an operator would, with the environment only; stdout and stderr kept apart. */
+export function cli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
+  const child = spawn(process.execPath, [distPath("workers/cli.js"), ...args], {
+    env: { PATH: process.env["PATH"] ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) =>
+    child.once("close", (code) => {
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+export interface OpsSetup {
+  readonly sim: SimulatorHandle;
+  readonly dir: string;
+  readonly env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** A simulator, a temp drop folder and the environment of a deployment with its own QUEUE_PREFIX. */
+export async function opsSetup(
+  simOptions: Parameters<typeof startSimulator>[0] = {},
+  env: Record<string, string> = {},
+): Promise<OpsSetup> {
+  const sim = await startSimulator({ apiKey: API_KEY, seed: 11, ...simOptions });
+  const drop = await tempDropDir();
+  return {
+    sim,
+    dir: drop.dir,
+    env: {
+      REDIS_URL: testRedisUrl(),
+      INVOICE_API_URL: sim.url,
+      INVOICE_API_KEY: API_KEY,
+      QUEUE_PREFIX: `ops-${randomUUID()}`,
+      DROP_DIR: drop.dir,
+      SETTLE_MS: "0",
+      BACKOFF_BASE_MS: "50",
+      BACKOFF_CAP_MS: "500",
+      LOG_LEVEL: "warn",
+      ...env,
+    },
+    cleanup: async () => {
+      await sim.close();
+      await drop.cleanup();
+    },
+  };
+}
+
+/** A drop file of the given invoices (one per line from line 2), plus raw extra lines appended. */
+export async function dropCsv(
+  dir: string,
+  name: string,
+  invoices: readonly KeyedInvoice[],
+  extraLines: readonly string[] = [],
+): Promise<void> {
+  const lines = invoices.map(
+    ({ invoice: i }) =>
+      `${i.external_id},${i.currency},${i.routing.destination_country},${i.routing.archive_policy}`,
+  );
+  const body = ["external_id,currency,destination_country,archive_policy", ...lines, ...extraLines];
+  await writeFile(join(dir, name), `${body.join("\n")}\n`);
+}
+
+/** Uses `key` at the service for another body first, so the real invoice is refused with 422. */
+export async function poisonKey(sim: SimulatorHandle, key: string, other: CanonicalInvoice): Promise<void> {
+  const response = await request(`${sim.url}/api/v1/invoices`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${API_KEY}`,
+      "idempotency-key": key,
+      "content-type": "application/json",
+    },
+    body: invoiceJson(other),
+  });
+  await response.body.dump();
+}
+
+const iso = z.iso.datetime();
+const counts = z.strictObject({
+  succeeded: z.number(),
+  duplicate: z.number(),
+  rejected: z.number(),
+  failed: z.number(),
+  conflict: z.number(),
+  pending: z.number(),
+});
+/** The documented shape of `status --json` (src/cli/status-report.ts): every field, nothing more. */
+const statusJsonSchema = z.strictObject({
+  queue_prefix: z.string(),
+  generated_at: iso,
+  keys: z.strictObject({
+    queued: z.number(),
+    retrying: z.number(),
+    succeeded: z.number(),
+    failed: z.number(),
+  }),
+  queue: z.strictObject({
+    waiting: z.number(),
+    active: z.number(),
+    delayed: z.number(),
+    failed: z.number(),
+    paused: z.number(),
+    is_paused: z.boolean(),
+  }),
+  key_refused: z
+    .strictObject({ http_status: z.number(), detail: z.string(), at: iso, action: z.string() })
+    .nullable(),
+  batches: z.array(
+    z.strictObject({
+      id: z.string(),
+      file: z.string(),
+      format: z.enum(["csv", "json", "ndjson"]),
+      state: z.enum(["ingesting", "ingested", "rejected", "reported"]),
+      host: z.string().nullable(),
+      path: z.string(),
+      created_at: iso,
+      ingested_at: iso.nullable(),
+      completed_at: iso.nullable(),
+      reported_at: iso.nullable(),
+      rows: z.number().nullable(),
+      valid_rows: z.number().nullable(),
+      pending: z.number().nullable(),
+      report_csv: z.string().nullable(),
+      summary_json: z.string().nullable(),
+      file_error: z.string().nullable(),
+      counts: counts.nullable(),
+    }),
+  ),
+  batches_total: z.number(),
+});
+
+/** `status --json`, checked against its documented shape. */
+export async function statusJson(env: Record<string, string>, args: readonly string[] = []) {
+  const result = await cli(["status", "--json", ...args], env);
+  expect(result.code, result.stderr).toBe(0);
+  return statusJsonSchema.parse(JSON.parse(result.stdout));
+}
