@@ -7,3 +7,6 @@ const code = await runProgram(buildProgram(allCommands), process.argv, {
   stderr: process.stderr,
 });
 process.exitCode = code;
+// Every command closes what it opened; should a library still hold a handle, the process must not
+// outlive its command (an operator's shell or a cron job would wait forever).
+setTimeout(() => process.exit(code), 3000).unref();

@@ -4,8 +4,7 @@ import { workerCommand } from "../src/cli/commands/worker.js";
 import { buildProgram, runProgram } from "../src/cli/program.js";
 
 const io = { stdout: process.stdout, stderr: process.stderr };
-process.exitCode = await runProgram(
-  buildProgram([workerCommand]),
-  [...process.argv.slice(0, 2), "worker", ...process.argv.slice(2)],
-  io,
-);
+const argv = [...process.argv.slice(0, 2), "worker", ...process.argv.slice(2)];
+const code = await runProgram(buildProgram([workerCommand]), argv, io);
+process.exitCode = code;
+setTimeout(() => process.exit(code), 3000).unref();

@@ -42,6 +42,7 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
     { pattern: options.cron, ...(options.tz === undefined ? {} : { tz: options.tz }) },
     { name: "scan", data: { reason: "schedule" } },
   );
+  const workerConnection = options.connection.duplicate();
   const worker = new Worker(
     SCAN_QUEUE,
     async (job) => {
@@ -51,7 +52,7 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       await finalizeCompleteBatches(deps);
       return passed.length;
     },
-    { connection: options.connection.duplicate(), prefix: options.prefix, concurrency: 1 },
+    { connection: workerConnection, prefix: options.prefix, concurrency: 1 },
   );
   worker.on("error", (error) => {
     logger.error({ err: error }, "scan worker error");
@@ -94,6 +95,7 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       watcher?.close();
       await worker.close();
       await queue.close();
+      workerConnection.disconnect();
     },
   };
 }
