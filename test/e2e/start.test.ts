@@ -1,0 +1,104 @@
+import { randomUUID } from "node:crypto";
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startSimulator } from "../../src/simulator/index.js";
+import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
+import { spawnNode, until, type Spawned } from "../support/processes.js";
+import { testRedisUrl } from "../support/redis.js";
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(simOptions: Parameters<typeof startSimulator>[0] = {}) {
+  const sim = await startSimulator({ apiKey: API_KEY, seed: 9, ...simOptions });
+  const drop = await tempDropDir();
+  cleanups.push(() => sim.close(), drop.cleanup);
+  const env = {
+    REDIS_URL: testRedisUrl(),
+    INVOICE_API_URL: sim.url,
+    INVOICE_API_KEY: API_KEY,
+    QUEUE_PREFIX: `start-${randomUUID()}`,
+    DROP_DIR: drop.dir,
+    SETTLE_MS: "200",
+    LOG_LEVEL: "warn",
+  };
+  return { sim, dir: drop.dir, env };
+}
+
+function start(env: Record<string, string>, args: string[]): Spawned {
+  const proc = spawnNode("workers/cli.js", ["start", ...args], env);
+  cleanups.push(async () => {
+    if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  });
+  return proc;
+}
+
+const csv = (prefix: string, n: number) =>
+  [
+    "external_id,currency,destination_country,archive_policy",
+    ...Array.from({ length: n }, (_, i) => `${prefix}-${i},EUR,DE,eu-10y`),
+  ].join("\n");
+
+const reportCount = async (dir: string) =>
+  (await readdir(join(dir, "reports")).catch(() => [])).filter((n) => n.endsWith(".summary.json")).length;
+
+describe("invoice-relay start", () => {
+  it("when a file is dropped while start --watch runs, then it is picked up once settled and reported", async () => {
+    const { sim, dir, env } = await setup();
+    const proc = start(env, ["--watch", "--schedule", "0 2 * * *"]);
+    await until(
+      async () => (await readdir(dir)).includes("processing"),
+      15_000,
+      "start to prepare the drop folder",
+    );
+    await writeFile(join(dir, "watched.csv"), csv("W", 20));
+    await until(async () => (await reportCount(dir)) === 1, 20_000, "the report of the watched file");
+    const summary = summarySchema.parse([...(await readReports(dir)).values()][0]?.summary);
+    expect(summary.counts.succeeded).toBe(20);
+    expect(sim.stats().effects.total).toBe(20);
+    proc.child.kill("SIGTERM");
+    expect((await proc.exited).code).toBe(0);
+  });
+
+  it("when the schedule ticks, then a file in the drop folder is picked up without --watch", async () => {
+    const { dir, env } = await setup();
+    const proc = start(env, ["--schedule", "*/2 * * * * *", "--tz", "UTC"]);
+    await until(
+      async () => (await readdir(dir)).includes("processing"),
+      15_000,
+      "start to prepare the drop folder",
+    );
+    await writeFile(join(dir, "ticked.csv"), csv("S", 5));
+    await until(async () => (await reportCount(dir)) === 1, 20_000, "the report of the scheduled scan");
+    expect(summarySchema.parse([...(await readReports(dir)).values()][0]?.summary).counts.succeeded).toBe(5);
+    proc.child.kill("SIGTERM");
+    expect((await proc.exited).code).toBe(0);
+  });
+
+  it("when start gets SIGTERM mid-batch, then it exits 0 within the grace period and a restart finishes with no double effects", async () => {
+    const { sim, dir, env } = await setup({ latencyMs: { min: 5, max: 20 } });
+    await writeFile(join(dir, "big.csv"), csv("T", 1500));
+    const first = start({ ...env, SHUTDOWN_GRACE_MS: "3000", SETTLE_MS: "0" }, ["--schedule", "0 2 * * *"]);
+    await until(() => Promise.resolve(sim.stats().effects.total >= 200), 20_000, "200 effects");
+    const stopAt = Date.now();
+    first.child.kill("SIGTERM");
+    expect((await first.exited).code).toBe(0);
+    expect(Date.now() - stopAt).toBeLessThan(8000);
+    expect(sim.stats().effects.total).toBeLessThan(1500);
+
+    const second = start({ ...env, SETTLE_MS: "0", LOCK_DURATION_MS: "2000" }, ["--schedule", "0 2 * * *"]);
+    await until(async () => (await reportCount(dir)) === 1, 60_000, "the report after restart");
+    second.child.kill("SIGTERM");
+    await second.exited;
+    expect(summarySchema.parse([...(await readReports(dir)).values()][0]?.summary).counts.succeeded).toBe(
+      1500,
+    );
+    expect(sim.stats().effects).toMatchObject({ total: 1500, keysWithMultipleEffects: 0 });
+    expect(await readdir(join(dir, "processing"))).toEqual([]);
+  });
+});
