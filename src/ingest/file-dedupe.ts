@@ -52,8 +52,11 @@ export class FileDedupe {
       this.entries = grown;
     }
     const base = this.count * ENTRY_WORDS;
-    const words = keyWords(key);
-    this.entries.set([hi, lo, words[0], words[1], words[2], words[3], line], base);
+    const e = this.entries;
+    e[base] = hi;
+    e[base + 1] = lo;
+    for (let i = 0; i < 4; i++) e[base + 2 + i] = keyWord(key, i);
+    e[base + 6] = line;
     this.slots[slot] = this.count;
     this.count++;
     if (this.count * 4 > this.slots.length * 3) this.rehash();
@@ -72,8 +75,8 @@ export class FileDedupe {
   }
 
   private sameKey(base: number, key: string): boolean {
-    const words = keyWords(key);
-    return words.every((word, i) => this.entries[base + 2 + i] === word);
+    for (let i = 0; i < 4; i++) if (this.entries[base + 2 + i] !== keyWord(key, i)) return false;
+    return true;
   }
 
   private keyAt(base: number): string {
@@ -84,15 +87,19 @@ export class FileDedupe {
   }
 }
 
-/** A UUID's 128 bits as four 32-bit words. */
-function keyWords(key: string): [number, number, number, number] {
-  const hex = key.replaceAll("-", "");
-  return [0, 8, 16, 24].map((i) => Number.parseInt(hex.slice(i, i + 8), 16) >>> 0) as [
-    number,
-    number,
-    number,
-    number,
-  ];
+/** Word `n` (0-3) of a UUID's 128 bits, read from its hex digits without allocating. */
+function keyWord(key: string, n: number): number {
+  let word = 0;
+  let digits = 0;
+  // hex digits 8n .. 8n+7, skipping the dashes at string positions 8, 13, 18 and 23
+  for (let i = 0, seen = 0; i < key.length && digits < 8; i++) {
+    const c = key.charCodeAt(i);
+    if (c === 0x2d) continue;
+    if (seen++ < n * 8) continue;
+    word = (word << 4) | (c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57);
+    digits++;
+  }
+  return word >>> 0;
 }
 
 /** A seeded 32-bit string hash (murmur3-style mixing over UTF-16 code units). */

@@ -5,7 +5,7 @@ import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import type { ResultsStore, RowDecision, RowRef } from "../results/results-store.js";
 import type { ClaimedFile } from "./drop-folder.js";
-import { readInvoiceFile } from "./read-invoice-file.js";
+import { readInvoiceFileBatches } from "./read-invoice-file.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
 
 export interface IngestDeps {
@@ -46,20 +46,21 @@ const ENQUEUE: ReadonlySet<RowDecision["kind"]> = new Set(["new", "requeue", "jo
 export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<IngestResult> {
   const counts: RowCounts = { rows: 0, valid: 0, rejected: 0, duplicateInFile: 0, conflictInFile: 0 };
   let unknownFields: readonly string[] = [];
-  for await (const item of readInvoiceFile(file.path, {
+  for await (const batch of readInvoiceFileBatches(file.path, {
     namespace: deps.namespace,
     displayName: file.name,
-  })) {
-    if (item.kind === "file-error") return { kind: "unreadable", error: item.error };
-    if (item.kind === "unknown-fields") unknownFields = item.names;
-    else {
-      counts.rows++;
-      if (item.kind === "valid") counts.valid++;
-      else if (item.kind === "rejected") counts.rejected++;
-      else if (item.kind === "duplicate") counts.duplicateInFile++;
-      else counts.conflictInFile++;
+  }))
+    for (const item of batch) {
+      if (item.kind === "file-error") return { kind: "unreadable", error: item.error };
+      if (item.kind === "unknown-fields") unknownFields = item.names;
+      else {
+        counts.rows++;
+        if (item.kind === "valid") counts.valid++;
+        else if (item.kind === "rejected") counts.rejected++;
+        else if (item.kind === "duplicate") counts.duplicateInFile++;
+        else counts.conflictInFile++;
+      }
     }
-  }
 
   const chunkSize = deps.chunkSize ?? 1000;
   let rows: RowRef[] = [];
@@ -77,17 +78,18 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
     rows = [];
     jobs = [];
   };
-  for await (const item of readInvoiceFile(file.path, {
+  for await (const batch of readInvoiceFileBatches(file.path, {
     namespace: deps.namespace,
     displayName: file.name,
-  })) {
-    if (item.kind === "file-error") return { kind: "unreadable", error: item.error };
-    if (item.kind !== "valid") continue;
-    const document = invoiceJson(item.invoice);
-    rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id, document });
-    jobs.push({ key: item.key, data: { invoice: item.invoice, batch: file.batchId, line: item.line } });
-    if (rows.length >= chunkSize) await flush();
-  }
+  }))
+    for (const item of batch) {
+      if (item.kind === "file-error") return { kind: "unreadable", error: item.error };
+      if (item.kind !== "valid") continue;
+      const document = invoiceJson(item.invoice);
+      rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id, document });
+      jobs.push({ key: item.key, data: { invoice: item.invoice, batch: file.batchId, line: item.line } });
+      if (rows.length >= chunkSize) await flush();
+    }
   await flush();
   await deps.store.finishIngest(file.batchId);
   deps.logger.info({ batch: file.batchId, file: file.name, ...counts, enqueued }, "file ingested");

@@ -34,7 +34,7 @@ export interface ReadOptions {
   readonly displayName?: string;
 }
 
-const READ_CHUNK_BYTES = 256 * 1024;
+const READ_CHUNK_BYTES = 64 * 1024;
 
 /** Reads a drop file from disk. */
 export function readInvoiceFile(path: string, options: ReadOptions): AsyncGenerator<ReadItem> {
@@ -48,13 +48,33 @@ export function readInvoiceFile(path: string, options: ReadOptions): AsyncGenera
  */
 export async function* readInvoices(
   source: AsyncIterable<Uint8Array>,
-  options: ReadOptions & { readonly format: FileFormat; readonly displayName: string },
+  options: SourceOptions,
 ): AsyncGenerator<ReadItem> {
+  for await (const batch of readInvoiceBatches(source, options)) yield* batch;
+}
+
+/** Reads a drop file from disk, a batch of records per chunk read. */
+export function readInvoiceFileBatches(path: string, options: ReadOptions): AsyncGenerator<ReadItem[]> {
+  const source = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+  return readInvoiceBatches(source, {
+    displayName: basename(path),
+    format: formatOf(path) ?? "csv",
+    ...options,
+  });
+}
+
+type SourceOptions = ReadOptions & { readonly format: FileFormat; readonly displayName: string };
+
+/** The same records in arrays, one per chunk of input: the hot path awaits once per chunk, not per row. */
+export async function* readInvoiceBatches(
+  source: AsyncIterable<Uint8Array>,
+  options: SourceOptions,
+): AsyncGenerator<ReadItem[]> {
   const { displayName: file, namespace } = options;
   const unknown = new Set<string>();
   const dedupe = new FileDedupe();
   const chunks = utf8Chunks(file, source);
-  const raw: AsyncGenerator<RawItem> =
+  const raw: AsyncGenerator<RawItem[]> =
     options.format === "csv"
       ? readCsv(file, asText(chunks), (names) => {
           for (const n of names) unknown.add(n);
@@ -63,43 +83,47 @@ export async function* readInvoices(
         ? readJson(file, asText(chunks))
         : readNdjson(asText(chunks));
   try {
-    for await (const item of raw) {
-      if (item.kind === "invalid") {
-        yield { kind: "rejected", line: item.line, errors: item.errors };
-        continue;
-      }
-      for (const name of item.picked.unknown) unknown.add(name);
-      const result = normaliseAlone(item.picked);
-      if (!result.ok) {
-        yield { kind: "rejected", line: item.line, errors: result.errors };
-        continue;
-      }
-      const { invoice } = result;
-      const key = deriveKey(invoice, namespace);
-      const verdict = dedupe.check(invoice.external_id, key, item.line);
-      if (verdict.kind === "first") yield { kind: "valid", line: item.line, invoice, key };
-      else if (verdict.kind === "duplicate")
-        yield { kind: "duplicate", line: item.line, invoice, key, firstLine: verdict.firstLine };
-      else
-        yield {
-          kind: "conflict",
-          line: item.line,
-          invoice,
-          key,
-          firstLine: verdict.firstLine,
-          earlierKey: verdict.earlierKey,
-        };
+    for await (const items of raw) {
+      const out: ReadItem[] = [];
+      for (const item of items) out.push(toReadItem(item, unknown, dedupe, namespace));
+      yield out;
     }
-    if (unknown.size > 0) yield { kind: "unknown-fields", names: [...unknown] };
+    if (unknown.size > 0) yield [{ kind: "unknown-fields", names: [...unknown] }];
   } catch (thrown) {
     const error =
       thrown instanceof UnreadableFileError
         ? thrown
         : new UnreadableFileError(file, `could not be read: ${coerceError(thrown).message}`);
-    yield { kind: "file-error", error };
+    yield [{ kind: "file-error", error }];
   } finally {
     await raw.return(undefined);
   }
+}
+
+function toReadItem(
+  item: RawItem,
+  unknown: Set<string>,
+  dedupe: FileDedupe,
+  namespace: KeyNamespace,
+): ReadItem {
+  if (item.kind === "invalid") return { kind: "rejected", line: item.line, errors: item.errors };
+  for (const name of item.picked.unknown) unknown.add(name);
+  const result = normaliseAlone(item.picked);
+  if (!result.ok) return { kind: "rejected", line: item.line, errors: result.errors };
+  const { invoice } = result;
+  const key = deriveKey(invoice, namespace);
+  const verdict = dedupe.check(invoice.external_id, key, item.line);
+  if (verdict.kind === "first") return { kind: "valid", line: item.line, invoice, key };
+  if (verdict.kind === "duplicate")
+    return { kind: "duplicate", line: item.line, invoice, key, firstLine: verdict.firstLine };
+  return {
+    kind: "conflict",
+    line: item.line,
+    invoice,
+    key,
+    firstLine: verdict.firstLine,
+    earlierKey: verdict.earlierKey,
+  };
 }
 
 /** normaliseFields, but a record it cannot handle (a value nested too deeply to print) is rejected alone. */

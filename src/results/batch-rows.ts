@@ -1,7 +1,7 @@
 import type { KeyNamespace } from "../invoice/key.js";
 import { formatFieldErrors } from "../invoice/field-error.js";
 import type { ReadItem } from "../ingest/read-item.js";
-import { readInvoiceFile } from "../ingest/read-invoice-file.js";
+import { readInvoiceFileBatches } from "../ingest/read-invoice-file.js";
 import type { BatchMeta, BatchStore } from "./batch-store.js";
 import type { ResultRecord } from "./result-record.js";
 import type { ResultsStore } from "./results-store.js";
@@ -22,18 +22,19 @@ const CHUNK = 500;
  */
 export async function* batchRows(deps: BatchRowsDeps, batch: BatchMeta): AsyncGenerator<ReportRow> {
   let chunk: RowItem[] = [];
-  for await (const item of readInvoiceFile(batch.path, {
+  for await (const items of readInvoiceFileBatches(batch.path, {
     namespace: deps.namespace,
     displayName: batch.file,
     format: batch.format,
-  })) {
-    if (item.kind === "unknown-fields" || item.kind === "file-error") continue;
-    chunk.push(item);
-    if (chunk.length >= CHUNK) {
-      yield* await resolveChunk(deps, batch.id, chunk);
-      chunk = [];
+  }))
+    for (const item of items) {
+      if (item.kind === "unknown-fields" || item.kind === "file-error") continue;
+      chunk.push(item);
+      if (chunk.length >= CHUNK) {
+        yield* await resolveChunk(deps, batch.id, chunk);
+        chunk = [];
+      }
     }
-  }
   yield* await resolveChunk(deps, batch.id, chunk);
 }
 

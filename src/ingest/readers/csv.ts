@@ -2,7 +2,7 @@ import { truncateValue, type FieldError } from "../../invoice/field-error.js";
 import { normaliseFieldName, type PickedFields } from "../../invoice/normalise.js";
 import type { RawItem } from "../raw-item.js";
 import { UnreadableFileError } from "../unreadable-file-error.js";
-import { csvRecords } from "./csv-records.js";
+import { csvRecordBatches } from "./csv-records.js";
 
 type Target =
   "external_id" | "currency" | "schema_version" | "document_type" | "destination_country" | "archive_policy";
@@ -73,27 +73,31 @@ export async function* readCsv(
   file: string,
   text: AsyncIterable<string>,
   onUnknownColumns: (names: readonly string[]) => void,
-): AsyncGenerator<RawItem> {
+): AsyncGenerator<RawItem[]> {
   let header: Header | undefined;
-  for await (const record of csvRecords(text)) {
-    if (header === undefined) {
-      if (record.kind === "broken") {
-        throw new UnreadableFileError(file, `the header row ${record.reason}`, { line: record.line });
+  for await (const records of csvRecordBatches(text)) {
+    const items: RawItem[] = [];
+    for (const record of records) {
+      if (header === undefined) {
+        if (record.kind === "broken") {
+          throw new UnreadableFileError(file, `the header row ${record.reason}`, { line: record.line });
+        }
+        header = readHeader(file, record.fields, record.line);
+        if (header.unknown.length > 0) onUnknownColumns(header.unknown);
+        continue;
       }
-      header = readHeader(file, record.fields, record.line);
-      if (header.unknown.length > 0) onUnknownColumns(header.unknown);
-      continue;
+      const { line } = record;
+      if (record.kind === "broken") {
+        items.push({ kind: "invalid", line, errors: [{ field: "(row)", reason: record.reason }] });
+      } else if (record.fields.length !== header.width) {
+        const count = record.fields.length;
+        const reason = `has ${count} field(s) but the header has ${header.width}; check for an unquoted comma or a missing value`;
+        items.push({ kind: "invalid", line, errors: [{ field: "(row)", reason }] });
+      } else {
+        items.push({ kind: "fields", line, picked: pickRow(header, record.fields) });
+      }
     }
-    const { line } = record;
-    if (record.kind === "broken") {
-      yield { kind: "invalid", line, errors: [{ field: "(row)", reason: record.reason }] };
-    } else if (record.fields.length !== header.width) {
-      const count = record.fields.length;
-      const reason = `has ${count} field(s) but the header has ${header.width}; check for an unquoted comma or a missing value`;
-      yield { kind: "invalid", line, errors: [{ field: "(row)", reason }] };
-    } else {
-      yield { kind: "fields", line, picked: pickRow(header, record.fields) };
-    }
+    if (items.length > 0) yield items;
   }
   if (header === undefined)
     throw new UnreadableFileError(file, "the file is empty: a CSV file needs a header row");

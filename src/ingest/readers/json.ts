@@ -8,18 +8,26 @@ import { JsonInvoiceScanner, MAX_JSON_ELEMENT_CHARS, type ScanEvent } from "./js
  * Reads a JSON file: a top-level array of invoices or `{"invoices": [...]}`, streamed element by element.
  * `line` is the 1-based element index, as PRODUCT.md defines it for JSON arrays.
  */
-export async function* readJson(file: string, text: AsyncIterable<string>): AsyncGenerator<RawItem> {
+export async function* readJson(file: string, text: AsyncIterable<string>): AsyncGenerator<RawItem[]> {
   const scanner = new JsonInvoiceScanner();
-  for await (const chunk of text) {
-    for (const event of scanner.push(chunk)) yield toItem(file, event);
-  }
-  for (const event of scanner.end()) yield toItem(file, event);
+  for await (const chunk of text) yield* batchOf(file, scanner.push(chunk));
+  yield* batchOf(file, scanner.end());
 }
 
-function toItem(file: string, event: ScanEvent): RawItem {
-  if (event.kind === "error") {
-    throw new UnreadableFileError(file, event.message, { line: event.line, column: event.column });
+/** The items of one chunk; the items before an error are passed on before the error is thrown. */
+function* batchOf(file: string, events: Iterable<ScanEvent>): Generator<RawItem[]> {
+  const items: RawItem[] = [];
+  for (const event of events) {
+    if (event.kind === "error") {
+      if (items.length > 0) yield items;
+      throw new UnreadableFileError(file, event.message, { line: event.line, column: event.column });
+    }
+    items.push(toItem(event));
   }
+  if (items.length > 0) yield items;
+}
+
+function toItem(event: Exclude<ScanEvent, { kind: "error" }>): RawItem {
   if (event.kind === "too-long") {
     const reason = `is longer than ${MAX_JSON_ELEMENT_CHARS} characters`;
     return { kind: "invalid", line: event.index, errors: [{ field: "(element)", reason }] };

@@ -6,20 +6,21 @@ import { describeJsonError, previewValue } from "./json-error.js";
 export const MAX_NDJSON_LINE_CHARS = 8 * 1024 * 1024;
 
 /** Reads NDJSON / JSON Lines: one object per line; blank lines skipped; a broken line is rejected alone. */
-export async function* readNdjson(text: AsyncIterable<string>): AsyncGenerator<RawItem> {
+export async function* readNdjson(text: AsyncIterable<string>): AsyncGenerator<RawItem[]> {
   let pending = "";
   let oversized = false;
   let line = 1;
   for await (const chunk of text) {
+    const items: RawItem[] = [];
     let start = 0;
     for (let nl = chunk.indexOf("\n"); nl !== -1; nl = chunk.indexOf("\n", start)) {
       const piece = chunk.slice(start, nl);
       start = nl + 1;
       // The limit holds however the line was chunked, also when its end arrives in the same chunk.
-      if (oversized || pending.length + piece.length > MAX_NDJSON_LINE_CHARS) yield tooLong(line);
+      if (oversized || pending.length + piece.length > MAX_NDJSON_LINE_CHARS) items.push(tooLong(line));
       else {
         const item = parseLine(pending + piece, line);
-        if (item !== undefined) yield item;
+        if (item !== undefined) items.push(item);
       }
       pending = "";
       oversized = false;
@@ -32,11 +33,12 @@ export async function* readNdjson(text: AsyncIterable<string>): AsyncGenerator<R
         oversized = true;
       }
     }
+    if (items.length > 0) yield items;
   }
-  if (oversized) yield tooLong(line);
+  if (oversized) yield [tooLong(line)];
   else {
     const item = parseLine(pending, line);
-    if (item !== undefined) yield item;
+    if (item !== undefined) yield [item];
   }
 }
 
