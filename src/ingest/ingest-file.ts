@@ -5,7 +5,7 @@ import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import type { ResultsStore, RowDecision, RowRef } from "../results/results-store.js";
 import type { ClaimedFile } from "./drop-folder.js";
-import { readInvoiceFileBatches } from "./read-invoice-file.js";
+import { findFileError, formatOf, readInvoiceFileBatches } from "./read-invoice-file.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
 
 export interface IngestDeps {
@@ -38,59 +38,72 @@ export type IngestResult =
 const ENQUEUE: ReadonlySet<RowDecision["kind"]> = new Set(["new", "requeue", "join", "queued", "retrying"]);
 
 /**
- * Ingests one claimed file: a first pass reads it all and proves it usable as a whole (UTF-8, JSON
- * syntax, CSV header), so a truncated or corrupt file is never half sent; a second pass registers each
- * valid row with the results store and enqueues what needs sending, in chunks. Re-running it for the
- * same batch (after a crash) registers and enqueues nothing twice.
+ * Ingests one claimed file. A first, cheap pass proves the file usable as a whole (UTF-8, CSV header,
+ * JSON syntax to the end) so a truncated or corrupt file is never half sent; the second pass registers
+ * each valid row with the results store and enqueues what needs sending, in chunks, one chunk's Redis
+ * work overlapping the reading of the next. Re-running it for the same batch (after a crash) registers
+ * and enqueues nothing twice.
  */
 export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<IngestResult> {
+  const format = formatOf(file.name) ?? "csv";
+  const unusable = await findFileError(file.path, { displayName: file.name, format });
+  if (unusable !== undefined) return { kind: "unreadable", error: unusable };
+
   const counts: RowCounts = { rows: 0, valid: 0, rejected: 0, duplicateInFile: 0, conflictInFile: 0 };
   let unknownFields: readonly string[] = [];
-  for await (const batch of readInvoiceFileBatches(file.path, {
-    namespace: deps.namespace,
-    displayName: file.name,
-  }))
-    for (const item of batch) {
-      if (item.kind === "file-error") return { kind: "unreadable", error: item.error };
-      if (item.kind === "unknown-fields") unknownFields = item.names;
-      else {
-        counts.rows++;
-        if (item.kind === "valid") counts.valid++;
-        else if (item.kind === "rejected") counts.rejected++;
-        else if (item.kind === "duplicate") counts.duplicateInFile++;
-        else counts.conflictInFile++;
-      }
-    }
-
   const chunkSize = deps.chunkSize ?? 1000;
   let rows: RowRef[] = [];
   let jobs: EnqueueItem[] = [];
   let enqueued = 0;
-  const flush = async (): Promise<void> => {
-    if (rows.length === 0) return;
-    const decisions = await deps.store.registerRows(file.batchId, rows);
-    const wanted = jobs.filter((_, i) => ENQUEUE.has(decisions[i]?.kind ?? "new"));
-    const requeued = jobs.filter((_, i) => decisions[i]?.kind === "requeue");
+  let inFlight: Promise<void> = Promise.resolve();
+  const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<void> => {
+    const decisions = await deps.store.registerRows(file.batchId, chunkRows);
+    const wanted = chunkJobs.filter((_, i) => ENQUEUE.has(decisions[i]?.kind ?? "new"));
     // A key failed earlier may still have a retained failed job under its id; it must make way.
-    for (const job of requeued) await deps.queue.remove(job.key);
+    for (const [i, job] of chunkJobs.entries())
+      if (decisions[i]?.kind === "requeue") await deps.queue.remove(job.key);
     await enqueueInvoices(deps.queue, wanted);
     enqueued += wanted.length;
+  };
+  const send = async (): Promise<void> => {
+    const [chunkRows, chunkJobs] = [rows, jobs];
     rows = [];
     jobs = [];
+    await inFlight;
+    inFlight = flush(chunkRows, chunkJobs);
+    // awaited at the next chunk or at the end; meanwhile a failure must not count as unhandled
+    inFlight.catch(() => undefined);
   };
+
   for await (const batch of readInvoiceFileBatches(file.path, {
     namespace: deps.namespace,
     displayName: file.name,
-  }))
+    format,
+  })) {
     for (const item of batch) {
-      if (item.kind === "file-error") return { kind: "unreadable", error: item.error };
-      if (item.kind !== "valid") continue;
-      const document = invoiceJson(item.invoice);
-      rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id, document });
-      jobs.push({ key: item.key, data: { invoice: item.invoice, batch: file.batchId, line: item.line } });
-      if (rows.length >= chunkSize) await flush();
+      if (item.kind === "file-error") {
+        await inFlight;
+        return { kind: "unreadable", error: item.error };
+      }
+      if (item.kind === "unknown-fields") {
+        unknownFields = item.names;
+        continue;
+      }
+      counts.rows++;
+      if (item.kind === "rejected") counts.rejected++;
+      else if (item.kind === "duplicate") counts.duplicateInFile++;
+      else if (item.kind === "conflict") counts.conflictInFile++;
+      else {
+        counts.valid++;
+        const document = invoiceJson(item.invoice);
+        rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id, document });
+        jobs.push({ key: item.key, data: { invoice: item.invoice, batch: file.batchId, line: item.line } });
+        if (rows.length >= chunkSize) await send();
+      }
     }
-  await flush();
+  }
+  await send();
+  await inFlight;
   await deps.store.finishIngest(file.batchId);
   deps.logger.info({ batch: file.batchId, file: file.name, ...counts, enqueued }, "file ingested");
   if (unknownFields.length > 0) {

@@ -63,6 +63,49 @@ export function readInvoiceFileBatches(path: string, options: ReadOptions): Asyn
   });
 }
 
+/** The format reader's records, before normalisation and keys. */
+function rawRecords(
+  source: AsyncIterable<Uint8Array>,
+  format: FileFormat,
+  file: string,
+  unknown: Set<string>,
+): AsyncGenerator<RawItem[]> {
+  const chunks = utf8Chunks(file, source);
+  if (format === "csv") {
+    return readCsv(file, asText(chunks), (names) => {
+      for (const n of names) unknown.add(n);
+    });
+  }
+  return format === "json" ? readJson(file, asText(chunks)) : readNdjson(asText(chunks));
+}
+
+/**
+ * Whether a file can be used as a whole (UTF-8 throughout, CSV header, JSON syntax to the end), checked
+ * without normalising or keying its records: the cheap first pass before anything is sent.
+ */
+export async function findFileError(
+  path: string,
+  options: Omit<SourceOptions, "namespace">,
+): Promise<UnreadableFileError | undefined> {
+  const raw = rawRecords(
+    createReadStream(path, { highWaterMark: READ_CHUNK_BYTES }),
+    options.format,
+    options.displayName,
+    new Set(),
+  );
+  try {
+    // The records themselves are not needed: the readers throw on whatever makes a file unusable.
+    while (!(await raw.next()).done);
+    return undefined;
+  } catch (thrown) {
+    return thrown instanceof UnreadableFileError
+      ? thrown
+      : new UnreadableFileError(options.displayName, `could not be read: ${coerceError(thrown).message}`);
+  } finally {
+    await raw.return(undefined);
+  }
+}
+
 type SourceOptions = ReadOptions & { readonly format: FileFormat; readonly displayName: string };
 
 /** The same records in arrays, one per chunk of input: the hot path awaits once per chunk, not per row. */
@@ -73,15 +116,7 @@ export async function* readInvoiceBatches(
   const { displayName: file, namespace } = options;
   const unknown = new Set<string>();
   const dedupe = new FileDedupe();
-  const chunks = utf8Chunks(file, source);
-  const raw: AsyncGenerator<RawItem[]> =
-    options.format === "csv"
-      ? readCsv(file, asText(chunks), (names) => {
-          for (const n of names) unknown.add(n);
-        })
-      : options.format === "json"
-        ? readJson(file, asText(chunks))
-        : readNdjson(asText(chunks));
+  const raw = rawRecords(source, options.format, file, unknown);
   try {
     for await (const items of raw) {
       const out: ReadItem[] = [];
