@@ -63,28 +63,32 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       maxAttempts: options.maxAttempts,
     });
     options.onOutcome?.(key, outcome);
-    const log = logger.child({ key, batch: parsed.data.batch, line: parsed.data.line, attempt });
+    // The job's child logger is made only when a line is written: the common outcomes log at debug,
+    // usually off, and a child per job is an allocation and a serialisation of its bindings.
+    const log = () => logger.child({ key, batch: parsed.data.batch, line: parsed.data.line, attempt });
     switch (outcome.kind) {
       case "skipped":
-        log.debug({ status: outcome.status }, "already final; not sent");
+        if (logger.isLevelEnabled("debug"))
+          log().debug({ status: outcome.status }, "already final; not sent");
         return outcome.status;
       case "succeeded":
         flow.onSuccess();
         worker.concurrency = flow.concurrency;
-        log.debug({ correlationId: outcome.correlationId }, "succeeded");
+        if (logger.isLevelEnabled("debug"))
+          log().debug({ correlationId: outcome.correlationId }, "succeeded");
         return "succeeded";
       case "failed":
         flow.onFinalFailure();
-        log.warn({ error: outcome.detail }, "failed");
+        log().warn({ error: outcome.detail }, "failed");
         return "failed";
       case "retry": {
         const coolDown = flow.onRetryable(outcome.httpStatus);
         worker.concurrency = flow.concurrency;
         if (coolDown !== undefined) {
-          log.warn({ coolDownMs: coolDown }, "sustained outage: cooling down before taking more invoices");
+          log().warn({ coolDownMs: coolDown }, "sustained outage: cooling down before taking more invoices");
           await options.queue.rateLimit(coolDown);
         }
-        log.info({ error: outcome.detail, retryAfterMs: outcome.retryAfterMs }, "will retry");
+        log().info({ error: outcome.detail, retryAfterMs: outcome.retryAfterMs }, "will retry");
         throw new RetryableSubmitError(outcome.detail, outcome.httpStatus, outcome.retryAfterMs);
       }
       case "key-refused":

@@ -1,0 +1,58 @@
+import { randomUUID } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import { invoiceJson } from "../../src/invoice/key.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { HttpSubmitter } from "../../src/submit/http-submitter.js";
+import { testInvoice } from "../support/invoices.js";
+
+const API_KEY = "irs_live_test_key_0123456789";
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(latencyMs: number, requestTimeoutMs: number) {
+  const sim: SimulatorHandle = await startSimulator({
+    apiKey: API_KEY,
+    seed: 3,
+    latencyMs: { min: latencyMs, max: latencyMs },
+  });
+  const submitter = new HttpSubmitter({
+    baseUrl: sim.url,
+    apiKey: API_KEY,
+    connections: 2,
+    requestTimeoutMs,
+    responseBodyMaxBytes: 4096,
+  });
+  cleanups.push(
+    () => sim.close(),
+    () => submitter.close(),
+  );
+  return { sim, submitter };
+}
+
+describe("HTTP submitter", () => {
+  it("when the service answers within the timeout, then the answer carries its status and body", async () => {
+    const { submitter } = await setup(0, 2000);
+    const answer = await submitter.submit(randomUUID(), invoiceJson(testInvoice(1, "http").invoice));
+    expect(answer).toMatchObject({ kind: "response", status: 201 });
+    expect(answer.kind === "response" ? answer.body : "").toContain("correlation_id");
+  });
+
+  it("when the service takes longer than the request timeout, then the attempt is a timeout, not an answer", async () => {
+    const { submitter } = await setup(1500, 200);
+    const started = Date.now();
+    const answer = await submitter.submit(randomUUID(), invoiceJson(testInvoice(2, "http").invoice));
+    expect(answer).toMatchObject({ kind: "no-response", reason: "timeout" });
+    expect(Date.now() - started).toBeLessThan(1200);
+  });
+
+  it("when requests finish early, then their deadlines fire no aborts later and the pool keeps working", async () => {
+    const { submitter } = await setup(0, 300);
+    const send = (i: number) => submitter.submit(randomUUID(), invoiceJson(testInvoice(i, "x").invoice));
+    const first = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i)));
+    await new Promise((r) => setTimeout(r, 400));
+    const later = await send(100);
+    expect([...first, later].every((a) => a.kind === "response" && a.status === 201)).toBe(true);
+  });
+});
