@@ -6,10 +6,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { z } from "zod";
+import { RedisServer } from "../src/dev/redis-server.js";
 import { writeCsv, writeJsonArray } from "./generate.js";
+import { measureEnqueue } from "./ingest-enqueue.js";
 
 const CSV_ROWS = Number(process.env["BENCH_CSV_ROWS"] ?? 1_000_000);
 const JSON_ROWS = Number(process.env["BENCH_JSON_ROWS"] ?? 200_000);
+const ENQUEUE_ROWS = Number(process.env["BENCH_ENQUEUE_ROWS"] ?? 200_000);
 
 const childResult = z.object({
   rows: z.number(),
@@ -47,11 +50,25 @@ try {
   );
   if (c.counts["valid"] !== CSV_ROWS || j.counts["valid"] !== JSON_ROWS)
     throw new Error(`unexpected counts: ${JSON.stringify([c.counts, j.counts])}`);
+
+  const redis = process.env["REDIS_URL"] === undefined ? await RedisServer.start({ aof: true }) : undefined;
+  const e = await measureEnqueue(process.env["REDIS_URL"] ?? redis?.url ?? "", dir, ENQUEUE_ROWS).finally(
+    () => redis?.dispose(),
+  );
+  const enqueueRate = Math.round(e.rows / e.enqueueSeconds);
+  const rawRate = Math.round(e.rows / e.rawSeconds);
+  console.log(
+    `enqueue: ${e.rows} rows claimed, checked and enqueued in ${e.enqueueSeconds.toFixed(2)} s = ${enqueueRate} rows/s; ` +
+      `raw BullMQ addBulk of the same jobs ${e.rawSeconds.toFixed(2)} s = ${rawRate} rows/s (ratio ${(enqueueRate / rawRate).toFixed(2)}; ` +
+      `Redis ${redis === undefined ? "from REDIS_URL" : "private, AOF everysec"})`,
+  );
   console.log(
     JSON.stringify({
       csv_rows_per_s: csvRate,
       json_rows_per_s: jsonRate,
       peak_rss_mb: Math.round(Math.max(c.peakRssMb, j.peakRssMb)),
+      enqueue_rows_per_s: enqueueRate,
+      raw_addbulk_per_s: rawRate,
     }),
   );
 } finally {

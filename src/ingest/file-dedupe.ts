@@ -14,10 +14,12 @@ export type DedupeVerdict =
 
 const EMPTY = 0xffffffff;
 const ENTRY_WORDS = 7; // idHash hi, lo; key as four 32-bit words; first line
+// Entries live in fixed pages, so growing never copies (a copy would briefly double the memory).
+const PAGE_ENTRIES = 1 << 16;
 
 export class FileDedupe {
   private slots = new Uint32Array(1 << 12).fill(EMPTY);
-  private entries = new Uint32Array(1024 * ENTRY_WORDS);
+  private readonly pages: Uint32Array[] = [];
   private count = 0;
 
   get size(): number {
@@ -35,28 +37,29 @@ export class FileDedupe {
         this.insert(slot, hi, lo, key, line);
         return { kind: "first" };
       }
-      const base = index * ENTRY_WORDS;
-      if (this.entries[base] === hi && this.entries[base + 1] === lo) {
-        const firstLine = this.entries[base + 6] ?? 0;
-        return this.sameKey(base, key)
+      const [page, base] = this.locate(index);
+      if (page[base] === hi && page[base + 1] === lo) {
+        const firstLine = page[base + 6] ?? 0;
+        return sameKey(page, base, key)
           ? { kind: "duplicate", firstLine }
-          : { kind: "conflict", firstLine, earlierKey: this.keyAt(base) };
+          : { kind: "conflict", firstLine, earlierKey: keyAt(page, base) };
       }
     }
   }
 
+  private locate(index: number): [Uint32Array, number] {
+    const page = this.pages[Math.floor(index / PAGE_ENTRIES)];
+    if (page === undefined) throw new Error(`dedupe entry ${index} out of range`);
+    return [page, (index % PAGE_ENTRIES) * ENTRY_WORDS];
+  }
+
   private insert(slot: number, hi: number, lo: number, key: string, line: number): void {
-    if ((this.count + 1) * ENTRY_WORDS > this.entries.length) {
-      const grown = new Uint32Array(Math.ceil((this.entries.length / ENTRY_WORDS) * 1.5) * ENTRY_WORDS);
-      grown.set(this.entries);
-      this.entries = grown;
-    }
-    const base = this.count * ENTRY_WORDS;
-    const e = this.entries;
-    e[base] = hi;
-    e[base + 1] = lo;
-    for (let i = 0; i < 4; i++) e[base + 2 + i] = keyWord(key, i);
-    e[base + 6] = line;
+    if (this.count % PAGE_ENTRIES === 0) this.pages.push(new Uint32Array(PAGE_ENTRIES * ENTRY_WORDS));
+    const [page, base] = this.locate(this.count);
+    page[base] = hi;
+    page[base + 1] = lo;
+    for (let i = 0; i < 4; i++) page[base + 2 + i] = keyWord(key, i);
+    page[base + 6] = line;
     this.slots[slot] = this.count;
     this.count++;
     if (this.count * 4 > this.slots.length * 3) this.rehash();
@@ -66,25 +69,24 @@ export class FileDedupe {
     const slots = new Uint32Array(this.slots.length * 2).fill(EMPTY);
     const mask = slots.length - 1;
     for (let index = 0; index < this.count; index++) {
-      const base = index * ENTRY_WORDS;
-      let slot = ((this.entries[base] ?? 0) ^ (this.entries[base + 1] ?? 0)) & mask;
+      const [page, base] = this.locate(index);
+      let slot = ((page[base] ?? 0) ^ (page[base + 1] ?? 0)) & mask;
       while (slots[slot] !== EMPTY) slot = (slot + 1) & mask;
       slots[slot] = index;
     }
     this.slots = slots;
   }
+}
 
-  private sameKey(base: number, key: string): boolean {
-    for (let i = 0; i < 4; i++) if (this.entries[base + 2 + i] !== keyWord(key, i)) return false;
-    return true;
-  }
+function sameKey(page: Uint32Array, base: number, key: string): boolean {
+  for (let i = 0; i < 4; i++) if (page[base + 2 + i] !== keyWord(key, i)) return false;
+  return true;
+}
 
-  private keyAt(base: number): string {
-    const hex = [0, 1, 2, 3]
-      .map((i) => (this.entries[base + 2 + i] ?? 0).toString(16).padStart(8, "0"))
-      .join("");
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  }
+function keyAt(page: Uint32Array, base: number): string {
+  let hex = "";
+  for (let i = 0; i < 4; i++) hex += (page[base + 2 + i] ?? 0).toString(16).padStart(8, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** Word `n` (0-3) of a UUID's 128 bits, read from its hex digits without allocating. */

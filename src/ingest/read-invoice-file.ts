@@ -34,7 +34,7 @@ export interface ReadOptions {
   readonly displayName?: string;
 }
 
-const READ_CHUNK_BYTES = 64 * 1024;
+const READ_CHUNK_BYTES = 16 * 1024;
 
 /** Reads a drop file from disk. */
 export function readInvoiceFile(path: string, options: ReadOptions): AsyncGenerator<ReadItem> {

@@ -67,17 +67,17 @@ export function deriveKey(invoice: CanonicalInvoice, namespace: KeyNamespace): s
   return uuidV5(namespace, `${invoice.external_id}\n${contentHash(invoice)}`);
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+const VARIANT = "89ab";
+// One reusable buffer for the SHA-1 input (namespace bytes + name): no allocation per key on the hot path.
+let scratch = Buffer.alloc(1024);
 
 /** RFC 9562 UUIDv5 (SHA-1 of namespace bytes + UTF-8 name), with node's native hash. */
 export function uuidV5(namespace: KeyNamespace, name: string): string {
-  const digest = hash("sha1", Buffer.concat([namespace.bytes, Buffer.from(name, "utf8")]), "buffer");
-  digest[6] = ((digest[6] ?? 0) & 0x0f) | 0x50;
-  digest[8] = ((digest[8] ?? 0) & 0x3f) | 0x80;
-  let out = "";
-  for (let i = 0; i < 16; i++) {
-    if (i === 4 || i === 6 || i === 8 || i === 10) out += "-";
-    out += HEX[digest[i] ?? 0] ?? "00";
-  }
-  return out;
+  const needed = 16 + Buffer.byteLength(name, "utf8");
+  if (needed > scratch.length) scratch = Buffer.alloc(Math.max(needed, scratch.length * 2));
+  scratch.set(namespace.bytes, 0);
+  scratch.write(name, 16, "utf8");
+  const hex = hash("sha1", scratch.subarray(0, needed), "hex");
+  const variant = VARIANT[Number.parseInt(hex.charAt(16), 16) & 0x3] ?? "8";
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

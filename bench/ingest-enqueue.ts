@@ -1,0 +1,78 @@
+// Part of npm run bench:ingest: 200,000 rows claimed, checked and enqueued by invoice-relay's ingest,
+// beside a raw BullMQ addBulk of the same jobs, in the same run and against the same Redis.
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { Queue } from "bullmq";
+import { claim, dropFolder, ensureDropFolder } from "../src/ingest/drop-folder.js";
+import { ingestClaimed } from "../src/ingest/drop-pass.js";
+import { readInvoiceFileBatches } from "../src/ingest/read-invoice-file.js";
+import { resolveNamespace } from "../src/invoice/key.js";
+import { silentLogger } from "../src/log/logger.js";
+import { createRedis } from "../src/queue/connection.js";
+import { createInvoiceQueue, INVOICE_QUEUE, invoiceJobOptions } from "../src/queue/invoice-queue.js";
+import { INVOICE_JOB_NAME, type InvoiceJobData } from "../src/queue/job-data.js";
+import { BatchStore } from "../src/results/batch-store.js";
+import { RedisResultsStore } from "../src/results/redis-results-store.js";
+import { writeCsv } from "./generate.js";
+
+export interface EnqueueFigures {
+  readonly rows: number;
+  readonly enqueueSeconds: number;
+  readonly rawSeconds: number;
+}
+
+export async function measureEnqueue(redisUrl: string, dir: string, rows: number): Promise<EnqueueFigures> {
+  const folder = dropFolder(join(dir, "drop"));
+  await ensureDropFolder(folder);
+  const source = join(folder.root, "enqueue.csv");
+  await writeCsv(source, rows, 5_000_000);
+  const namespace = resolveNamespace();
+  const redis = createRedis(redisUrl, "producer");
+  try {
+    // invoice-relay: claim (atomic rename), whole-file check, keyed read, store registration, addBulk.
+    const prefix = `bench-ingest-${randomUUID()}`;
+    const queue = createInvoiceQueue(redis, prefix, 10);
+    const deps = {
+      folder,
+      redis,
+      store: new RedisResultsStore(redis, prefix),
+      batches: new BatchStore(redis, prefix),
+      queue,
+      namespace,
+      logger: silentLogger(),
+    };
+    const started = performance.now();
+    const file = await claim(folder, "enqueue.csv");
+    if (file === undefined) throw new Error("could not claim the benchmark file");
+    const result = await ingestClaimed(deps, file);
+    const enqueueSeconds = (performance.now() - started) / 1000;
+    if (result.kind !== "ingested" || result.enqueued !== rows)
+      throw new Error(`ingest did not enqueue ${rows}: ${JSON.stringify(result)}`);
+    await queue.close();
+
+    // Raw BullMQ: the same job ids and payloads, prepared beforehand, added with addBulk in the same chunks.
+    const jobs: { name: string; data: InvoiceJobData; opts: { jobId: string } }[] = [];
+    for await (const batch of readInvoiceFileBatches(file.path, { namespace })) {
+      for (const item of batch) {
+        if (item.kind === "valid")
+          jobs.push({
+            name: INVOICE_JOB_NAME,
+            data: { invoice: item.invoice, batch: "raw", line: item.line },
+            opts: { jobId: item.key },
+          });
+      }
+    }
+    const raw = new Queue<InvoiceJobData>(INVOICE_QUEUE, {
+      connection: redis,
+      prefix: `bench-raw-${randomUUID()}`,
+      defaultJobOptions: invoiceJobOptions(10),
+    });
+    const rawStarted = performance.now();
+    for (let i = 0; i < jobs.length; i += 1000) await raw.addBulk(jobs.slice(i, i + 1000));
+    const rawSeconds = (performance.now() - rawStarted) / 1000;
+    await raw.close();
+    return { rows, enqueueSeconds, rawSeconds };
+  } finally {
+    redis.disconnect();
+  }
+}
