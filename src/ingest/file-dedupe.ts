@@ -28,8 +28,9 @@ export class FileDedupe {
 
   /** Records `externalId` → `key` at `line` if new, or says how it relates to the first occurrence. */
   check(externalId: string, key: string, line: number): DedupeVerdict {
-    const hi = hash32(externalId, 0x9e3779b1);
-    const lo = hash32(externalId, 0x85ebca77);
+    hash64(externalId);
+    const hi = lanes[0] ?? 0;
+    const lo = lanes[1] ?? 0;
     const mask = this.slots.length - 1;
     for (let slot = (hi ^ lo) & mask; ; slot = (slot + 1) & mask) {
       const index = this.slots[slot] ?? EMPTY;
@@ -37,7 +38,8 @@ export class FileDedupe {
         this.insert(slot, hi, lo, key, line);
         return { kind: "first" };
       }
-      const [page, base] = this.locate(index);
+      const page = this.page(index);
+      const base = (index % PAGE_ENTRIES) * ENTRY_WORDS;
       if (page[base] === hi && page[base + 1] === lo) {
         const firstLine = page[base + 6] ?? 0;
         return sameKey(page, base, key)
@@ -47,15 +49,16 @@ export class FileDedupe {
     }
   }
 
-  private locate(index: number): [Uint32Array, number] {
-    const page = this.pages[Math.floor(index / PAGE_ENTRIES)];
+  private page(index: number): Uint32Array {
+    const page = this.pages[(index / PAGE_ENTRIES) | 0];
     if (page === undefined) throw new Error(`dedupe entry ${index} out of range`);
-    return [page, (index % PAGE_ENTRIES) * ENTRY_WORDS];
+    return page;
   }
 
   private insert(slot: number, hi: number, lo: number, key: string, line: number): void {
     if (this.count % PAGE_ENTRIES === 0) this.pages.push(new Uint32Array(PAGE_ENTRIES * ENTRY_WORDS));
-    const [page, base] = this.locate(this.count);
+    const page = this.page(this.count);
+    const base = (this.count % PAGE_ENTRIES) * ENTRY_WORDS;
     page[base] = hi;
     page[base + 1] = lo;
     for (let i = 0; i < 4; i++) page[base + 2 + i] = keyWord(key, i);
@@ -69,7 +72,8 @@ export class FileDedupe {
     const slots = new Uint32Array(this.slots.length * 2).fill(EMPTY);
     const mask = slots.length - 1;
     for (let index = 0; index < this.count; index++) {
-      const [page, base] = this.locate(index);
+      const page = this.page(index);
+      const base = (index % PAGE_ENTRIES) * ENTRY_WORDS;
       let slot = ((page[base] ?? 0) ^ (page[base + 1] ?? 0)) & mask;
       while (slots[slot] !== EMPTY) slot = (slot + 1) & mask;
       slots[slot] = index;
@@ -89,30 +93,46 @@ function keyAt(page: Uint32Array, base: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+// Where each 32-bit word's eight hex digits sit in "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+const WORD_DIGITS: readonly (readonly number[])[] = [
+  [0, 1, 2, 3, 4, 5, 6, 7],
+  [9, 10, 11, 12, 14, 15, 16, 17],
+  [19, 20, 21, 22, 24, 25, 26, 27],
+  [28, 29, 30, 31, 32, 33, 34, 35],
+];
+
 /** Word `n` (0-3) of a UUID's 128 bits, read from its hex digits without allocating. */
 function keyWord(key: string, n: number): number {
   let word = 0;
-  let digits = 0;
-  // hex digits 8n .. 8n+7, skipping the dashes at string positions 8, 13, 18 and 23
-  for (let i = 0, seen = 0; i < key.length && digits < 8; i++) {
-    const c = key.charCodeAt(i);
-    if (c === 0x2d) continue;
-    if (seen++ < n * 8) continue;
+  for (const at of WORD_DIGITS[n] ?? []) {
+    const c = key.charCodeAt(at);
     word = (word << 4) | (c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57);
-    digits++;
   }
   return word >>> 0;
 }
 
-/** A seeded 32-bit string hash (murmur3-style mixing over UTF-16 code units). */
-function hash32(text: string, seed: number): number {
-  let h = seed >>> 0;
+const lanes = new Uint32Array(2);
+
+/**
+ * A 64-bit string hash as two 32-bit lanes with different seeds, computed in one pass (murmur3-style
+ * mixing over UTF-16 code units), written to `lanes` to avoid allocating.
+ */
+function hash64(text: string): void {
+  let a = 0x9e3779b1;
+  let b = 0x85ebca77;
   for (let i = 0; i < text.length; i++) {
-    h = Math.imul(h ^ text.charCodeAt(i), 0xcc9e2d51);
-    h = (h << 15) | (h >>> 17);
-    h = Math.imul(h, 0x1b873593);
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0xcc9e2d51);
+    a = Math.imul((a << 15) | (a >>> 17), 0x1b873593);
+    b = Math.imul(b ^ c, 0x1b873593);
+    b = Math.imul((b << 13) | (b >>> 19), 0xcc9e2d51);
   }
-  h ^= text.length;
+  lanes[0] = finalMix(a ^ text.length);
+  lanes[1] = finalMix(b ^ text.length);
+}
+
+function finalMix(value: number): number {
+  let h = value;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
