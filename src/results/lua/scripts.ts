@@ -30,41 +30,49 @@ end
  * Register rows of a batch against the store. ARGV: base, batch, now, then (line, key, external_id, document)*
  * where document is the canonical JSON (kept so `retry` can re-enqueue a key long after its job is gone).
  * Returns one decision per row: new | requeue | join | queued | retrying | succeeded | failed |
- * duplicate | conflict:<earlier key>. Re-running for the same batch gives the same decisions and
- * counts nothing twice.
+ * duplicate | conflict:<earlier key>. Rows come in file order; the batch remembers the last line it
+ * registered, so a re-run after a crash recognises what it did before (same decisions, nothing counted
+ * twice) while a first pass skips those look-ups.
  */
 export const REGISTER = `${SET_STATUS}
 local base, batch, now = ARGV[1], ARGV[2], ARGV[3]
 local bkey = base .. ':batch:' .. batch
 local dkey = base .. ':batch:' .. batch .. ':decisions'
+local seen = tonumber(redis.call('HGET', bkey, 'registered_line') or '-1')
 local out = {}
+local pending, queued, last = 0, 0, seen
 for i = 4, #ARGV, 4 do
   local line, key, eid, doc = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local n = tonumber(line)
   local rkey = base .. ':r:' .. key
   local kbkey = base .. ':kb:' .. key
-  local decided = redis.call('HGET', dkey, line)
+  local decided = nil
+  if n <= seen then
+    decided = redis.call('HGET', dkey, line)
+    if not decided and redis.call('SISMEMBER', kbkey, batch) == 1 then
+      decided = redis.call('HGET', rkey, 'status') or 'queued'
+    end
+  end
   if decided then
     out[#out + 1] = decided
-  elseif redis.call('SISMEMBER', kbkey, batch) == 1 then
-    out[#out + 1] = redis.call('HGET', rkey, 'status') or 'queued'
   else
     local xkey = base .. ':x:' .. eid
     local live = redis.call('GET', xkey)
+    local status = redis.call('HGET', rkey, 'status')
     local verdict = nil
     if live and live ~= key then
       local s = redis.call('HGET', base .. ':r:' .. live, 'status')
       if s == 'succeeded' or s == 'queued' or s == 'retrying' then verdict = 'conflict:' .. live end
     end
-    local status = redis.call('HGET', rkey, 'status')
     if not verdict and status == 'succeeded' then verdict = 'duplicate' end
     if verdict then
       redis.call('HSET', dkey, line, verdict)
       out[#out + 1] = verdict
     else
-      redis.call('SET', xkey, key)
+      if live ~= key then redis.call('SET', xkey, key) end
       if not status then
-        redis.call('HSET', rkey, 'external_id', eid, 'batch', batch, 'line', line, 'created_at', now, 'attempts', 0, 'document', doc)
-        set_status(base, rkey, key, nil, 'queued')
+        redis.call('HSET', rkey, 'status', 'queued', 'external_id', eid, 'batch', batch, 'line', line, 'created_at', now, 'document', doc)
+        queued = queued + 1
         out[#out + 1] = 'new'
       elseif status == 'failed' then
         set_status(base, rkey, key, status, 'queued')
@@ -73,10 +81,14 @@ for i = 4, #ARGV, 4 do
         out[#out + 1] = 'join'
       end
       redis.call('SADD', kbkey, batch)
-      if redis.call('SADD', base .. ':w:' .. key, batch) == 1 then redis.call('HINCRBY', bkey, 'pending', 1) end
+      pending = pending + redis.call('SADD', base .. ':w:' .. key, batch)
     end
   end
+  if n > last then last = n end
 end
+if queued > 0 then redis.call('HINCRBY', base .. ':counts', 'queued', queued) end
+if pending > 0 then redis.call('HINCRBY', bkey, 'pending', pending) end
+redis.call('HSET', bkey, 'registered_line', last)
 return out
 `;
 
