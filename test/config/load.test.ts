@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/config/errors/config-error.js";
+import { loadConfig, requireSubmitConfig } from "../../src/config/load.js";
+
+const base = { INVOICE_API_URL: "https://invoices.example.com", INVOICE_API_KEY: "irs_live_a1b2c3d4e5f6" };
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe("configuration", () => {
+  it("when nothing is set, then every setting with a default has it", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      redisUrl: "redis://127.0.0.1:6379",
+      dropDir: "./drop",
+      queuePrefix: "invoice-relay",
+      submitConcurrency: 32,
+      maxAttempts: 10,
+      backoffBaseMs: 1000,
+      backoffCapMs: 300_000,
+      correlationIdHeaders: ["x-request-id", "x-correlation-id", "request-id", "correlation-id"],
+    });
+    expect(config.invoiceApiKey).toBeUndefined();
+  });
+
+  it("when several variables are bad, then there is one message per bad variable naming it", () => {
+    const problems = problemsOf({
+      ...base,
+      REDIS_URL: "localhost:6379",
+      MAX_ATTEMPTS: "zero",
+      SUBMIT_CONCURRENCY: "-3",
+      LOG_LEVEL: "loud",
+    });
+    expect(problems).toHaveLength(4);
+    expect(problems.map((p) => p.split(" ")[0]).sort()).toEqual([
+      "LOG_LEVEL",
+      "MAX_ATTEMPTS",
+      "REDIS_URL",
+      "SUBMIT_CONCURRENCY",
+    ]);
+    expect(problems.find((p) => p.startsWith("REDIS_URL"))).toMatch(/redis:\/\//);
+  });
+
+  it("when the API key is invalid, then the message never shows it", () => {
+    const problems = problemsOf({ ...base, INVOICE_API_KEY: "short" });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^INVOICE_API_KEY/);
+    expect(problems[0]).not.toContain("short");
+  });
+
+  it("when the API URL is http:// to a non-loopback host, then it is refused unless insecure HTTP is allowed", () => {
+    expect(problemsOf({ ...base, INVOICE_API_URL: "http://invoices.example.com" })[0]).toMatch(/https/);
+    expect(
+      problemsOf({ ...base, INVOICE_API_URL: "http://invoices.example.com", ALLOW_INSECURE_HTTP: "true" }),
+    ).toEqual([]);
+    expect(problemsOf({ ...base, INVOICE_API_URL: "http://127.0.0.1:4010" })).toEqual([]);
+    expect(problemsOf({ ...base, INVOICE_API_URL: "http://[::1]:4010" })).toEqual([]);
+  });
+
+  it("when the key is an agent-network credential, then it is refused for the invoice service", () => {
+    for (const key of ["amn_dev_9fKq2LxY7pR4tZ1w", "xyz_agt_Hh28sKq0PlM3nB7v"]) {
+      const problems = problemsOf({ ...base, INVOICE_API_KEY: key });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/INVOICE_API_KEY/);
+      expect(problems[0]).not.toContain(key.slice(8));
+    }
+  });
+
+  it("when flags are given, then they override the environment", () => {
+    const config = loadConfig({ ...base, QUEUE_PREFIX: "from-env" }, { queuePrefix: "from-flag" });
+    expect(config.queuePrefix).toBe("from-flag");
+  });
+
+  it("when a command needs to submit and the URL or key is missing, then it says which", () => {
+    expect(() => requireSubmitConfig(loadConfig({}))).toThrow(
+      /INVOICE_API_URL is not set[\s\S]*INVOICE_API_KEY is not set/,
+    );
+  });
+});
