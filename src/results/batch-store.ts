@@ -103,6 +103,10 @@ export class BatchStore {
     return (await this.redis.smembers(this.keys.complete)).sort();
   }
 
+  async isComplete(id: string): Promise<boolean> {
+    return (await this.redis.sismember(this.keys.complete, id)) === 1;
+  }
+
   async markReported(
     id: string,
     fields: { report_csv: string; summary_json: string; counts: string; path: string },

@@ -1,6 +1,8 @@
 import { access } from "node:fs/promises";
 import { join } from "node:path";
+import type { Redis } from "ioredis";
 import { claimedName, moveClaimed, type DropFolder } from "../ingest/drop-folder.js";
+import { IngestLease } from "../ingest/ingest-lease.js";
 import type { Logger } from "../log/logger.js";
 import type { BatchMeta } from "./batch-store.js";
 import { writeBatchReport, type WrittenReport } from "./batch-report.js";
@@ -25,29 +27,45 @@ async function locate(folder: DropFolder, batch: BatchMeta): Promise<string | un
  * is not on this machine are left to the process that has it. Safe to run from several processes.
  */
 export async function finalizeCompleteBatches(
-  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger },
+  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger; readonly redis: Redis },
 ): Promise<WrittenReport[]> {
   const written: WrittenReport[] = [];
   for (const id of await deps.batches.complete()) {
-    const meta = await deps.batches.get(id);
-    if (meta === undefined || meta.state === "ingesting") continue;
-    const path = await locate(deps.folder, meta);
-    if (path === undefined) continue;
-    const report = await writeBatchReport(deps, { ...meta, path }, deps.folder.reports);
-    const archived = path.startsWith(deps.folder.processing)
-      ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive")
-      : path;
-    await deps.batches.markReported(id, {
-      report_csv: report.csvPath,
-      summary_json: report.summaryPath,
-      counts: JSON.stringify(report.summary.counts),
-      path: archived,
-    });
-    deps.logger.info(
-      { batch: id, file: meta.file, counts: report.summary.counts, report: report.csvPath },
-      "report written",
-    );
-    written.push(report);
+    // One process writes a given report at a time; the others skip it this round.
+    const lease = new IngestLease(deps.redis, `${deps.batches.keys.batch(id)}:report-lease`);
+    if (!(await lease.acquire())) continue;
+    try {
+      const report = await finalizeBatch(deps, id);
+      if (report !== undefined) written.push(report);
+    } finally {
+      await lease.release();
+    }
   }
   return written;
+}
+
+async function finalizeBatch(
+  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger },
+  id: string,
+): Promise<WrittenReport | undefined> {
+  const meta = await deps.batches.get(id);
+  if (meta === undefined || meta.state === "ingesting") return undefined;
+  if (!(await deps.batches.isComplete(id))) return undefined; // another process wrote it meanwhile
+  const path = await locate(deps.folder, meta);
+  if (path === undefined) return undefined;
+  const report = await writeBatchReport(deps, { ...meta, path }, deps.folder.reports);
+  const archived = path.startsWith(deps.folder.processing)
+    ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive")
+    : path;
+  await deps.batches.markReported(id, {
+    report_csv: report.csvPath,
+    summary_json: report.summaryPath,
+    counts: JSON.stringify(report.summary.counts),
+    path: archived,
+  });
+  deps.logger.info(
+    { batch: id, file: meta.file, counts: report.summary.counts, report: report.csvPath },
+    "report written",
+  );
+  return report;
 }
