@@ -101,4 +101,24 @@ describe("invoice-relay start", () => {
     expect(sim.stats().effects).toMatchObject({ total: 1500, keysWithMultipleEffects: 0 });
     expect(await readdir(join(dir, "processing"))).toEqual([]);
   });
+
+  it("when two start processes share one Redis and drop folder, then every file is ingested and reported once", async () => {
+    const { sim, dir, env } = await setup();
+    const a = start(env, ["--watch", "--schedule", "*/2 * * * * *"]);
+    const b = start(env, ["--watch", "--schedule", "*/2 * * * * *"]);
+    await until(
+      async () => (await readdir(dir)).includes("processing"),
+      15_000,
+      "start to prepare the drop folder",
+    );
+    for (const n of [1, 2, 3]) await writeFile(join(dir, `shared-${n}.csv`), csv(`P${n}`, 40));
+    await until(async () => (await reportCount(dir)) === 3, 30_000, "three reports");
+    const reports = [...(await readReports(dir)).values()];
+    expect(reports.map((r) => summarySchema.parse(r.summary).counts.succeeded)).toEqual([40, 40, 40]);
+    expect(sim.stats().effects).toMatchObject({ total: 120, keysWithMultipleEffects: 0 });
+    expect(await readdir(join(dir, "archive"))).toHaveLength(3);
+    a.child.kill("SIGTERM");
+    b.child.kill("SIGTERM");
+    expect([(await a.exited).code, (await b.exited).code]).toEqual([0, 0]);
+  });
 });
