@@ -6,10 +6,11 @@ export type NormaliseResult =
   | { readonly ok: true; readonly invoice: CanonicalInvoice }
   | { readonly ok: false; readonly errors: readonly FieldError[] };
 
-type FlatField = keyof z.input<typeof rawInvoiceSchema>;
+export type FlatField = keyof z.input<typeof rawInvoiceSchema>;
 
 /** Accepted spellings of each field, lower-cased; first match wins, nested `routing` before flat names. */
-const TOP_LEVEL: ReadonlyMap<string, FlatField> = new Map<string, FlatField>([
+/** Accepted flat field and column names (lower-cased) and the field each fills. */
+export const TOP_LEVEL: ReadonlyMap<string, FlatField> = new Map<string, FlatField>([
   ["external_id", "external_id"],
   ["currency", "currency"],
   ["schema_version", "schema_version"],

@@ -1,22 +1,12 @@
 import { truncateValue, type FieldError } from "../../invoice/field-error.js";
-import { normaliseFieldName, type PickedFields } from "../../invoice/normalise.js";
+import { normaliseFieldName, TOP_LEVEL, type FlatField, type PickedFields } from "../../invoice/normalise.js";
 import type { RawItem } from "../raw-item.js";
 import { UnreadableFileError } from "../unreadable-file-error.js";
-import { csvRecordBatches } from "./csv-records.js";
+import { csvRecordBatches, MAX_CSV_RECORD_CHARS, type CsvRecord } from "./csv-records.js";
 
-type Target =
-  "external_id" | "currency" | "schema_version" | "document_type" | "destination_country" | "archive_policy";
-
-const COLUMNS: ReadonlyMap<string, Target> = new Map<string, Target>([
-  ["external_id", "external_id"],
-  ["currency", "currency"],
-  ["schema_version", "schema_version"],
-  ["document_type", "document_type"],
-  ["destination_country", "destination_country"],
-  ["routing.destination_country", "destination_country"],
-  ["archive_policy", "archive_policy"],
-  ["routing.archive_policy", "archive_policy"],
-]);
+type Target = FlatField;
+// CSV columns are named like the flat fields of JSON records.
+const COLUMNS = TOP_LEVEL;
 
 const REQUIRED: readonly (readonly [Target, string])[] = [
   ["external_id", "external_id"],
@@ -26,6 +16,7 @@ const REQUIRED: readonly (readonly [Target, string])[] = [
 ];
 
 interface Header {
+  readonly names: readonly string[];
   readonly width: number;
   /** Column index → field it fills, or undefined for an unknown column. */
   readonly targets: readonly (Target | undefined)[];
@@ -42,7 +33,7 @@ function readHeader(file: string, names: readonly string[], line: number): Heade
     });
   }
   const unknown = names.filter((_, i) => targets[i] === undefined);
-  return { width: names.length, targets, unknown };
+  return { names, width: names.length, targets, unknown };
 }
 
 function pickRow(header: Header, row: readonly string[]): PickedFields {
@@ -63,6 +54,13 @@ function pickRow(header: Header, row: readonly string[]): PickedFields {
     fields[target] = value;
   }
   return { fields, unknown: [], errors };
+}
+
+/** Why a row cannot be split; an over-long one names the column that took it over the limit. */
+function brokenRowError(header: Header, record: Extract<CsvRecord, { kind: "broken" }>): FieldError {
+  const name = record.column === undefined ? undefined : header.names[record.column];
+  if (name === undefined) return { field: "(row)", reason: record.reason };
+  return { field: name.trim(), reason: `makes the row longer than ${MAX_CSV_RECORD_CHARS} characters` };
 }
 
 /**
@@ -88,7 +86,7 @@ export async function* readCsv(
       }
       const { line } = record;
       if (record.kind === "broken") {
-        items.push({ kind: "invalid", line, errors: [{ field: "(row)", reason: record.reason }] });
+        items.push({ kind: "invalid", line, errors: [brokenRowError(header, record)] });
       } else if (record.fields.length !== header.width) {
         const count = record.fields.length;
         const reason = `has ${count} field(s) but the header has ${header.width}; check for an unquoted comma or a missing value`;
