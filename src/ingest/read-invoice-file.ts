@@ -76,7 +76,7 @@ function rawRecords(
       for (const n of names) unknown.add(n);
     });
   }
-  return format === "json" ? readJson(file, asText(chunks)) : readNdjson(asText(chunks));
+  return format === "json" ? readJson(file, asText(chunks)) : readNdjson(file, asText(chunks));
 }
 
 /**

@@ -1,7 +1,13 @@
 /** One CSV record: its fields and the physical line it starts on, or why it cannot be split into fields. */
 export type CsvRecord =
   | { readonly kind: "record"; readonly line: number; readonly fields: readonly string[] }
-  | { readonly kind: "broken"; readonly line: number; readonly reason: string };
+  | {
+      readonly kind: "broken";
+      readonly line: number;
+      readonly reason: string;
+      /** For an over-long record: the 0-based field in which it crossed the limit, to name the column. */
+      readonly column?: number;
+    };
 
 /** Longest record accepted, in characters; a longer one is rejected as a row without buffering the file. */
 export const MAX_CSV_RECORD_CHARS = 1_000_000;
@@ -45,6 +51,7 @@ class CsvSplitter {
   private pendingCr = false; // a CR outside quotes ended the last chunk: is it half of a CRLF?
   private problem: string | undefined;
   private oversized = false;
+  private oversizedColumn = 0;
 
   *push(chunk: string): Generator<CsvRecord> {
     let i = 0;
@@ -152,6 +159,7 @@ class CsvSplitter {
 
   private dropRecordText(): void {
     this.oversized = true;
+    this.oversizedColumn = this.fields.length;
     this.fields = [];
     this.field = "";
   }
@@ -164,8 +172,10 @@ class CsvSplitter {
     this.started = false;
     this.problem = undefined;
     this.oversized = false;
-    if (oversized)
-      return { kind: "broken", line, reason: `is longer than ${MAX_CSV_RECORD_CHARS} characters` };
+    if (oversized) {
+      const reason = `is longer than ${MAX_CSV_RECORD_CHARS} characters`;
+      return { kind: "broken", line, reason, column: this.oversizedColumn };
+    }
     if (problem !== undefined) return { kind: "broken", line, reason: problem };
     return { kind: "record", line, fields };
   }

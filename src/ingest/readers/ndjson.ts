@@ -1,15 +1,21 @@
 import { pickFields } from "../../invoice/normalise.js";
 import type { RawItem } from "../raw-item.js";
+import { UnreadableFileError } from "../unreadable-file-error.js";
 import { describeJsonError, previewValue } from "./json-error.js";
 
 /** Longest NDJSON line accepted, in characters; a longer line is rejected without being kept whole. */
 export const MAX_NDJSON_LINE_CHARS = 8 * 1024 * 1024;
 
-/** Reads NDJSON / JSON Lines: one object per line; blank lines skipped; a broken line is rejected alone. */
-export async function* readNdjson(text: AsyncIterable<string>): AsyncGenerator<RawItem[]> {
+/**
+ * Reads NDJSON / JSON Lines: one object per line; blank lines skipped; a broken line is rejected alone.
+ * A file without one non-blank line is rejected as empty, as an empty CSV or JSON file is: more likely a
+ * failed export than a night without invoices.
+ */
+export async function* readNdjson(file: string, text: AsyncIterable<string>): AsyncGenerator<RawItem[]> {
   let pending = "";
   let oversized = false;
   let line = 1;
+  let empty = true;
   for await (const chunk of text) {
     const items: RawItem[] = [];
     let start = 0;
@@ -33,13 +39,15 @@ export async function* readNdjson(text: AsyncIterable<string>): AsyncGenerator<R
         oversized = true;
       }
     }
-    if (items.length > 0) yield items;
+    if (items.length > 0) {
+      empty = false;
+      yield items;
+    }
   }
-  if (oversized) yield [tooLong(line)];
-  else {
-    const item = parseLine(pending, line);
-    if (item !== undefined) yield [item];
-  }
+  const last = oversized ? tooLong(line) : parseLine(pending, line);
+  if (last !== undefined) yield [last];
+  else if (empty)
+    throw new UnreadableFileError(file, "the file is empty: NDJSON needs one JSON object per line");
 }
 
 function tooLong(line: number): RawItem {
