@@ -93,6 +93,10 @@ export async function startSubmission(
     },
     ...(hooks.onOutcome === undefined ? {} : { onOutcome: hooks.onOutcome }),
   });
+  // Ready before closable: closing a worker whose blocking connection is still starting crashed the
+  // process (BullMQ re-emits the aborted start as an "error" after removing its listeners), as a `run`
+  // with nothing to do closed it at once.
+  await worker.waitUntilReady();
 
   let closing: Promise<void> | undefined;
   const close = (graceMs: number): Promise<void> => {

@@ -1,6 +1,7 @@
 import { Pool } from "undici";
 import { coerceError } from "../errors/relay-error.js";
 import type { Answer } from "./answer.js";
+import { redactSecret, redactSecretInHeaders } from "./redact-secret.js";
 import type { Submitter } from "./submitter.js";
 
 export interface HttpSubmitterOptions {
@@ -59,7 +60,14 @@ export class HttpSubmitter implements Submitter {
         signal: deadline.signal,
       });
       const text = await readBounded(response.body, this.options.responseBodyMaxBytes);
-      return { kind: "response", status: response.statusCode, headers: response.headers, body: text };
+      // Should the service echo the key, it must not travel on into the store, reports or messages.
+      const { apiKey } = this.options;
+      return {
+        kind: "response",
+        status: response.statusCode,
+        headers: redactSecretInHeaders(response.headers, apiKey),
+        body: redactSecret(text, apiKey),
+      };
     } catch (thrown) {
       const error = coerceError(thrown);
       const timeout =

@@ -89,12 +89,13 @@ export async function claimedPath(dropDir: string, sub: string, name: string): P
 export const fileSummarySchema = summarySchema.extend({ file_error: z.string().optional() });
 
 /** The key and exact request body of a valid record, as invoice-relay derives and sends them. */
-export function sentAs(record: Record<string, unknown>): { key: string; bodySha256: string } {
+export function sentAs(record: Record<string, unknown>): { key: string; body: string; bodySha256: string } {
   const result = normaliseRecord(record);
   if (!result.ok) throw new Error(`not a valid record: ${JSON.stringify(result.errors)}`);
   const body = invoiceJson(result.invoice);
   return {
     key: deriveKey(result.invoice, resolveNamespace()),
+    body,
     bodySha256: createHash("sha256").update(body).digest("hex"),
   };
 }
