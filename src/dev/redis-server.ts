@@ -105,8 +105,10 @@ export class RedisServer {
     await this.signal("SIGKILL");
   }
 
-  async restart(options: { readonly hard?: boolean } = {}): Promise<void> {
+  /** Stops (or, `hard`, kills) Redis and starts it again on the same port and folder after `downMs`. */
+  async restart(options: { readonly hard?: boolean; readonly downMs?: number } = {}): Promise<void> {
     await (options.hard === true ? this.kill() : this.stop());
+    if (options.downMs !== undefined) await new Promise((r) => setTimeout(r, options.downMs));
     await this.launch();
   }
 

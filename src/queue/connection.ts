@@ -44,6 +44,15 @@ export async function ensureConnected(redis: Redis, url: string, timeoutMs = 500
   });
 }
 
+/**
+ * Whether `error` only says that Redis is out of reach for now (restarting, failing over, network): the
+ * connection is not ready, or ioredis gave up on a command after its reconnect attempts. A long-running
+ * loop can wait that out; any other error is real.
+ */
+export function isRedisUnavailable(redis: Redis, error: unknown): boolean {
+  return redis.status !== "ready" || (error instanceof Error && error.name === "MaxRetriesPerRequestError");
+}
+
 /** A Redis URL without its password, for messages. */
 export function safeUrl(url: string): string {
   try {

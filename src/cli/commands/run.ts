@@ -2,6 +2,7 @@ import { access } from "node:fs/promises";
 import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
 import { dropPass } from "../../ingest/drop-pass.js";
+import { isRedisUnavailable, safeUrl } from "../../queue/connection.js";
 import { redisWarnings } from "../../queue/redis-checks.js";
 import { readKeyRefusal } from "../../queue/key-refusal.js";
 import { startSubmission } from "../../queue/submission-service.js";
@@ -82,35 +83,57 @@ async function nightlyPass(
       process.stdout.write(`nothing to do: no ready files in ${ctx.folder.root} and no unfinished batches\n`);
       return ExitCode.Ok;
     }
+    let metas: BatchMeta[] = [];
+    let outageSince: number | undefined;
     for (;;) {
-      await finalizeCompleteBatches(deps);
-      const metas = (await Promise.all([...targets].map((id) => ctx.batches.get(id)))).filter(
-        (m): m is BatchMeta => m !== undefined,
-      );
-      if (metas.every((m) => FINAL_STATES.has(m.state))) {
-        progress.end();
-        process.stdout.write(`${summaryTable(metas)}\n`);
-        return hasProblems(metas) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
-      }
-      const refusal = await readKeyRefusal(ctx.redis, config.queuePrefix);
-      if (refusal !== undefined) {
-        progress.end();
-        process.stderr.write(
-          `invoice-relay run: the invoice service refused the API key (HTTP ${refusal.httpStatus}: ${refusal.detail}). ` +
-            "Submission is paused and nothing was marked failed; fix INVOICE_API_KEY and run again.\n",
+      try {
+        await finalizeCompleteBatches(deps);
+        metas = (await Promise.all([...targets].map((id) => ctx.batches.get(id)))).filter(
+          (m): m is BatchMeta => m !== undefined,
         );
-        return ExitCode.CouldNotFinish;
+        if (metas.every((m) => FINAL_STATES.has(m.state))) {
+          progress.end();
+          process.stdout.write(`${summaryTable(metas)}\n`);
+          return hasProblems(metas) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
+        }
+        const refusal = await readKeyRefusal(ctx.redis, config.queuePrefix);
+        if (refusal !== undefined) {
+          progress.end();
+          process.stderr.write(
+            `invoice-relay run: the invoice service refused the API key (HTTP ${refusal.httpStatus}: ${refusal.detail}). ` +
+              "Submission is paused and nothing was marked failed; fix INVOICE_API_KEY and run again.\n",
+          );
+          return ExitCode.CouldNotFinish;
+        }
+        progress.update(await progressOf(ctx, metas));
+        if (outageSince !== undefined) {
+          logger.info(
+            { downMs: Date.now() - outageSince },
+            "Redis is back; waiting for the invoices goes on",
+          );
+          outageSince = undefined;
+        }
+      } catch (error) {
+        // A Redis restart or failover must not end a pass that may have hours to run: every step above
+        // is safe to repeat, so wait for Redis (within the deadline) instead of giving up.
+        if (!isRedisUnavailable(ctx.redis, error)) throw error;
+        if (outageSince === undefined) {
+          outageSince = Date.now();
+          logger.warn(
+            { redis: safeUrl(config.redisUrl) },
+            "Redis is unreachable; waiting for it to come back",
+          );
+        }
       }
       if (interrupted || (deadline !== undefined && Date.now() > deadline)) {
         progress.end();
         const pending = metas.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0);
         process.stderr.write(
-          `invoice-relay run: ${interrupted ? "interrupted" : "deadline passed"} with ${pending} invoice(s) not final yet; ` +
-            "they stay queued and the next run continues them.\n",
+          `invoice-relay run: ${interrupted ? "interrupted" : "deadline passed"} with ${pending} invoice(s) not final yet` +
+            `${outageSince === undefined ? "" : " (Redis unreachable)"}; they stay queued and the next run continues them.\n`,
         );
         return ExitCode.CouldNotFinish;
       }
-      progress.update(await progressOf(ctx, metas));
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   } finally {
