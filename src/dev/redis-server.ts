@@ -105,9 +105,19 @@ export class RedisServer {
     await this.signal("SIGKILL");
   }
 
-  /** Stops (or, `hard`, kills) Redis and starts it again on the same port and folder after `downMs`. */
-  async restart(options: { readonly hard?: boolean; readonly downMs?: number } = {}): Promise<void> {
+  /**
+   * Stops (or, `hard`, kills) Redis and starts it again on the same port and folder after `downMs`;
+   * `whileDown` runs in between, e.g. to damage the AOF as a power loss would.
+   */
+  async restart(
+    options: {
+      readonly hard?: boolean;
+      readonly downMs?: number;
+      readonly whileDown?: () => Promise<void>;
+    } = {},
+  ): Promise<void> {
     await (options.hard === true ? this.kill() : this.stop());
+    await options.whileDown?.();
     if (options.downMs !== undefined) await new Promise((r) => setTimeout(r, options.downMs));
     await this.launch();
   }
