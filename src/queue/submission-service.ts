@@ -112,7 +112,9 @@ export async function startSubmission(
           { graceMs },
           "grace period over: leaving unfinished invoices to be retried by the next worker",
         );
-        await worker.close(true);
+        // Not `await worker.close(true)`: BullMQ hands back the close already under way, and with Redis
+        // away that one never settles (it waits for an "end" event ioredis does not emit for a connection
+        // dropped while reconnecting). Stop waiting; the jobs' locks lapse and the next worker takes them.
       }
       await submitter.close();
       await queue.close();
