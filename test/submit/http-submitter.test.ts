@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { invoiceJson } from "../../src/invoice/key.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
@@ -54,5 +57,32 @@ describe("HTTP submitter", () => {
     await new Promise((r) => setTimeout(r, 400));
     const later = await send(100);
     expect([...first, later].every((a) => a.kind === "response" && a.status === 201)).toBe(true);
+  });
+
+  it("when the headers come in time but the body stalls, then the attempt is still a timeout at the deadline", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(201, { "content-type": "application/json" });
+      res.write('{"correlation_id":"c-1",'); // and the rest never comes
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    });
+    const { port } = server.address() as AddressInfo;
+    const submitter = new HttpSubmitter({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: API_KEY,
+      connections: 1,
+      requestTimeoutMs: 300,
+      responseBodyMaxBytes: 4096,
+    });
+    cleanups.push(() => submitter.close());
+    const started = Date.now();
+    const answer = await submitter.submit(randomUUID(), invoiceJson(testInvoice(3, "http").invoice));
+    expect(answer).toMatchObject({ kind: "no-response", reason: "timeout" });
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 });
