@@ -54,7 +54,9 @@ async function main(): Promise<number> {
           },
         },
       );
-      child.on("exit", (exitCode) => { done(exitCode ?? 1); });
+      child.on("exit", (exitCode) => {
+        done(exitCode ?? 1);
+      });
     });
     const stats = sim.stats();
     say(`\nrun exited with ${code}: ${meaning(code)}`);
