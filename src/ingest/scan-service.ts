@@ -71,14 +71,18 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       if (name !== null && !isDropName(name)) return;
       // An upload writes in bursts: scan once it has been quiet for the settle time.
       if (debounce !== undefined) clearTimeout(debounce);
+      // A job id of its own: a file that lands while an earlier scan runs must not be folded into it.
       debounce = setTimeout(
-        () => void requestScan(queue, "watch", 0).catch(() => undefined),
+        () => void requestScan(queue, "watch", 0, `scan-watch-${Date.now()}`).catch(() => undefined),
         options.settleMs + 250,
       );
     });
     watcher.on("error", (error) => {
       logger.error({ err: error }, "watching the drop folder failed; scheduled scans go on");
     });
+    // A file dropped while this process started, before the watcher existed, raises no event, and the
+    // startup scan may have found it still settling: one more scan once it has settled.
+    await requestScan(queue, "watch-start", options.settleMs + 250);
   }
 
   const reports = setInterval(() => {
@@ -101,6 +105,11 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
 }
 
 /** One pending scan at a time per reason: a fixed job id makes repeated requests collapse into one. */
-async function requestScan(queue: Queue, reason: string, delay: number): Promise<void> {
-  await queue.add("scan", { reason }, { jobId: `scan-${reason}`, delay });
+async function requestScan(
+  queue: Queue,
+  reason: string,
+  delay: number,
+  jobId = `scan-${reason}`,
+): Promise<void> {
+  await queue.add("scan", { reason }, { jobId, delay });
 }
