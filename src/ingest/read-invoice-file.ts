@@ -144,7 +144,13 @@ function toReadItem(
   if (item.kind === "invalid") return { kind: "rejected", line: item.line, errors: item.errors };
   for (const name of item.picked.unknown) unknown.add(name);
   const result = normaliseAlone(item.picked);
-  if (!result.ok) return { kind: "rejected", line: item.line, errors: result.errors };
+  if (!result.ok) {
+    const id = item.picked.fields.external_id;
+    const externalId = typeof id === "string" && id.trim() !== "" ? id.trim().slice(0, 255) : undefined;
+    return externalId === undefined
+      ? { kind: "rejected", line: item.line, errors: result.errors }
+      : { kind: "rejected", line: item.line, errors: result.errors, externalId };
+  }
   const { invoice } = result;
   const key = deriveKey(invoice, namespace);
   const verdict = dedupe.check(invoice.external_id, key, item.line);

@@ -10,7 +10,13 @@ export type ReadItem =
       readonly invoice: CanonicalInvoice;
       readonly key: string;
     }
-  | { readonly kind: "rejected"; readonly line: number; readonly errors: readonly FieldError[] }
+  | {
+      readonly kind: "rejected";
+      readonly line: number;
+      readonly errors: readonly FieldError[];
+      /** The record's external_id when it could be read, to find the row in the source system. */
+      readonly externalId?: string;
+    }
   /** The same record (same key) appeared earlier in this file. */
   | {
       readonly kind: "duplicate";

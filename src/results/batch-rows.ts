@@ -54,7 +54,7 @@ async function resolveChunk(
   );
   return items.map((item) => {
     if (item.kind === "rejected")
-      return row(item.line, "", "", "rejected", undefined, formatFieldErrors(item.errors));
+      return row(item.line, item.externalId ?? "", "", "rejected", undefined, formatFieldErrors(item.errors));
     const { decision, record } = byLine.get(item.line) ?? { decision: null, record: undefined };
     const id = item.invoice.external_id;
     if (item.kind === "duplicate") {

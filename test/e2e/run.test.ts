@@ -96,6 +96,7 @@ describe("invoice-relay run", () => {
         .filter((r) => r.status === "succeeded")
         .every((r) => r.correlation_id !== "" && r.idempotency_key !== ""),
     ).toBe(true);
+    expect(csv?.rows[2]).toMatchObject({ external_id: "ACME-0003", idempotency_key: "" });
     expect(csv?.rows[2]?.error).toMatch(/currency/);
     expect(csv?.rows[4]?.error).toMatch(/has 4 field/);
     expect(reports.get("us.ndjson")?.rows.map((r) => [r.line, r.status])).toEqual([
