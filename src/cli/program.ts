@@ -30,10 +30,23 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
       // --help and --version end here with exit code 0; usage errors with 1.
       return error.exitCode === 0 ? ExitCode.Ok : ExitCode.CouldNotFinish;
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = redisLost(error)
+      ? "Redis became unreachable while this command was working. Nothing is lost: a file being ingested stays " +
+        "in processing/ and queued invoices wait; run the command again once Redis is back (check REDIS_URL)."
+      : error instanceof Error
+        ? error.message
+        : String(error);
     io.stderr.write(`invoice-relay: ${message}\n`);
     if (process.env["LOG_LEVEL"] === "debug" && error instanceof Error && error.stack)
       io.stderr.write(`${error.stack}\n`);
     return ExitCode.CouldNotFinish;
   }
+}
+
+/** ioredis gives up on a command when Redis stays away (producer connections fail fast by design). */
+function redisLost(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error.name === "MaxRetriesPerRequestError" || /Connection is closed/.test(error.message))
+  );
 }
