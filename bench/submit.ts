@@ -1,46 +1,55 @@
 // npm run bench:submit — 20,000 invoices through queue + worker + results store against the simulator,
 // compared in the same run with a no-op BullMQ worker and a plain concurrency-limited fetch loop.
 import { randomUUID } from "node:crypto";
+import { cpus } from "node:os";
 import { Queue, Worker } from "bullmq";
-import { loadConfig, requireSubmitConfig } from "../src/config/load.js";
+import type { Redis } from "ioredis";
+import { loadConfig, requireSubmitConfig, type SubmitConfig } from "../src/config/load.js";
 import { RedisServer } from "../src/dev/redis-server.js";
-import { invoiceJson, resolveNamespace, deriveKey } from "../src/invoice/key.js";
-import { normaliseRecord } from "../src/invoice/normalise.js";
-import type { CanonicalInvoice } from "../src/invoice/schema.js";
+import { invoiceJson } from "../src/invoice/key.js";
 import { silentLogger } from "../src/log/logger.js";
 import { createRedis } from "../src/queue/connection.js";
-import { createInvoiceQueue, enqueueInvoices } from "../src/queue/invoice-queue.js";
-import { startSubmission } from "../src/queue/submission-service.js";
+import { createInvoiceQueue, enqueueInvoices, invoiceJobOptions } from "../src/queue/invoice-queue.js";
+import { INVOICE_JOB_NAME } from "../src/queue/job-data.js";
+import { startSubmission, type SubmissionService } from "../src/queue/submission-service.js";
 import { RedisResultsStore } from "../src/results/redis-results-store.js";
-import { syntheticInvoice } from "./generate.js";
-import { percentile, round, startSimProcess } from "./support.js";
+import {
+  cpuMeter,
+  describeCpu,
+  hostSpeed,
+  keyedInvoices,
+  percentile,
+  resetPrivateRedis,
+  round,
+  startSimProcess,
+  within,
+  type Run,
+} from "./support.js";
 
 const N = Number(process.env["BENCH_INVOICES"] ?? 20_000);
 const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? 64);
+// JIT, connection pools and Redis scripts warmed for every contender alike, so that the first one
+// measured does not pay for the process starting up.
+const WARMUP = Number(process.env["BENCH_WARMUP"] ?? 2000);
 const API_KEY = "irs_live_bench_key_000000";
+const CHUNK = 1000; // rows per registerRows/addBulk call, as ingest does
 
-function invoices(tag: string): { key: string; invoice: CanonicalInvoice }[] {
-  const ns = resolveNamespace(tag);
-  return Array.from({ length: N }, (_, i) => {
-    const v = syntheticInvoice(i);
-    const r = normaliseRecord({
-      external_id: v.external_id,
-      currency: v.currency,
-      destination_country: v.country,
-      archive_policy: v.policy,
-    });
-    if (!r.ok) throw new Error("bad synthetic invoice");
-    return { key: deriveKey(r.invoice, ns), invoice: r.invoice };
-  });
-}
-
-const redis = process.env["REDIS_URL"] === undefined ? await RedisServer.start({ aof: true }) : undefined;
-const redisUrl = process.env["REDIS_URL"] ?? redis?.url ?? "";
+const privateRedis =
+  process.env["REDIS_URL"] === undefined ? await RedisServer.start({ aof: true }) : undefined;
+const redisUrl = process.env["REDIS_URL"] ?? privateRedis?.url ?? "";
 const sim = await startSimProcess(API_KEY);
-try {
-  // 1. invoice-relay: register + enqueue, then a worker drains the queue; latency is enqueue → final.
-  const prefix = `bench-${randomUUID()}`;
-  const config = requireSubmitConfig(
+const admin: Redis = createRedis(redisUrl, "producer", "bench-admin");
+const meter = () => cpuMeter(sim.child.pid, privateRedis?.pid);
+/**
+ * The private Redis is emptied before each measured pass, so the queues use the default
+ * QUEUE_PREFIX as a deployment would (key length is Redis and AOF work); a shared REDIS_URL gets
+ * a prefix of its own per pass. Idempotency keys always come from a fresh namespace, so the
+ * simulator never answers from its replay store.
+ */
+const prefixFor = (): string => (privateRedis === undefined ? `bench-${randomUUID()}` : "invoice-relay");
+
+function relayConfig(prefix: string): SubmitConfig {
+  return requireSubmitConfig(
     loadConfig({
       REDIS_URL: redisUrl,
       INVOICE_API_URL: sim.url,
@@ -50,8 +59,18 @@ try {
       LOG_LEVEL: "silent",
     }),
   );
-  const docs = invoices(prefix);
-  const producer = createRedis(redisUrl, "producer");
+}
+
+/**
+ * 1. invoice-relay: rows registered and enqueued in chunks while the worker drains, timed from the
+ * first row to the last final answer; latency is enqueue → final. `prefilled` registers and enqueues
+ * everything first and times the worker alone (from its start), to set beside the no-op drain.
+ */
+async function relay(n: number, prefilled: boolean): Promise<Run> {
+  const prefix = prefixFor();
+  const config = relayConfig(prefix);
+  const docs = keyedInvoices(randomUUID(), n);
+  const producer = createRedis(redisUrl, "producer", "bench-producer");
   const store = new RedisResultsStore(producer, prefix);
   const queue = createInvoiceQueue(producer, prefix, config.maxAttempts);
   const enqueuedAt = new Map<string, number>();
@@ -59,78 +78,119 @@ try {
   let finals = 0;
   let resolveDone: () => void = () => undefined;
   const done = new Promise<void>((r) => (resolveDone = r));
-  const service = await startSubmission(config, silentLogger(), {
-    onOutcome: (key, outcome) => {
-      if (outcome.kind !== "succeeded" && outcome.kind !== "failed" && outcome.kind !== "skipped") return;
-      latencies.push(performance.now() - (enqueuedAt.get(key) ?? 0));
-      if (++finals === N) resolveDone();
-    },
-  });
-  const relayStart = performance.now();
-  for (let i = 0; i < N; i += 1000) {
-    const chunk = docs.slice(i, i + 1000);
-    await store.registerRows(
-      "bench",
-      chunk.map((d, j) => ({
-        line: i + j + 2,
-        key: d.key,
-        externalId: d.invoice.external_id,
-        document: invoiceJson(d.invoice),
-      })),
-    );
-    const at = performance.now();
-    for (const d of chunk) enqueuedAt.set(d.key, at);
-    await enqueueInvoices(
-      queue,
-      chunk.map((d, j) => ({ key: d.key, data: { invoice: d.invoice, batch: "bench", line: i + j + 2 } })),
-    );
+  const start = () =>
+    startSubmission(config, silentLogger(), {
+      onOutcome: (key, outcome) => {
+        if (outcome.kind !== "succeeded" && outcome.kind !== "failed" && outcome.kind !== "skipped") return;
+        latencies.push(performance.now() - (enqueuedAt.get(key) ?? 0));
+        if (++finals === n) resolveDone();
+      },
+    });
+  const enqueue = async () => {
+    for (let i = 0; i < n; i += CHUNK) {
+      const rows = docs.slice(i, i + CHUNK).map((d, j) => ({ line: i + j + 2, ...d }));
+      await store.registerRows(
+        "bench",
+        rows.map((r) => ({ ...r, externalId: r.invoice.external_id, document: invoiceJson(r.invoice) })),
+      );
+      const at = performance.now();
+      for (const r of rows) enqueuedAt.set(r.key, at);
+      await enqueueInvoices(
+        queue,
+        rows.map((r) => ({ key: r.key, data: { invoice: r.invoice, batch: "bench", line: r.line } })),
+      );
+    }
+  };
+  let service: SubmissionService | undefined;
+  try {
+    if (prefilled) await enqueue();
+    else service = await start();
+    const cpu = meter();
+    const began = performance.now();
+    if (prefilled) service = await start();
+    else await enqueue();
+    await within(done, "relay");
+    const seconds = (performance.now() - began) / 1000;
+    const used = cpu();
+    const counts = await store.counts();
+    if (counts.succeeded !== n)
+      throw new Error(`relay: expected ${n} succeeded, got ${JSON.stringify(counts)}`);
+    return { seconds, cpu: used, latencies: latencies.sort((a, b) => a - b) };
+  } finally {
+    await service?.close(5000);
+    await queue.close();
+    await producer.quit();
   }
-  await done;
-  const relaySeconds = (performance.now() - relayStart) / 1000;
-  await service.close(5000);
-  const counts = await store.counts();
-  await queue.close();
-  if (counts.succeeded !== N)
-    throw new Error(`relay: expected ${N} succeeded, got ${JSON.stringify(counts)}`);
-  latencies.sort((a, b) => a - b);
+}
 
-  // 2. A bare BullMQ worker with a no-op processor, same Redis, same job payloads.
-  const noopPrefix = `bench-noop-${randomUUID()}`;
-  const noopQueue = new Queue("noop", { connection: producer, prefix: noopPrefix });
-  for (let i = 0; i < N; i += 1000) {
-    await noopQueue.addBulk(
-      docs.slice(i, i + 1000).map((d) => ({
-        name: "invoice",
-        data: { invoice: d.invoice, batch: "bench", line: 0 },
-        opts: { jobId: d.key, removeOnComplete: true },
-      })),
-    );
-  }
-  let completed = 0;
-  let noopDone: () => void = () => undefined;
-  const noopFinished = new Promise<void>((r) => (noopDone = r));
-  const noopStart = performance.now();
-  const noop = new Worker("noop", () => Promise.resolve(), {
-    connection: createRedis(redisUrl, "worker"),
-    prefix: noopPrefix,
+/**
+ * 2. A bare BullMQ worker with a no-op processor: same Redis, payloads, job options and concurrency as
+ * the relay. `prefilled` false times it like the relay (jobs added while the worker runs); true times
+ * only the drain of a full queue, BullMQ's best case.
+ */
+async function noop(n: number, prefilled: boolean): Promise<Run> {
+  const prefix = prefixFor();
+  const docs = keyedInvoices(randomUUID(), n);
+  const producer = createRedis(redisUrl, "producer", "bench-producer");
+  const connection = createRedis(redisUrl, "worker", "bench-noop-worker");
+  const queue = new Queue("noop", {
+    connection: producer,
+    prefix,
+    defaultJobOptions: invoiceJobOptions(relayConfig(prefix).maxAttempts),
+  });
+  const worker = new Worker("noop", () => Promise.resolve(), {
+    connection,
+    prefix,
     concurrency: CONCURRENCY,
+    autorun: false,
   });
-  noop.on("completed", () => {
-    if (++completed === N) noopDone();
+  let completed = 0;
+  let resolveDone: () => void = () => undefined;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  worker.on("completed", () => {
+    if (++completed === n) resolveDone();
   });
-  await noopFinished;
-  const noopSeconds = (performance.now() - noopStart) / 1000;
-  await noop.close();
-  await noopQueue.close();
+  const enqueue = async () => {
+    for (let i = 0; i < n; i += CHUNK) {
+      const chunk = docs.slice(i, i + CHUNK);
+      await queue.addBulk(
+        chunk.map((d, j) => ({
+          name: INVOICE_JOB_NAME,
+          data: { invoice: d.invoice, batch: "bench", line: i + j + 2 },
+          opts: { jobId: d.key },
+        })),
+      );
+    }
+  };
+  let running: Promise<void> | undefined;
+  try {
+    await worker.waitUntilReady();
+    if (prefilled) await enqueue();
+    const cpu = meter();
+    const began = performance.now();
+    running = worker.run();
+    if (!prefilled) await enqueue();
+    await within(done, "no-op worker");
+    return { seconds: (performance.now() - began) / 1000, cpu: cpu(), latencies: [] };
+  } finally {
+    await worker.close();
+    await running;
+    await queue.close();
+    await connection.quit();
+    await producer.quit();
+  }
+}
 
-  // 3. What a user would write instead: fetch with a concurrency limit, no queue, no store.
-  const fetchDocs = invoices(`fetch-${randomUUID()}`);
+/** 3. What a user would write instead: fetch with a concurrency limit, no queue, no store. */
+async function fetchLoop(n: number): Promise<Run> {
+  const docs = keyedInvoices(randomUUID(), n);
   let next = 0;
-  const fetchStart = performance.now();
-  await Promise.all(
+  const cpu = meter();
+  const began = performance.now();
+  const loop = Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < fetchDocs.length) {
-        const d = fetchDocs[next++];
+      while (next < docs.length) {
+        const d = docs[next++];
         if (d === undefined) break;
         const res = await fetch(`${sim.url}/api/v1/invoices`, {
           method: "POST",
@@ -146,40 +206,67 @@ try {
       }
     }),
   );
-  const fetchSeconds = (performance.now() - fetchStart) / 1000;
-  producer.disconnect();
+  await within(loop, "fetch loop");
+  return { seconds: (performance.now() - began) / 1000, cpu: cpu(), latencies: [] };
+}
 
-  const relay = N / relaySeconds;
-  const noopRate = N / noopSeconds;
-  const fetchRate = N / fetchSeconds;
+/** Each measured pass starts on an empty private Redis (see resetPrivateRedis). */
+async function measured(run: () => Promise<Run>): Promise<Run> {
+  if (privateRedis !== undefined) await resetPrivateRedis(admin);
+  return run();
+}
+
+try {
+  const speed = hostSpeed();
+  if (WARMUP > 0) {
+    await relay(WARMUP, false);
+    await noop(WARMUP, false);
+    await fetchLoop(WARMUP);
+  }
+  const r = await measured(() => relay(N, false));
+  const q = await measured(() => noop(N, false));
+  const f = await measured(() => fetchLoop(N));
+  const rd = await measured(() => relay(N, true));
+  const qd = await measured(() => noop(N, true));
+
+  const rate = (run: Run) => N / run.seconds;
+  const ratio = (a: Run, b: Run) => (rate(a) / rate(b)).toFixed(2);
+  const p50 = round(percentile(r.latencies, 50));
+  const p99 = round(percentile(r.latencies, 99));
+  const line = (label: string, run: Run) => {
+    console.log(`${label.padEnd(64)} ${round(rate(run))}/s (${run.seconds.toFixed(2)} s)`);
+    console.log(`    ${describeCpu(run.cpu, run.seconds)}`);
+  };
+  const redisText = privateRedis === undefined ? redisUrl : "private redis-server 127.0.0.1";
   console.log(
-    `invoices: ${N}, concurrency ${CONCURRENCY}, Redis ${redis === undefined ? redisUrl : "private, AOF everysec"}`,
+    `machine: ${cpus().length} cores; single-core speed ${round(speed)}k JSON round trips/s (it varies by the hour)`,
   );
+  console.log(`invoices: ${N} per pass after a warm-up of ${WARMUP}; concurrency ${CONCURRENCY} everywhere`);
   console.log(
-    `invoice-relay (queue + worker + results store): ${round(relay)} invoices/s (${relaySeconds.toFixed(2)} s)`,
+    `Redis: ${redisText}, appendonly yes, appendfsync everysec; emptied before each pass if private`,
   );
+  console.log("jobs: id = idempotency key, relay job options (removeOnComplete), addBulk chunks of 1000");
+  console.log("fetch loop: Node's global fetch (keep-alive), no queue, no results store");
+  line("invoice-relay: register + enqueue + worker + results store", r);
+  line("bare BullMQ worker, no-op processor, jobs added as it runs", q);
+  line("concurrency-limited fetch loop", f);
+  line("(drain only) invoice-relay worker, queue prefilled", rd);
+  line("(drain only) bare BullMQ no-op worker, queue prefilled", qd);
   console.log(
-    `bare BullMQ worker, no-op processor:           ${round(noopRate)} jobs/s (${noopSeconds.toFixed(2)} s)`,
+    `relay / no-op = ${ratio(r, q)}; drain only: ${ratio(rd, qd)}; relay / fetch loop = ${ratio(r, f)}`,
   );
-  console.log(
-    `concurrency-limited fetch loop, no queue:       ${round(fetchRate)} invoices/s (${fetchSeconds.toFixed(2)} s)`,
-  );
-  console.log(
-    `relay / no-op = ${(relay / noopRate).toFixed(2)}, relay / fetch loop = ${(relay / fetchRate).toFixed(2)}`,
-  );
-  console.log(
-    `enqueue → final latency: p50 ${round(percentile(latencies, 50))} ms, p99 ${round(percentile(latencies, 99))} ms`,
-  );
+  console.log(`enqueue → final latency: p50 ${p50} ms, p99 ${p99} ms`);
   console.log(
     JSON.stringify({
-      relay_per_s: round(relay),
-      bullmq_noop_per_s: round(noopRate),
-      fetch_loop_per_s: round(fetchRate),
-      p50_ms: round(percentile(latencies, 50)),
-      p99_ms: round(percentile(latencies, 99)),
+      relay_per_s: round(rate(r)),
+      bullmq_noop_per_s: round(rate(q)),
+      fetch_loop_per_s: round(rate(f)),
+      p50_ms: p50,
+      p99_ms: p99,
     }),
   );
 } finally {
+  await admin.quit();
   await sim.stop();
-  await redis?.dispose();
+  await privateRedis?.dispose();
 }
