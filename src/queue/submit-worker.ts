@@ -33,6 +33,7 @@ export interface SubmitWorkerOptions {
 
 /** How long a refused key holds this worker back before it looks at the (paused) queue again. */
 const KEY_REFUSED_HOLD_MS = 1000;
+const ERROR_LOG_EVERY_MS = 10_000;
 
 /**
  * The submission worker: BullMQ Worker whose job id is the idempotency key. Wires the pure attempt
@@ -121,8 +122,21 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         ),
     },
   });
+  // While Redis is away every reconnect attempt raises an error; one line per 10 s is enough for an operator.
+  let lastErrorLog = 0;
+  let suppressed = 0;
   worker.on("error", (error) => {
-    logger.error({ err: error }, "worker error");
+    const now = Date.now();
+    if (now - lastErrorLog < ERROR_LOG_EVERY_MS) {
+      suppressed++;
+      return;
+    }
+    logger.error(
+      { err: error, suppressedSinceLast: suppressed },
+      "worker error (Redis unreachable?); retrying",
+    );
+    lastErrorLog = now;
+    suppressed = 0;
   });
   worker.on("failed", (job, error) => {
     if (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1)) {
