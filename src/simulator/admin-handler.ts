@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isJsonContentType, sendEmpty, sendJson, sendProblem } from "./http-reply.js";
-import { parseIdempotencyKey, parseJson } from "./invoice-request.js";
+import { sendEmpty, sendJson, sendProblem } from "./http-reply.js";
+import { parseIdempotencyKey } from "./invoice-request.js";
 import { problems } from "./problem.js";
-import { readBody } from "./read-body.js";
+import { readJsonRequest } from "./json-request.js";
 import type { Attempt } from "./request-log.js";
 import { SimulatorOptionsError } from "./simulator-options-error.js";
 import type { SimulatorState } from "./simulator-state.js";
@@ -109,17 +109,8 @@ export function publicAttempt(a: Attempt) {
 }
 
 async function changeFaults(req: IncomingMessage, res: ServerResponse, sim: SimulatorState): Promise<void> {
-  const body = await readBody(req, sim.options.maxBodyBytes);
-  const contentType = req.headers["content-type"];
-  if (!isJsonContentType(contentType)) {
-    sendProblem(res, problems.unsupportedMediaType(contentType));
-    return;
-  }
-  const parsed = parseJson(body, sim.options.maxBodyBytes, 400);
-  if (!parsed.ok) {
-    sendProblem(res, parsed.reply.problem);
-    return;
-  }
+  const parsed = await readJsonRequest(req, res, sim.options.maxBodyBytes);
+  if (parsed === undefined) return;
   try {
     sendJson(res, 200, JSON.stringify({ faults: sim.setFaults(parsed.value) }));
   } catch (error) {

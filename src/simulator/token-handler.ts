@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { fieldProblems } from "./field-problems.js";
-import { isJsonContentType, sendJson, sendProblem } from "./http-reply.js";
-import { parseJson } from "./invoice-request.js";
+import { sendJson, sendProblem } from "./http-reply.js";
 import { problems } from "./problem.js";
-import { readBody } from "./read-body.js";
+import { readJsonRequest } from "./json-request.js";
 import type { SimulatorState } from "./simulator-state.js";
 
 const tokenRequestSchema = z.strictObject({
@@ -24,17 +23,8 @@ export async function handleToken(
   res: ServerResponse,
   sim: SimulatorState,
 ): Promise<void> {
-  const body = await readBody(req, sim.options.maxBodyBytes);
-  const contentType = req.headers["content-type"];
-  if (!isJsonContentType(contentType)) {
-    sendProblem(res, problems.unsupportedMediaType(contentType));
-    return;
-  }
-  const parsed = parseJson(body, sim.options.maxBodyBytes, 400);
-  if (!parsed.ok) {
-    sendProblem(res, parsed.reply.problem);
-    return;
-  }
+  const parsed = await readJsonRequest(req, res, sim.options.maxBodyBytes);
+  if (parsed === undefined) return;
   const result = tokenRequestSchema.safeParse(parsed.value);
   if (!result.success) {
     sendProblem(res, problems.invalidBody(fieldProblems(result.error, parsed.value), "token request"));
