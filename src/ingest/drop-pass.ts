@@ -111,12 +111,14 @@ async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: Unreadab
     meta,
     deps.folder.reports,
   );
-  await deps.batches.markReported(file.batchId, {
-    report_csv: report.csvPath,
-    summary_json: report.summaryPath,
-    counts: JSON.stringify(report.summary.counts),
-    path,
-  });
-  // a rejected batch keeps state "rejected" rather than "reported"
-  await deps.batches.update(file.batchId, { state: "rejected" });
+  await deps.batches.markReported(
+    file.batchId,
+    {
+      report_csv: report.csvPath,
+      summary_json: report.summaryPath,
+      counts: JSON.stringify(report.summary.counts),
+      path,
+    },
+    "rejected",
+  );
 }

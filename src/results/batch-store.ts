@@ -110,10 +110,12 @@ export class BatchStore {
   async markReported(
     id: string,
     fields: { report_csv: string; summary_json: string; counts: string; path: string },
+    /** A file rejected as a whole keeps the state that says so. */
+    state: "reported" | "rejected" = "reported",
   ): Promise<void> {
     await this.redis
       .multi()
-      .hset(this.keys.batch(id), { ...fields, state: "reported", reported_at: this.now() })
+      .hset(this.keys.batch(id), { ...fields, state, reported_at: this.now() })
       .srem(this.keys.complete, id)
       .exec();
   }
