@@ -1,9 +1,9 @@
 import { createReadStream } from "node:fs";
 import { basename, extname } from "node:path";
 import { coerceError } from "../errors/relay-error.js";
-import { deriveKey, type KeyNamespace } from "../invoice/key.js";
-import { normaliseFields, type NormaliseResult, type PickedFields } from "../invoice/normalise.js";
+import type { KeyNamespace } from "../invoice/key.js";
 import { FileDedupe } from "./file-dedupe.js";
+import { keyItems, type KeyingContext } from "./keyed-items.js";
 import type { RawItem } from "./raw-item.js";
 import type { ReadItem } from "./read-item.js";
 import { readCsv } from "./readers/csv.js";
@@ -114,16 +114,11 @@ export async function* readInvoiceBatches(
   options: SourceOptions,
 ): AsyncGenerator<ReadItem[]> {
   const { displayName: file, namespace } = options;
-  const unknown = new Set<string>();
-  const dedupe = new FileDedupe();
-  const raw = rawRecords(source, options.format, file, unknown);
+  const context: KeyingContext = { namespace, dedupe: new FileDedupe(), unknown: new Set() };
+  const raw = rawRecords(source, options.format, file, context.unknown);
   try {
-    for await (const items of raw) {
-      const out: ReadItem[] = [];
-      for (const item of items) out.push(toReadItem(item, unknown, dedupe, namespace));
-      yield out;
-    }
-    if (unknown.size > 0) yield [{ kind: "unknown-fields", names: [...unknown] }];
+    for await (const items of raw) yield keyItems(items, context);
+    if (context.unknown.size > 0) yield [{ kind: "unknown-fields", names: [...context.unknown] }];
   } catch (thrown) {
     const error =
       thrown instanceof UnreadableFileError
@@ -132,47 +127,5 @@ export async function* readInvoiceBatches(
     yield [{ kind: "file-error", error }];
   } finally {
     await raw.return(undefined);
-  }
-}
-
-function toReadItem(
-  item: RawItem,
-  unknown: Set<string>,
-  dedupe: FileDedupe,
-  namespace: KeyNamespace,
-): ReadItem {
-  if (item.kind === "invalid") return { kind: "rejected", line: item.line, errors: item.errors };
-  for (const name of item.picked.unknown) unknown.add(name);
-  const result = normaliseAlone(item.picked);
-  if (!result.ok) {
-    const id = item.picked.fields.external_id;
-    const externalId = typeof id === "string" && id.trim() !== "" ? id.trim().slice(0, 255) : undefined;
-    return externalId === undefined
-      ? { kind: "rejected", line: item.line, errors: result.errors }
-      : { kind: "rejected", line: item.line, errors: result.errors, externalId };
-  }
-  const { invoice } = result;
-  const key = deriveKey(invoice, namespace);
-  const verdict = dedupe.check(invoice.external_id, key, item.line);
-  if (verdict.kind === "first") return { kind: "valid", line: item.line, invoice, key };
-  if (verdict.kind === "duplicate")
-    return { kind: "duplicate", line: item.line, invoice, key, firstLine: verdict.firstLine };
-  return {
-    kind: "conflict",
-    line: item.line,
-    invoice,
-    key,
-    firstLine: verdict.firstLine,
-    earlierKey: verdict.earlierKey,
-  };
-}
-
-/** normaliseFields, but a record it cannot handle (a value nested too deeply to print) is rejected alone. */
-function normaliseAlone(picked: PickedFields): NormaliseResult {
-  try {
-    return normaliseFields(picked);
-  } catch (thrown) {
-    const reason = `could not be checked (${coerceError(thrown).message}); is a value nested too deeply?`;
-    return { ok: false, errors: [{ field: "(record)", reason }] };
   }
 }

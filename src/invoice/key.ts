@@ -46,17 +46,33 @@ function sortKeys(value: unknown): unknown {
  */
 export function invoiceJson(invoice: CanonicalInvoice): string {
   const { currency, document_type, routing, schema_version } = invoice;
-  const plain = `${currency}|${document_type}|${routing.archive_policy}|${routing.destination_country}|${schema_version}`;
+  const { archive_policy, destination_country } = routing;
   // Every field but external_id is a validated code that needs no escaping; anything else takes the slow path.
-  if (!PLAIN.test(plain)) return canonicalJson(invoice);
+  if (
+    !isPlain(currency) ||
+    !isPlain(document_type) ||
+    !isPlain(archive_policy) ||
+    !isPlain(destination_country) ||
+    !isPlain(schema_version)
+  )
+    return canonicalJson(invoice);
   return (
     `{"currency":"${currency}","document_type":"${document_type}","external_id":${JSON.stringify(invoice.external_id)},` +
-    `"routing":{"archive_policy":"${routing.archive_policy}","destination_country":"${routing.destination_country}"},` +
+    `"routing":{"archive_policy":"${archive_policy}","destination_country":"${destination_country}"},` +
     `"schema_version":"${schema_version}"}`
   );
 }
 
-const PLAIN = /^[A-Za-z0-9_|-]*$/;
+/** Only ASCII letters, digits, "-" and "_": text JSON writes as it is. */
+function isPlain(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i) | 0x20; // folds upper case onto lower case; "-" and digits are unchanged
+    const letter = c >= 0x61 && c <= 0x7a;
+    const digitOrDash = c === 0x2d || (c >= 0x30 && c <= 0x39);
+    if (!letter && !digitOrDash && text.charCodeAt(i) !== 0x5f) return false;
+  }
+  return true;
+}
 
 /** sha256 of the canonical JSON (UTF-8), lower-case hex. */
 export function contentHash(invoice: CanonicalInvoice): string {
@@ -65,12 +81,24 @@ export function contentHash(invoice: CanonicalInvoice): string {
 
 /** `UUIDv5(namespace, external_id + "\n" + sha256(canonical JSON))`: same content, same key, forever. */
 export function deriveKey(invoice: CanonicalInvoice, namespace: KeyNamespace): string {
-  return uuidV5(namespace, `${invoice.external_id}\n${contentHash(invoice)}`);
+  return documentKey(invoice.external_id, invoiceJson(invoice), namespace);
 }
 
-const VARIANT = "89ab";
-// One reusable buffer for the SHA-1 input (namespace bytes + name): no allocation per key on the hot path.
+/** deriveKey for an invoice given as its external_id and canonical JSON (`invoiceJson`). */
+export function documentKey(externalId: string, document: string, namespace: KeyNamespace): string {
+  return uuidV5(namespace, `${externalId}\n${hash("sha256", document, "hex")}`);
+}
+
+// Reusable buffers for the SHA-1 input (namespace bytes + name) and the UUID text: no allocation per key,
+// and the key comes out as a flat string, cheap to read character by character later.
 let scratch = Buffer.alloc(1024);
+const uuidText = Buffer.alloc(36);
+const HEX_DIGITS = "0123456789abcdef";
+// Where hex digit n of the SHA-1 digest goes in the 36-character UUID (after the dashes).
+const UUID_POSITIONS = [
+  0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, 16, 17, 19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30, 31, 32,
+  33, 34, 35,
+];
 
 /** RFC 9562 UUIDv5 (SHA-1 of namespace bytes + UTF-8 name), with node's native hash. */
 export function uuidV5(namespace: KeyNamespace, name: string): string {
@@ -78,7 +106,14 @@ export function uuidV5(namespace: KeyNamespace, name: string): string {
   if (needed > scratch.length) scratch = Buffer.alloc(Math.max(needed, scratch.length * 2));
   scratch.set(namespace.bytes, 0);
   scratch.write(name, 16, "utf8");
-  const hex = hash("sha1", scratch.subarray(0, needed), "hex");
-  const variant = VARIANT[Number.parseInt(hex.charAt(16), 16) & 0x3] ?? "8";
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  return formatUuidV5(hash("sha1", scratch.subarray(0, needed), "hex"));
+}
+
+/** The first 128 bits of a SHA-1 digest (hex) as a UUID of version 5 and the RFC 9562 variant. */
+function formatUuidV5(hex: string): string {
+  for (let n = 0; n < 32; n++) uuidText[UUID_POSITIONS[n] ?? 0] = hex.charCodeAt(n);
+  for (const dash of [8, 13, 18, 23]) uuidText[dash] = 0x2d;
+  uuidText[14] = 0x35; // version 5
+  uuidText[19] = HEX_DIGITS.charCodeAt(0x8 | (Number.parseInt(hex.charAt(16), 16) & 0x3)); // variant 10xx
+  return uuidText.toString("latin1", 0, 36);
 }

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { parseValidFields } from "./field-parsers.js";
 import { truncateValue, type FieldError } from "./field-error.js";
 import { rawInvoiceSchema, type CanonicalInvoice } from "./schema.js";
 
@@ -84,33 +85,32 @@ export function pickFields(record: Readonly<Record<string, unknown>>): PickedFie
 
 /** Validates and normalises picked fields into the canonical document (keys in canonical order). */
 export function normaliseFields(picked: PickedFields): NormaliseResult {
-  const parsed = rawInvoiceSchema.safeParse(picked.fields);
-  if (!parsed.success || picked.errors.length > 0) {
-    const errors = [...picked.errors];
-    for (const issue of parsed.error?.issues ?? []) {
-      const key = issue.path[0];
-      const field =
-        typeof key === "string" && key in FIELD_NAMES ? FIELD_NAMES[key as FlatField] : String(key);
-      const raw = typeof key === "string" ? picked.fields[key as FlatField] : undefined;
-      errors.push(
-        raw === undefined
-          ? { field, reason: issue.message }
-          : { field, value: truncateValue(raw), reason: issue.message },
-      );
-    }
-    return { ok: false, errors };
+  const valid = picked.errors.length === 0 ? parseValidFields(picked.fields) : undefined;
+  if (valid !== undefined) {
+    return {
+      ok: true,
+      invoice: {
+        currency: valid.currency,
+        document_type: valid.document_type,
+        external_id: valid.external_id,
+        routing: { archive_policy: valid.archive_policy, destination_country: valid.destination_country },
+        schema_version: valid.schema_version,
+      },
+    };
   }
-  const v = parsed.data;
-  return {
-    ok: true,
-    invoice: {
-      currency: v.currency,
-      document_type: v.document_type,
-      external_id: v.external_id,
-      routing: { archive_policy: v.archive_policy, destination_country: v.destination_country },
-      schema_version: v.schema_version,
-    },
-  };
+  const parsed = rawInvoiceSchema.safeParse(picked.fields);
+  const errors = [...picked.errors];
+  for (const issue of parsed.error?.issues ?? []) {
+    const key = issue.path[0];
+    const field = typeof key === "string" && key in FIELD_NAMES ? FIELD_NAMES[key as FlatField] : String(key);
+    const raw = typeof key === "string" ? picked.fields[key as FlatField] : undefined;
+    errors.push(
+      raw === undefined
+        ? { field, reason: issue.message }
+        : { field, value: truncateValue(raw), reason: issue.message },
+    );
+  }
+  return { ok: false, errors };
 }
 
 /** One record (flat or nested object) to a canonical invoice or field errors. */
