@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { csvRecords, type CsvRecord } from "../../src/ingest/readers/csv-records.js";
+import { csvRecords, MAX_CSV_RECORD_CHARS, type CsvRecord } from "../../src/ingest/readers/csv-records.js";
 import { eolArb, noteArb } from "./arbitraries.js";
 
 /** Splits `text` as the reader does, fed as string chunks of the given sizes (whole when none). */
-async function split(text: string, sizes: readonly number[] = []): Promise<CsvRecord[]> {
+async function split(text: string, sizes: readonly number[] = [], lineFastPath = true): Promise<CsvRecord[]> {
   async function* chunks(): AsyncGenerator<string> {
     if (sizes.length === 0) {
       yield await Promise.resolve(text);
@@ -17,7 +17,7 @@ async function split(text: string, sizes: readonly number[] = []): Promise<CsvRe
     }
   }
   const out: CsvRecord[] = [];
-  for await (const record of csvRecords(chunks())) out.push(record);
+  for await (const record of csvRecords(chunks(), { lineFastPath })) out.push(record);
   return out;
 }
 
@@ -92,5 +92,26 @@ describe("CSV record splitter", () => {
       { kind: "broken", line: 3, reason: 'has a quote inside a quoted field that is not doubled ("")' },
     ];
     for (const sizes of [[], [1], [2], [3]]) expect(await split(text, sizes)).toEqual(expected);
+  });
+
+  it("when whole lines are split natively, then every record is what the character loop gives, whatever the text and chunking", async () => {
+    // Text made of the characters that matter to CSV, so quotes, CRs and empty lines meet in every way.
+    const textArb = fc
+      .array(fc.constantFrom("a", "é", ",", '"', "\r", "\n", "\r\n", "", " "), { maxLength: 60 })
+      .map((parts) => parts.join(""));
+    await fc.assert(
+      fc.asyncProperty(textArb, fc.array(fc.integer({ min: 1, max: 9 })), async (text, sizes) => {
+        expect(await split(text, sizes, true)).toEqual(await split(text, sizes, false));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("when a line without quotes is longer than the record limit, then it is broken on the fast path too", async () => {
+    const long = "x".repeat(MAX_CSV_RECORD_CHARS);
+    const text = `a,b\n${long}\nc,d\n`;
+    const expected = await split(text, [], false);
+    expect(expected.map((r) => r.kind)).toEqual(["record", "broken", "record"]);
+    expect(await split(text)).toEqual(expected);
   });
 });
