@@ -86,12 +86,21 @@ export function deriveKey(invoice: CanonicalInvoice, namespace: KeyNamespace): s
 
 /** deriveKey for an invoice given as its external_id and canonical JSON (`invoiceJson`). */
 export function documentKey(externalId: string, document: string, namespace: KeyNamespace): string {
-  return uuidV5(namespace, `${externalId}\n${hash("sha256", document, "hex")}`);
+  const digest = hash("sha256", document, "hex");
+  // The name is written in place (id, "\n", digest) rather than concatenated and then encoded.
+  reserve(16 + externalId.length * 3 + 1 + digest.length);
+  scratch.set(namespace.bytes, 0);
+  let at = 16 + scratch.write(externalId, 16, "utf8");
+  scratch[at++] = 0x0a;
+  at += scratch.write(digest, at, "latin1");
+  return formatUuidV5(hash("sha1", view(at), "hex"));
 }
 
 // Reusable buffers for the SHA-1 input (namespace bytes + name) and the UUID text: no allocation per key,
 // and the key comes out as a flat string, cheap to read character by character later.
 let scratch = Buffer.alloc(1024);
+// Views of scratch by length, made once each: hash() takes a view, and a new one per key is garbage.
+let views: Buffer[] = [];
 const uuidText = Buffer.alloc(36);
 const HEX_DIGITS = "0123456789abcdef";
 // Where hex digit n of the SHA-1 digest goes in the 36-character UUID (after the dashes).
@@ -100,13 +109,22 @@ const UUID_POSITIONS = [
   33, 34, 35,
 ];
 
+function reserve(bytes: number): void {
+  if (bytes <= scratch.length) return;
+  scratch = Buffer.alloc(Math.max(bytes, scratch.length * 2));
+  views = [];
+}
+
+function view(length: number): Buffer {
+  return (views[length] ??= scratch.subarray(0, length));
+}
+
 /** RFC 9562 UUIDv5 (SHA-1 of namespace bytes + UTF-8 name), with node's native hash. */
 export function uuidV5(namespace: KeyNamespace, name: string): string {
-  const needed = 16 + Buffer.byteLength(name, "utf8");
-  if (needed > scratch.length) scratch = Buffer.alloc(Math.max(needed, scratch.length * 2));
+  reserve(16 + name.length * 3);
   scratch.set(namespace.bytes, 0);
-  scratch.write(name, 16, "utf8");
-  return formatUuidV5(hash("sha1", scratch.subarray(0, needed), "hex"));
+  const length = 16 + scratch.write(name, 16, "utf8");
+  return formatUuidV5(hash("sha1", view(length), "hex"));
 }
 
 /** The first 128 bits of a SHA-1 digest (hex) as a UUID of version 5 and the RFC 9562 variant. */
