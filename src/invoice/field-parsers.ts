@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { rawInvoiceSchema } from "./schema.js";
+import { rawInvoiceSchema, type CanonicalInvoice } from "./schema.js";
 
 /**
  * The fields of `rawInvoiceSchema`, each parsed by its own zod schema. The coded fields (currency,
@@ -18,7 +18,9 @@ const FAILED: Outcome<never> = Object.freeze({ ok: false });
 
 function memoised<T>(parse: (input: unknown) => Outcome<T>): (input: unknown) => Outcome<T> {
   const memo = new Map<string, Outcome<T>>();
+  let absent: Outcome<T> | undefined; // a column or field the file does not have: the same every row
   return (input) => {
+    if (input === undefined) return (absent ??= parse(undefined));
     if (typeof input !== "string") return parse(input);
     let outcome = memo.get(input);
     if (outcome === undefined) {
@@ -47,12 +49,12 @@ const schemaVersion = memoised(parser(shape.schema_version));
 const externalId = parser(shape.external_id);
 
 /**
- * The parsed fields when every field is valid, else undefined: the caller then runs the whole object
- * schema for its issues, so errors read exactly as zod reports them.
+ * The canonical invoice when every field is valid, else undefined: the caller then runs the whole
+ * object schema for its issues, so errors read exactly as zod reports them.
  */
-export function parseValidFields(
+export function parseValidInvoice(
   fields: Readonly<Partial<Record<keyof ParsedFields, unknown>>>,
-): ParsedFields | undefined {
+): CanonicalInvoice | undefined {
   const c = currency(fields.currency);
   const d = documentType(fields.document_type);
   const e = externalId(fields.external_id);
@@ -60,12 +62,12 @@ export function parseValidFields(
   const n = destinationCountry(fields.destination_country);
   const s = schemaVersion(fields.schema_version);
   if (!c.ok || !d.ok || !e.ok || !a.ok || !n.ok || !s.ok) return undefined;
+  // Keys in canonical (sorted) order, as canonicalInvoiceSchema declares them.
   return {
     currency: c.value,
     document_type: d.value,
     external_id: e.value,
-    archive_policy: a.value,
-    destination_country: n.value,
+    routing: { archive_policy: a.value, destination_country: n.value },
     schema_version: s.value,
   };
 }

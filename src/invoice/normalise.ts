@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { parseValidFields } from "./field-parsers.js";
+import { parseValidInvoice } from "./field-parsers.js";
 import { truncateValue, type FieldError } from "./field-error.js";
 import { rawInvoiceSchema, type CanonicalInvoice } from "./schema.js";
 
@@ -85,19 +85,8 @@ export function pickFields(record: Readonly<Record<string, unknown>>): PickedFie
 
 /** Validates and normalises picked fields into the canonical document (keys in canonical order). */
 export function normaliseFields(picked: PickedFields): NormaliseResult {
-  const valid = picked.errors.length === 0 ? parseValidFields(picked.fields) : undefined;
-  if (valid !== undefined) {
-    return {
-      ok: true,
-      invoice: {
-        currency: valid.currency,
-        document_type: valid.document_type,
-        external_id: valid.external_id,
-        routing: { archive_policy: valid.archive_policy, destination_country: valid.destination_country },
-        schema_version: valid.schema_version,
-      },
-    };
-  }
+  const invoice = picked.errors.length === 0 ? parseValidInvoice(picked.fields) : undefined;
+  if (invoice !== undefined) return { ok: true, invoice };
   const parsed = rawInvoiceSchema.safeParse(picked.fields);
   const errors = [...picked.errors];
   for (const issue of parsed.error?.issues ?? []) {

@@ -36,16 +36,18 @@ function readHeader(file: string, names: readonly string[], line: number): Heade
   return { names, width: names.length, targets, unknown };
 }
 
+const NONE: readonly never[] = Object.freeze([]);
+
 function pickRow(header: Header, row: readonly string[]): PickedFields {
   const fields: Partial<Record<Target, unknown>> = {};
-  const errors: FieldError[] = [];
+  let errors: FieldError[] | undefined;
   for (let i = 0; i < row.length; i++) {
     const target = header.targets[i];
     if (target === undefined) continue;
     const value = row[i];
     const previous = fields[target];
     if (previous !== undefined && previous !== value) {
-      errors.push({
+      (errors ??= []).push({
         field: target,
         value: truncateValue(value),
         reason: "appears in two columns with different values",
@@ -53,7 +55,7 @@ function pickRow(header: Header, row: readonly string[]): PickedFields {
     }
     fields[target] = value;
   }
-  return { fields, unknown: [], errors };
+  return { fields, unknown: NONE, errors: errors ?? NONE };
 }
 
 /** Why a row cannot be split; an over-long one names the column that took it over the limit. */
