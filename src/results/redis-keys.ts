@@ -35,6 +35,14 @@ export class RelayKeys {
     return `${this.base}:failed`;
   }
 
+  /**
+   * Set of keys `retry` moved from failed back to queued whose job may not exist yet: a `retry`
+   * interrupted between the two steps finds them here and finishes the job.
+   */
+  get requeuing(): string {
+    return `${this.base}:requeuing`;
+  }
+
   /** Hash status → number of keys in it. */
   get counts(): string {
     return `${this.base}:counts`;

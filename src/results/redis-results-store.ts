@@ -114,6 +114,16 @@ export class RedisResultsStore implements ResultsStore {
     return (await scripts.requeue.run(this.redis, [this.keys.base, key])) === 1;
   }
 
+  /** Keys requeued by `retry` whose job may not exist yet (see RelayKeys.requeuing). */
+  async requeuingKeys(): Promise<string[]> {
+    return this.redis.smembers(this.keys.requeuing);
+  }
+
+  /** The key's job exists (or it needs none): it is no longer in `requeuingKeys`. */
+  async requeued(key: string): Promise<void> {
+    await this.redis.srem(this.keys.requeuing, key);
+  }
+
   async failedKeys(): Promise<string[]> {
     return this.redis.smembers(this.keys.failed);
   }

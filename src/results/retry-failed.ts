@@ -23,6 +23,8 @@ export interface Skipped {
 export interface RetryOutcome {
   /** Failed keys put back in the queue with their original key and document. */
   requeued: number;
+  /** Keys an interrupted earlier `retry` had requeued without their job: their job now exists. */
+  resumed: number;
   /** Jobs of BullMQ's own failed set (unexpected errors) sent back to waiting. */
   redriven: number;
   /** A job for the key is waiting or running: left alone (the worker skips it; retry again later). */
@@ -43,17 +45,21 @@ const EXAMPLES = 5;
  * `retry`: re-enqueues invoices that ended `failed` (all, or those of one batch) with their original
  * keys, then re-drives jobs stopped by unexpected errors. Rejected rows never had a key, so they are
  * never touched. Safe to run twice or from two processes: the store's REQUEUE is atomic and answers
- * false for a key that is no longer failed.
+ * false for a key that is no longer failed. A `retry` stopped between requeueing a key and adding its
+ * job is finished by the next one (whatever batch it names): the store notes such keys until the job
+ * exists.
  */
 export async function retryFailed(deps: RetryDeps, batchId?: string): Promise<RetryOutcome> {
   const outcome: RetryOutcome = {
     requeued: 0,
+    resumed: 0,
     redriven: 0,
     busy: { count: 0, examples: [] },
     noDocument: { count: 0, examples: [] },
     unreadableJobs: { count: 0, examples: [] },
     batches: new Set(),
   };
+  await resumeRequeues(deps, outcome);
   const failed = await deps.store.failedKeys();
   for (let i = 0; i < failed.length; i += CHUNK) {
     const chunk = failed.slice(i, i + CHUNK);
@@ -89,7 +95,33 @@ async function requeueKey(
   await reopenBatches(deps, key, outcome.batches);
   if (state !== "unknown") await deps.queue.remove(key);
   await enqueueInvoices(deps.queue, [{ key, data }]);
+  await deps.store.requeued(key);
   outcome.requeued++;
+}
+
+/** Finishes what an interrupted `retry` left: keys requeued in the store whose job was never added. */
+async function resumeRequeues(deps: RetryDeps, outcome: RetryOutcome): Promise<void> {
+  const keys = await deps.store.requeuingKeys();
+  const records = await deps.store.getMany(keys);
+  for (const [i, key] of keys.entries()) {
+    const record = records[i];
+    const state = await deps.queue.getJobState(key);
+    const waiting = record?.status === "queued" || record?.status === "retrying";
+    const data = record === undefined ? undefined : jobDataOf(record);
+    if (
+      waiting &&
+      data !== undefined &&
+      (state === "unknown" || state === "failed" || state === "completed")
+    ) {
+      await reopenBatches(deps, key, outcome.batches);
+      if (state !== "unknown") await deps.queue.remove(key);
+      await enqueueInvoices(deps.queue, [{ key, data }]);
+      outcome.resumed++;
+    }
+    // A job is there, or the key is final (or unreadable, and REQUEUE made it queued: named below).
+    if (waiting && data === undefined) skip(outcome.noDocument, key);
+    await deps.store.requeued(key);
+  }
 }
 
 /** The job to send again, from the canonical document the store kept at ingest. */

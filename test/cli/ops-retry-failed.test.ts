@@ -122,4 +122,47 @@ describe("retryFailed", () => {
     expect(await d.queue.getJobState(only2?.key ?? "")).toBe("waiting");
     expect((await d.queue.getJob(only2?.key ?? ""))?.data).toMatchObject({ batch: "b2", line: 3 });
   });
+
+  it("when a retry stopped after requeueing a key but before adding its job, then the next retry adds the job and the key is sent once", async () => {
+    const sim = await startSimulator({ apiKey: API_KEY, seed: 4 });
+    cleanups.push(() => sim.close());
+    const config = testConfig({ apiUrl: sim.url, apiKey: API_KEY });
+    const d = deps(config);
+    const inv = testInvoice(1, `orphan-${randomUUID()}`);
+    await d.store.registerRows("b1", [
+      { line: 2, key: inv.key, externalId: inv.invoice.external_id, document: invoiceJson(inv.invoice) },
+    ]);
+    await d.store.finishIngest("b1");
+    await d.store.recordFailed(inv.key, { httpStatus: 503, error: "gave up after 10 attempt(s)" });
+    // The first half of a retry, then the process dies: queued in the store, no job in the queue.
+    expect(await d.store.requeueFailed(inv.key)).toBe(true);
+    expect(await d.queue.getJobState(inv.key)).toBe("unknown");
+    expect(await d.store.requeuingKeys()).toEqual([inv.key]);
+
+    const outcome = await retryFailed(d, "some-other-batch");
+    expect(outcome).toMatchObject({ requeued: 0, resumed: 1 });
+    expect(await d.queue.getJobState(inv.key)).toBe("waiting");
+    expect(await d.store.requeuingKeys()).toEqual([]);
+    // Run again: nothing is left to finish, and the waiting job is not touched.
+    expect(await retryFailed(d)).toMatchObject({ requeued: 0, resumed: 0 });
+
+    const w = await startTestWorker(config);
+    cleanups.push(() => w.service.close(1000));
+    await w.untilFinal(1);
+    expect(await d.store.get(inv.key)).toMatchObject({ status: "succeeded", http_status: 201 });
+    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+  });
+
+  it("when a retry completes, then no key is left noted as requeuing", async () => {
+    const config = testConfig({ apiUrl: "http://127.0.0.1:9", apiKey: API_KEY });
+    const d = deps(config);
+    const inv = testInvoice(1, `done-${randomUUID()}`);
+    await d.store.registerRows("b1", [
+      { line: 2, key: inv.key, externalId: inv.invoice.external_id, document: invoiceJson(inv.invoice) },
+    ]);
+    await d.store.recordFailed(inv.key, { httpStatus: 500, error: "gave up" });
+    expect(await retryFailed(d)).toMatchObject({ requeued: 1, resumed: 0 });
+    expect(await d.store.requeuingKeys()).toEqual([]);
+    expect(await d.queue.getJobState(inv.key)).toBe("waiting");
+  });
 });

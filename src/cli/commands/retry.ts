@@ -38,6 +38,8 @@ export function retryText(outcome: RetryOutcome, batchId: string | undefined, pa
     `re-enqueued ${outcome.requeued} failed invoice(s)${scope} with their original keys`,
     `re-drove ${outcome.redriven} job(s) stopped by unexpected errors`,
   ];
+  if (outcome.resumed > 0)
+    lines.push(`finished an interrupted retry: ${outcome.resumed} requeued invoice(s) had no job, now queued`);
   const skipped = (s: Skipped, why: string) => {
     if (s.count > 0) lines.push(`left alone: ${s.count} ${why} (e.g. ${s.examples.join(", ")})`);
   };
@@ -50,7 +52,7 @@ export function retryText(outcome: RetryOutcome, batchId: string | undefined, pa
     "key(s) with no stored invoice document; drop their file again to re-send them (same keys)",
   );
   skipped(outcome.unreadableJobs, "failed job(s) with unreadable data; drop their file again");
-  if (outcome.requeued + outcome.redriven === 0) {
+  if (outcome.requeued + outcome.redriven + outcome.resumed === 0) {
     lines.push(`nothing to retry${scope}`);
     return `${lines.join("\n")}\n`;
   }

@@ -142,8 +142,9 @@ return 'retrying'
 `;
 
 /**
- * `retry`: a failed key goes back to queued and every batch that has it waits for it again.
- * ARGV: base, key. Returns 1 if requeued, 0 if the key was not failed.
+ * `retry`: a failed key goes back to queued and every batch that has it waits for it again; the key
+ * stays in `requeuing` until its job exists. ARGV: base, key. Returns 1 if requeued, 0 if the key was
+ * not failed.
  */
 export const REQUEUE = `${SET_STATUS}
 local base, key = ARGV[1], ARGV[2]
@@ -152,6 +153,7 @@ local current = redis.call('HGET', rkey, 'status')
 if current ~= 'failed' then return 0 end
 set_status(base, rkey, key, current, 'queued')
 redis.call('HDEL', rkey, 'error')
+redis.call('SADD', base .. ':requeuing', key)
 for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do
   if redis.call('SADD', base .. ':w:' .. key, b) == 1 then
     redis.call('HINCRBY', base .. ':batch:' .. b, 'pending', 1)
