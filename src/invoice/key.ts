@@ -1,5 +1,7 @@
 import { hash } from "node:crypto";
 import { parse as parseUuid, validate as isUuid, v5 as uuidv5 } from "uuid";
+import { writeAscii } from "./ascii.js";
+import { contentHash } from "./content-hash.js";
 import type { CanonicalInvoice } from "./schema.js";
 
 /**
@@ -26,73 +28,19 @@ export function resolveNamespace(value?: string): KeyNamespace {
   return { uuid, bytes: parseUuid(uuid) };
 }
 
-/** JSON with object keys sorted at every level and no white space: the one byte form of a document. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== "object") return value;
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort())
-    sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
-  return sorted;
-}
-
-/**
- * The canonical JSON of an invoice, built field by field in sorted order: the same bytes as
- * `canonicalJson(invoice)`, without sorting on the hot path.
- */
-export function invoiceJson(invoice: CanonicalInvoice): string {
-  const { currency, document_type, routing, schema_version } = invoice;
-  const { archive_policy, destination_country } = routing;
-  // Every field but external_id is a validated code that needs no escaping; anything else takes the slow path.
-  if (
-    !isPlain(currency) ||
-    !isPlain(document_type) ||
-    !isPlain(archive_policy) ||
-    !isPlain(destination_country) ||
-    !isPlain(schema_version)
-  )
-    return canonicalJson(invoice);
-  return (
-    `{"currency":"${currency}","document_type":"${document_type}","external_id":${JSON.stringify(invoice.external_id)},` +
-    `"routing":{"archive_policy":"${archive_policy}","destination_country":"${destination_country}"},` +
-    `"schema_version":"${schema_version}"}`
-  );
-}
-
-/** Only ASCII letters, digits, "-" and "_": text JSON writes as it is. */
-function isPlain(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i) | 0x20; // folds upper case onto lower case; "-" and digits are unchanged
-    const letter = c >= 0x61 && c <= 0x7a;
-    const digitOrDash = c === 0x2d || (c >= 0x30 && c <= 0x39);
-    if (!letter && !digitOrDash && text.charCodeAt(i) !== 0x5f) return false;
-  }
-  return true;
-}
-
-/** sha256 of the canonical JSON (UTF-8), lower-case hex. */
-export function contentHash(invoice: CanonicalInvoice): string {
-  return hash("sha256", invoiceJson(invoice), "hex");
-}
+export { canonicalJson, invoiceJson } from "./canonical-json.js";
 
 /** `UUIDv5(namespace, external_id + "\n" + sha256(canonical JSON))`: same content, same key, forever. */
 export function deriveKey(invoice: CanonicalInvoice, namespace: KeyNamespace): string {
-  return documentKey(invoice.external_id, invoiceJson(invoice), namespace);
-}
-
-/** deriveKey for an invoice given as its external_id and canonical JSON (`invoiceJson`). */
-export function documentKey(externalId: string, document: string, namespace: KeyNamespace): string {
-  const digest = hash("sha256", document, "hex");
+  const digest = contentHash(invoice);
+  const id = invoice.external_id;
   // The name is written in place (id, "\n", digest) rather than concatenated and then encoded.
-  reserve(16 + externalId.length * 3 + 1 + digest.length);
+  reserve(16 + id.length * 3 + 1 + digest.length);
   scratch.set(namespace.bytes, 0);
-  let at = 16 + scratch.write(externalId, 16, "utf8");
+  let at = 16 + writeAscii(scratch, id, 16);
+  if (at < 16) at = 16 + scratch.write(id, 16, "utf8");
   scratch[at++] = 0x0a;
-  at += scratch.write(digest, at, "latin1");
+  at += writeAscii(scratch, digest, at);
   return formatUuidV5(hash("sha1", view(at), "hex"));
 }
 

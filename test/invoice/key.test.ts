@@ -1,3 +1,6 @@
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { v5 as uuidv5 } from "uuid";
 import { describe, expect, it } from "vitest";
 import {
   canonicalJson,
@@ -122,5 +125,30 @@ describe("idempotency keys", () => {
     );
     expect(JSON.stringify(invoice)).toBe(canonicalJson(invoice));
     expect(invoiceJson({ ...invoice, routing: { ...invoice.routing } })).toBe(canonicalJson(invoice));
+  });
+
+  it("when an invoice holds any text at all, then its key is UUIDv5 of the id and the sha256 of canonicalJson, computed plainly", () => {
+    // Quotes, backslashes, control characters, non-ASCII and lone surrogates take the general path; plain
+    // ASCII the in-place one. Both must give the bytes of the specification.
+    const text = fc.oneof(
+      fc.string({ unit: "grapheme-ascii", maxLength: 40 }),
+      fc.string({ unit: "binary", maxLength: 20 }),
+      fc.string({ unit: fc.constantFrom('"', "\\", "\n", "\u0000", "é", "\ud800", "A", "-"), maxLength: 12 }),
+    );
+    const invoiceArb = fc.record({
+      currency: text,
+      document_type: text,
+      external_id: text,
+      routing: fc.record({ archive_policy: text, destination_country: text }),
+      schema_version: text,
+    });
+    fc.assert(
+      fc.property(invoiceArb, (invoice) => {
+        const digest = createHash("sha256").update(canonicalJson(invoice), "utf8").digest("hex");
+        const name = Buffer.from(`${invoice.external_id}\n${digest}`, "utf8");
+        expect(deriveKey(invoice as CanonicalInvoice, ns)).toBe(uuidv5(name, ns.uuid));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
