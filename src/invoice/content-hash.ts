@@ -52,6 +52,6 @@ export function contentHash(invoice: CanonicalInvoice): string {
 
 function copy(part: Buffer | undefined, at: number): number {
   if (part === undefined) return at;
-  for (let i = 0; i < part.length; i++) buffer[at + i] = part[i] ?? 0;
+  buffer.set(part, at);
   return at + part.length;
 }
