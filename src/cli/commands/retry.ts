@@ -39,7 +39,9 @@ export function retryText(outcome: RetryOutcome, batchId: string | undefined, pa
     `re-drove ${outcome.redriven} job(s) stopped by unexpected errors`,
   ];
   if (outcome.resumed > 0)
-    lines.push(`finished an interrupted retry: ${outcome.resumed} requeued invoice(s) had no job, now queued`);
+    lines.push(
+      `finished an interrupted retry: ${outcome.resumed} requeued invoice(s) had no job, now queued`,
+    );
   const skipped = (s: Skipped, why: string) => {
     if (s.count > 0) lines.push(`left alone: ${s.count} ${why} (e.g. ${s.examples.join(", ")})`);
   };
