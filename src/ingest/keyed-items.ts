@@ -1,6 +1,8 @@
 import { coerceError } from "../errors/relay-error.js";
 import { deriveKey, type KeyNamespace } from "../invoice/key.js";
+import { parseValidInvoice } from "../invoice/field-parsers.js";
 import { normaliseFields, type NormaliseResult, type PickedFields } from "../invoice/normalise.js";
+import type { CanonicalInvoice } from "../invoice/schema.js";
 import type { FileDedupe } from "./file-dedupe.js";
 import type { RawItem } from "./raw-item.js";
 import type { ReadItem } from "./read-item.js";
@@ -24,21 +26,32 @@ function keyItem(item: RawItem, { namespace, dedupe, unknown }: KeyingContext): 
   const { line } = item;
   if (item.kind === "invalid") return { kind: "rejected", line, errors: item.errors };
   for (const name of item.picked.unknown) unknown.add(name);
-  const result = normaliseAlone(item.picked);
-  if (!result.ok) {
+  const valid = item.picked.errors.length === 0 ? validInvoice(item.picked) : undefined;
+  const result = valid === undefined ? normaliseAlone(item.picked) : undefined;
+  if (result?.ok === false) {
     const id = item.picked.fields.external_id;
     const externalId = typeof id === "string" && id.trim() !== "" ? id.trim().slice(0, 255) : undefined;
     return externalId === undefined
       ? { kind: "rejected", line, errors: result.errors }
       : { kind: "rejected", line, errors: result.errors, externalId };
   }
-  const { invoice } = result;
+  const invoice = valid ?? result?.invoice;
+  if (invoice === undefined) throw new Error(`line ${line}: neither valid nor rejected`);
   const key = deriveKey(invoice, namespace);
   const verdict = dedupe.check(invoice.external_id, key, line);
   if (verdict.kind === "first") return { kind: "valid", line, invoice, key };
   const { firstLine } = verdict;
   if (verdict.kind === "duplicate") return { kind: "duplicate", line, invoice, key, firstLine };
   return { kind: "conflict", line, invoice, key, firstLine, earlierKey: verdict.earlierKey };
+}
+
+/** The invoice when every field is valid (the common case, without building a result), else undefined. */
+function validInvoice(picked: PickedFields): CanonicalInvoice | undefined {
+  try {
+    return parseValidInvoice(picked.fields);
+  } catch {
+    return undefined; // normaliseAlone says why
+  }
 }
 
 /** normaliseFields, but a record it cannot handle (a value nested too deeply to print) is rejected alone. */

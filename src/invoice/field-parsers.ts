@@ -46,7 +46,7 @@ const documentType = memoised(parser(shape.document_type));
 const archivePolicy = memoised(parser(shape.archive_policy));
 const destinationCountry = memoised(parser(shape.destination_country));
 const schemaVersion = memoised(parser(shape.schema_version));
-const externalId = parser(shape.external_id);
+const externalId = shape.external_id;
 
 /**
  * The canonical invoice when every field is valid, else undefined: the caller then runs the whole
@@ -57,16 +57,16 @@ export function parseValidInvoice(
 ): CanonicalInvoice | undefined {
   const c = currency(fields.currency);
   const d = documentType(fields.document_type);
-  const e = externalId(fields.external_id);
+  const e = externalId.safeParse(fields.external_id);
   const a = archivePolicy(fields.archive_policy);
   const n = destinationCountry(fields.destination_country);
   const s = schemaVersion(fields.schema_version);
-  if (!c.ok || !d.ok || !e.ok || !a.ok || !n.ok || !s.ok) return undefined;
+  if (!c.ok || !d.ok || !e.success || !a.ok || !n.ok || !s.ok) return undefined;
   // Keys in canonical (sorted) order, as canonicalInvoiceSchema declares them.
   return {
     currency: c.value,
     document_type: d.value,
-    external_id: e.value,
+    external_id: e.data,
     routing: { archive_policy: a.value, destination_country: n.value },
     schema_version: s.value,
   };
