@@ -67,9 +67,9 @@ class PartMemo {
     const plain = isPlainAscii(a) && isPlainAscii(b) && isPlainAscii(c);
     const bytes = plain ? Buffer.from(this.make(a, b, c), "latin1") : null;
     let byB = this.memo.get(a);
-    if (byB === undefined) this.memo.set(a, (byB = new Map()));
+    if (byB === undefined) this.memo.set(a, (byB = new Map<string, Map<string, Uint8Array | null>>()));
     let byC = byB.get(b);
-    if (byC === undefined) byB.set(b, (byC = new Map()));
+    if (byC === undefined) byB.set(b, (byC = new Map<string, Uint8Array | null>()));
     byC.set(c, bytes);
     this.size++;
     return bytes;
