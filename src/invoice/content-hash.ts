@@ -37,11 +37,11 @@ export function contentHash(invoice: CanonicalInvoice): string {
   return hash("sha256", invoiceJson(invoice), "hex");
 }
 
-const probe = new Uint8Array(256);
+const probe = Buffer.alloc(256);
 
 /** Whether writeAscii takes `text` (checked in a scratch array, long text in one of its own). */
 function isPlainAscii(text: string): boolean {
-  return writeAscii(text.length <= probe.length ? probe : new Uint8Array(text.length), text, 0) >= 0;
+  return writeAscii(text.length <= probe.length ? probe : Buffer.alloc(text.length), text, 0) >= 0;
 }
 
 // Enough for every combination a file is likely to hold; past that the memo is cleared, not grown.

@@ -40,7 +40,7 @@ export function deriveKey(invoice: CanonicalInvoice, namespace: KeyNamespace): s
   let at = 16 + writeAscii(scratch, id, 16);
   if (at < 16) at = 16 + scratch.write(id, 16, "utf8");
   scratch[at++] = 0x0a;
-  at += writeAscii(scratch, digest, at);
+  at += scratch.write(digest, at, "latin1");
   return formatUuidV5(hash("sha1", view(at), "hex"));
 }
 
