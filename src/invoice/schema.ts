@@ -11,12 +11,20 @@ const ARCHIVE_POLICY = /^[a-z0-9]+(?:-[a-z0-9]+)*-[1-9][0-9]*[ymd]$/;
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 
 const EXTERNAL_ID_MAX = 255;
-const noControlChars = (v: string): boolean => !CONTROL_CHARS.test(v);
+/** The external_id rules as one check (one pass of zod's check loop instead of three), same messages. */
 const externalIdRules = <T extends z.ZodString>(schema: T): T =>
-  schema
-    .min(1, "is required")
-    .max(EXTERNAL_ID_MAX, `must be at most ${EXTERNAL_ID_MAX} characters`)
-    .refine(noControlChars, "must not contain control characters");
+  schema.check((ctx) => {
+    const { value } = ctx;
+    if (value.length < 1) ctx.issues.push({ code: "custom", message: "is required", input: value });
+    if (value.length > EXTERNAL_ID_MAX)
+      ctx.issues.push({
+        code: "custom",
+        message: `must be at most ${EXTERNAL_ID_MAX} characters`,
+        input: value,
+      });
+    if (CONTROL_CHARS.test(value))
+      ctx.issues.push({ code: "custom", message: "must not contain control characters", input: value });
+  });
 
 const externalId = externalIdRules(z.string());
 
