@@ -1,3 +1,4 @@
+import { isPlainJsonAscii } from "./ascii.js";
 import type { CanonicalInvoice } from "./schema.js";
 
 /** JSON with object keys sorted at every level and no white space: the one byte form of a document. */
@@ -23,11 +24,11 @@ export function invoiceJson(invoice: CanonicalInvoice): string {
   const { archive_policy, destination_country } = routing;
   // Every field but external_id is a validated code that needs no escaping; anything else takes the slow path.
   if (
-    !isPlain(currency) ||
-    !isPlain(document_type) ||
-    !isPlain(archive_policy) ||
-    !isPlain(destination_country) ||
-    !isPlain(schema_version)
+    !isPlainJsonAscii(currency) ||
+    !isPlainJsonAscii(document_type) ||
+    !isPlainJsonAscii(archive_policy) ||
+    !isPlainJsonAscii(destination_country) ||
+    !isPlainJsonAscii(schema_version)
   )
     return canonicalJson(invoice);
   return (
@@ -35,15 +36,4 @@ export function invoiceJson(invoice: CanonicalInvoice): string {
     `"routing":{"archive_policy":"${archive_policy}","destination_country":"${destination_country}"},` +
     `"schema_version":"${schema_version}"}`
   );
-}
-
-/** Only ASCII letters, digits, "-" and "_": text JSON writes as it is. */
-function isPlain(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i) | 0x20; // folds upper case onto lower case; "-" and digits are unchanged
-    const letter = c >= 0x61 && c <= 0x7a;
-    const digitOrDash = c === 0x2d || (c >= 0x30 && c <= 0x39);
-    if (!letter && !digitOrDash && text.charCodeAt(i) !== 0x5f) return false;
-  }
-  return true;
 }

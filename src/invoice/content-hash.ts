@@ -1,5 +1,5 @@
 import { hash } from "node:crypto";
-import { writeAscii } from "./ascii.js";
+import { isPlainJsonAscii, writeAscii } from "./ascii.js";
 import { invoiceJson } from "./canonical-json.js";
 import type { CanonicalInvoice } from "./schema.js";
 
@@ -37,13 +37,6 @@ export function contentHash(invoice: CanonicalInvoice): string {
   return hash("sha256", invoiceJson(invoice), "hex");
 }
 
-const probe = Buffer.alloc(256);
-
-/** Whether writeAscii takes `text` (checked in a scratch array, long text in one of its own). */
-function isPlainAscii(text: string): boolean {
-  return writeAscii(text.length <= probe.length ? probe : Buffer.alloc(text.length), text, 0) >= 0;
-}
-
 // Enough for every combination a file is likely to hold; past that the memo is cleared, not grown.
 const MEMO_LIMIT = 4096;
 
@@ -64,7 +57,7 @@ class PartMemo {
       this.memo.clear();
       this.size = 0;
     }
-    const plain = isPlainAscii(a) && isPlainAscii(b) && isPlainAscii(c);
+    const plain = isPlainJsonAscii(a) && isPlainJsonAscii(b) && isPlainJsonAscii(c);
     const bytes = plain ? Buffer.from(this.make(a, b, c), "latin1") : null;
     let byB = this.memo.get(a);
     if (byB === undefined) this.memo.set(a, (byB = new Map<string, Map<string, Uint8Array | null>>()));

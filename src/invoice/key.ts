@@ -67,14 +67,6 @@ function view(length: number): Buffer {
   return (views[length] ??= scratch.subarray(0, length));
 }
 
-/** RFC 9562 UUIDv5 (SHA-1 of namespace bytes + UTF-8 name), with node's native hash. */
-export function uuidV5(namespace: KeyNamespace, name: string): string {
-  reserve(16 + name.length * 3);
-  scratch.set(namespace.bytes, 0);
-  const length = 16 + scratch.write(name, 16, "utf8");
-  return formatUuidV5(hash("sha1", view(length), "hex"));
-}
-
 /** The first 128 bits of a SHA-1 digest (hex) as a UUID of version 5 and the RFC 9562 variant. */
 function formatUuidV5(hex: string): string {
   for (let n = 0; n < 32; n++) uuidText[UUID_POSITIONS[n] ?? 0] = hex.charCodeAt(n);
