@@ -86,17 +86,35 @@ async function requeueKey(
   // Only a finished job (or none) may be replaced. A waiting or running one would see the key failed and
   // skip it; requeueing under it could leave the key queued with no job once it completes.
   const state = await deps.queue.getJobState(key);
-  if (state !== "unknown" && state !== "failed" && state !== "completed") {
+  if (!isReplaceable(state)) {
     skip(outcome.busy, key);
     return;
   }
   if (!(await deps.store.requeueFailed(key))) return;
-  // Before the job exists: a worker must not finish the key and report a batch that we then re-open.
-  await reopenBatches(deps, key, outcome.batches);
-  if (state !== "unknown") await deps.queue.remove(key);
-  await enqueueInvoices(deps.queue, [{ key, data }]);
+  await replaceJob(deps, key, state, data, outcome.batches);
   await deps.store.requeued(key);
   outcome.requeued++;
+}
+
+type JobState = Awaited<ReturnType<Queue<InvoiceJobData>["getJobState"]>>;
+
+/** No job, or a finished one: only then may the key's job be replaced. */
+function isReplaceable(state: JobState): boolean {
+  return state === "unknown" || state === "failed" || state === "completed";
+}
+
+/** Puts a new job for a requeued key in place of its finished one (or of none). */
+async function replaceJob(
+  deps: RetryDeps,
+  key: string,
+  state: JobState,
+  data: InvoiceJobData,
+  batches: Set<string>,
+): Promise<void> {
+  // Before the job exists: a worker must not finish the key and report a batch that we then re-open.
+  await reopenBatches(deps, key, batches);
+  if (state !== "unknown") await deps.queue.remove(key);
+  await enqueueInvoices(deps.queue, [{ key, data }]);
 }
 
 /** Finishes what an interrupted `retry` left: keys requeued in the store whose job was never added. */
@@ -108,17 +126,12 @@ async function resumeRequeues(deps: RetryDeps, outcome: RetryOutcome): Promise<v
     const state = await deps.queue.getJobState(key);
     const waiting = record?.status === "queued" || record?.status === "retrying";
     const data = record === undefined ? undefined : jobDataOf(record);
-    if (
-      waiting &&
-      data !== undefined &&
-      (state === "unknown" || state === "failed" || state === "completed")
-    ) {
-      await reopenBatches(deps, key, outcome.batches);
-      if (state !== "unknown") await deps.queue.remove(key);
-      await enqueueInvoices(deps.queue, [{ key, data }]);
+    if (waiting && data !== undefined && isReplaceable(state)) {
+      await replaceJob(deps, key, state, data, outcome.batches);
       outcome.resumed++;
     }
-    // A job is there, or the key is final (or unreadable, and REQUEUE made it queued: named below).
+    // Otherwise a job is there or the key is final, and nothing is to do; a key left queued with an
+    // unreadable document is named.
     if (waiting && data === undefined) skip(outcome.noDocument, key);
     await deps.store.requeued(key);
   }
