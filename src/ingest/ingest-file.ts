@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import { invoiceJson, type KeyNamespace } from "../invoice/key.js";
+import type { KeyNamespace } from "../invoice/key.js";
 import type { Logger } from "../log/logger.js";
 import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
@@ -95,8 +95,7 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
       else if (item.kind === "conflict") counts.conflictInFile++;
       else {
         counts.valid++;
-        const document = invoiceJson(item.invoice);
-        rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id, document });
+        rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id });
         jobs.push({ key: item.key, data: { invoice: item.invoice, batch: file.batchId, line: item.line } });
         if (rows.length >= chunkSize) await send();
       }

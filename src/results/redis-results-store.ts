@@ -56,7 +56,7 @@ export class RedisResultsStore implements ResultsStore {
   async registerRows(batchId: string, rows: readonly RowRef[]): Promise<RowDecision[]> {
     if (rows.length === 0) return [];
     const args: (string | number)[] = [this.keys.base, batchId, this.now()];
-    for (const row of rows) args.push(row.line, row.key, row.externalId, row.document);
+    for (const row of rows) args.push(row.line, row.key, row.externalId);
     const raw = decisionsSchema.parse(await scripts.register.run(this.redis, args));
     return raw.map(toDecision);
   }

@@ -22,7 +22,10 @@ export const resultRecordSchema = z.object({
   ruleset_version: optionalText,
   error: optionalText,
   response_body: optionalText,
-  /** Canonical JSON of the invoice, as sent. */
+  /**
+   * Canonical JSON of the invoice as sent, kept once the key is failed: what `retry` sends again after
+   * the job is gone. Keys in flight have it in their job, and succeeded keys need it no more.
+   */
   document: optionalText,
   created_at: optionalInt,
   first_attempt_at: optionalInt,
@@ -38,6 +41,8 @@ export interface AttemptFields {
   readonly rulesetVersion?: string | undefined;
   readonly error?: string | undefined;
   readonly responseBody?: string | undefined;
+  /** The canonical JSON sent; written with a failure only (see `document` above). */
+  readonly document?: string | undefined;
 }
 
 /** Flattens attempt fields into HSET pairs, skipping what is absent. */
@@ -51,5 +56,6 @@ export function attemptPairs(fields: AttemptFields): string[] {
   put("ruleset_version", fields.rulesetVersion);
   put("error", fields.error);
   put("response_body", fields.responseBody);
+  put("document", fields.document);
   return pairs;
 }

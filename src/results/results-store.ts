@@ -5,8 +5,6 @@ export interface RowRef {
   readonly line: number;
   readonly key: string;
   readonly externalId: string;
-  /** The canonical JSON of the invoice. */
-  readonly document: string;
 }
 
 /**

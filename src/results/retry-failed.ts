@@ -137,7 +137,7 @@ async function resumeRequeues(deps: RetryDeps, outcome: RetryOutcome): Promise<v
   }
 }
 
-/** The job to send again, from the canonical document the store kept at ingest. */
+/** The job to send again, from the canonical document the store kept with the failure. */
 function jobDataOf(record: ResultRecord): InvoiceJobData | undefined {
   if (record.document === undefined) return undefined;
   let json: unknown;

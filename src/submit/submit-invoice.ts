@@ -46,7 +46,8 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
   const current = await deps.store.statusOf(task.key);
   if (current === "succeeded" || current === "failed") return { kind: "skipped", status: current };
 
-  const answer = await deps.submitter.submit(task.key, invoiceJson(task.invoice));
+  const document = invoiceJson(task.invoice);
+  const answer = await deps.submitter.submit(task.key, document);
   const verdict = classify(answer, deps.rules, deps.now());
   switch (verdict.kind) {
     case "succeeded": {
@@ -63,6 +64,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
         httpStatus: verdict.httpStatus,
         correlationId: verdict.correlationId,
         error: verdict.detail,
+        document,
       });
       return { kind: "failed", detail: verdict.detail };
     case "key-refused":
@@ -70,7 +72,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
     case "retry": {
       if (task.attempt >= task.maxAttempts) {
         const detail = `gave up after ${task.attempt} attempt(s); last: ${verdict.detail}`;
-        await deps.store.recordFailed(task.key, { httpStatus: verdict.httpStatus, error: detail });
+        await deps.store.recordFailed(task.key, { httpStatus: verdict.httpStatus, error: detail, document });
         return { kind: "failed", detail };
       }
       await deps.store.recordRetrying(task.key, { httpStatus: verdict.httpStatus, error: verdict.detail });

@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { invoiceJson } from "../../src/invoice/key.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { recordKeyRefused } from "../../src/queue/key-refusal.js";
@@ -78,7 +77,6 @@ describe("status, retry and results at the edges", () => {
       line: i + 2,
       key: inv.key,
       externalId: inv.invoice.external_id,
-      document: invoiceJson(inv.invoice),
     }));
     await store.registerRows("b1", rows);
 

@@ -83,11 +83,13 @@ describe("retryFailed", () => {
     const busy = testInvoice(1, `busy-${randomUUID()}`);
     const bare = testInvoice(2, `bare-${randomUUID()}`);
     await d.store.registerRows("b1", [
-      { line: 2, key: busy.key, externalId: busy.invoice.external_id, document: invoiceJson(busy.invoice) },
-      { line: 3, key: bare.key, externalId: bare.invoice.external_id, document: "{not json" },
+      { line: 2, key: busy.key, externalId: busy.invoice.external_id },
+      { line: 3, key: bare.key, externalId: bare.invoice.external_id },
     ]);
     await d.store.finishIngest("b1");
-    for (const key of [busy.key, bare.key]) await d.store.recordFailed(key, { httpStatus: 422, error: "no" });
+    const failure = { httpStatus: 422, error: "no" };
+    await d.store.recordFailed(busy.key, { ...failure, document: invoiceJson(busy.invoice) });
+    await d.store.recordFailed(bare.key, { ...failure, document: "{not json" });
     await enqueueInvoices(d.queue, [
       { key: busy.key, data: { invoice: busy.invoice, batch: "b1", line: 2 } },
     ]);
@@ -107,12 +109,13 @@ describe("retryFailed", () => {
       line,
       key: inv?.key ?? "",
       externalId: inv?.invoice.external_id ?? "",
-      document: inv === undefined ? "" : invoiceJson(inv.invoice),
     });
     await d.store.registerRows("b1", [row(2, only1), row(3, shared)]);
     await d.store.registerRows("b2", [row(2, shared), row(3, only2)]);
-    for (const inv of [only1, shared, only2])
-      await d.store.recordFailed(inv?.key ?? "", { httpStatus: 500, error: "gave up" });
+    for (const inv of [only1, shared, only2]) {
+      const document = inv === undefined ? "" : invoiceJson(inv.invoice);
+      await d.store.recordFailed(inv?.key ?? "", { httpStatus: 500, error: "gave up", document });
+    }
 
     const outcome = await retryFailed(d, "b2");
     expect(outcome.requeued).toBe(2);
@@ -129,11 +132,13 @@ describe("retryFailed", () => {
     const config = testConfig({ apiUrl: sim.url, apiKey: API_KEY });
     const d = deps(config);
     const inv = testInvoice(1, `orphan-${randomUUID()}`);
-    await d.store.registerRows("b1", [
-      { line: 2, key: inv.key, externalId: inv.invoice.external_id, document: invoiceJson(inv.invoice) },
-    ]);
+    await d.store.registerRows("b1", [{ line: 2, key: inv.key, externalId: inv.invoice.external_id }]);
     await d.store.finishIngest("b1");
-    await d.store.recordFailed(inv.key, { httpStatus: 503, error: "gave up after 10 attempt(s)" });
+    await d.store.recordFailed(inv.key, {
+      httpStatus: 503,
+      error: "gave up after 10 attempt(s)",
+      document: invoiceJson(inv.invoice),
+    });
     // The first half of a retry, then the process dies: queued in the store, no job in the queue.
     expect(await d.store.requeueFailed(inv.key)).toBe(true);
     expect(await d.queue.getJobState(inv.key)).toBe("unknown");
@@ -157,10 +162,12 @@ describe("retryFailed", () => {
     const config = testConfig({ apiUrl: "http://127.0.0.1:9", apiKey: API_KEY });
     const d = deps(config);
     const inv = testInvoice(1, `done-${randomUUID()}`);
-    await d.store.registerRows("b1", [
-      { line: 2, key: inv.key, externalId: inv.invoice.external_id, document: invoiceJson(inv.invoice) },
-    ]);
-    await d.store.recordFailed(inv.key, { httpStatus: 500, error: "gave up" });
+    await d.store.registerRows("b1", [{ line: 2, key: inv.key, externalId: inv.invoice.external_id }]);
+    await d.store.recordFailed(inv.key, {
+      httpStatus: 500,
+      error: "gave up",
+      document: invoiceJson(inv.invoice),
+    });
     expect(await retryFailed(d)).toMatchObject({ requeued: 1, resumed: 0 });
     expect(await d.store.requeuingKeys()).toEqual([]);
     expect(await d.queue.getJobState(inv.key)).toBe("waiting");

@@ -20,7 +20,6 @@ const row = (line: number, key = randomUUID(), externalId = `INV-${line}`) => ({
   line,
   key,
   externalId,
-  document: `{"external_id":"${externalId}"}`,
 });
 
 describe("results store", () => {
@@ -132,5 +131,41 @@ describe("results store", () => {
       error: "HTTP 429",
     });
     expect((await s.counts()).retrying).toBe(1);
+  });
+
+  it("when a key fails, then its record keeps the document sent; registered and succeeded keys keep none", async () => {
+    const s = store();
+    const [ok, bad] = [row(2), row(3)];
+    await s.registerRows("b1", [ok, bad]);
+    expect((await s.get(bad.key))?.document).toBeUndefined();
+    await s.recordSucceeded(ok.key, { httpStatus: 201 });
+    await s.recordFailed(bad.key, { httpStatus: 422, error: "bad", document: '{"external_id":"INV-3"}' });
+    expect((await s.get(ok.key))?.document).toBeUndefined();
+    expect(await s.get(bad.key)).toMatchObject({ status: "failed", document: '{"external_id":"INV-3"}' });
+  });
+
+  it("when attempts are recorded, then they are counted and the first and last attempt times kept", async () => {
+    let now = 1_000;
+    const s = new RedisResultsStore(redis, testPrefix(), () => now);
+    const r = row(2);
+    await s.registerRows("b1", [r]);
+    now = 2_000;
+    await s.recordRetrying(r.key, { httpStatus: 503, error: "HTTP 503" });
+    now = 3_000;
+    await s.recordSucceeded(r.key, { httpStatus: 201 });
+    expect(await s.get(r.key)).toMatchObject({
+      attempts: 2,
+      first_attempt_at: 2_000,
+      last_attempt_at: 3_000,
+    });
+    const single = row(3);
+    await s.registerRows("b1", [single]);
+    await s.recordFailed(single.key, { httpStatus: 422, error: "bad" });
+    expect(await s.get(single.key)).toMatchObject({
+      attempts: 1,
+      first_attempt_at: 3_000,
+      last_attempt_at: 3_000,
+    });
+    expect(await s.failedKeys()).toEqual([single.key]);
   });
 });

@@ -138,6 +138,8 @@ describe("submitting invoices through the queue", () => {
       status: "failed",
       http_status: 422,
       attempts: 1,
+      // what `retry` sends again: the very bytes of this attempt
+      document: invoiceJson(inv.invoice),
     });
   });
 

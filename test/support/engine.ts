@@ -1,5 +1,4 @@
 import { loadConfig, requireSubmitConfig, type SubmitConfig } from "../../src/config/load.js";
-import { invoiceJson } from "../../src/invoice/key.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue, enqueueInvoices } from "../../src/queue/invoice-queue.js";
@@ -53,7 +52,6 @@ export async function enqueueBatch(
       line: i + 2,
       key: inv.key,
       externalId: inv.invoice.external_id,
-      document: invoiceJson(inv.invoice),
     }));
     await store.registerRows(batch, rows);
     await store.finishIngest(batch);

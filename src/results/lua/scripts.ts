@@ -4,13 +4,17 @@
  * from the `{prefix}:relay` base passed as ARGV[1] (single Redis, not Cluster).
  */
 
-/** Shared: move a key's status and keep the per-status counts right. */
+/** Shared: move a key's status and keep the per-status counts and the failed set right. */
 const SET_STATUS = `
-local function set_status(base, rkey, key, from, to)
-  redis.call('HSET', rkey, 'status', to)
+local function move_counts(base, key, from, to)
   if from then redis.call('HINCRBY', base .. ':counts', from, -1) end
   redis.call('HINCRBY', base .. ':counts', to, 1)
-  if to == 'failed' then redis.call('SADD', base .. ':failed', key) else redis.call('SREM', base .. ':failed', key) end
+  if to == 'failed' then redis.call('SADD', base .. ':failed', key)
+  elseif from == 'failed' then redis.call('SREM', base .. ':failed', key) end
+end
+local function set_status(base, rkey, key, from, to)
+  redis.call('HSET', rkey, 'status', to)
+  move_counts(base, key, from, to)
 end
 local function release_batches(base, key, now)
   local wkey = base .. ':w:' .. key
@@ -27,8 +31,7 @@ end
 `;
 
 /**
- * Register rows of a batch against the store. ARGV: base, batch, now, then (line, key, external_id, document)*
- * where document is the canonical JSON (kept so `retry` can re-enqueue a key long after its job is gone).
+ * Register rows of a batch against the store. ARGV: base, batch, now, then (line, key, external_id)*.
  * Returns one decision per row: new | requeue | join | queued | retrying | succeeded | failed |
  * duplicate | conflict:<earlier key>. Rows come in file order; the batch remembers the last line it
  * registered, so a re-run after a crash recognises what it did before (same decisions, nothing counted
@@ -41,8 +44,8 @@ local dkey = base .. ':batch:' .. batch .. ':decisions'
 local seen = tonumber(redis.call('HGET', bkey, 'registered_line') or '-1')
 local out = {}
 local pending, queued, last = 0, 0, seen
-for i = 4, #ARGV, 4 do
-  local line, key, eid, doc = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+for i = 4, #ARGV, 3 do
+  local line, key, eid = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local n = tonumber(line)
   local rkey = base .. ':r:' .. key
   local kbkey = base .. ':kb:' .. key
@@ -71,7 +74,7 @@ for i = 4, #ARGV, 4 do
     else
       if live ~= key then redis.call('SET', xkey, key) end
       if not status then
-        redis.call('HSET', rkey, 'status', 'queued', 'external_id', eid, 'batch', batch, 'line', line, 'created_at', now, 'document', doc)
+        redis.call('HSET', rkey, 'status', 'queued', 'external_id', eid, 'batch', batch, 'line', line, 'created_at', now)
         queued = queued + 1
         out[#out + 1] = 'new'
       elseif status == 'failed' then
@@ -107,19 +110,19 @@ return 1
 /**
  * A final answer for a key. ARGV: base, key, status (succeeded|failed), now, then field/value pairs.
  * succeeded is never overwritten; failed may become succeeded (a late success is still a success).
- * Returns 'ok', 'already' or 'already-succeeded'. The fields go in one HSET: this runs once per invoice,
- * and every write command costs Redis time and AOF bytes.
+ * Returns 'ok', 'already' or 'already-succeeded'. It runs once per invoice, and every command costs
+ * Redis time and AOF bytes: one read and one HSET for the record, whatever the fields.
  */
 export const FINAL = `${SET_STATUS}
 local base, key, status, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local rkey = base .. ':r:' .. key
-local current = redis.call('HGET', rkey, 'status')
+local was = redis.call('HMGET', rkey, 'status', 'attempts', 'first_attempt_at')
+local current = was[1]
 if current == 'succeeded' then return 'already-succeeded' end
 if current == status then return 'already' end
-redis.call('HSET', rkey, 'last_attempt_at', now, unpack(ARGV, 5))
-redis.call('HINCRBY', rkey, 'attempts', 1)
-redis.call('HSETNX', rkey, 'first_attempt_at', now)
-set_status(base, rkey, key, current, status)
+redis.call('HSET', rkey, 'status', status, 'attempts', (tonumber(was[2]) or 0) + 1,
+  'first_attempt_at', was[3] or now, 'last_attempt_at', now, unpack(ARGV, 5))
+move_counts(base, key, current, status)
 if current == 'failed' then
   -- batches that already reported this key as failed are reported again
   for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do redis.call('SADD', base .. ':batches:complete', b) end
@@ -132,12 +135,12 @@ return 'ok'
 export const RETRYING = `${SET_STATUS}
 local base, key, now = ARGV[1], ARGV[2], ARGV[3]
 local rkey = base .. ':r:' .. key
-local current = redis.call('HGET', rkey, 'status')
+local was = redis.call('HMGET', rkey, 'status', 'attempts', 'first_attempt_at')
+local current = was[1]
 if current == 'succeeded' or current == 'failed' then return current end
-redis.call('HSET', rkey, 'last_attempt_at', now, unpack(ARGV, 4))
-redis.call('HINCRBY', rkey, 'attempts', 1)
-redis.call('HSETNX', rkey, 'first_attempt_at', now)
-if current ~= 'retrying' then set_status(base, rkey, key, current, 'retrying') end
+redis.call('HSET', rkey, 'status', 'retrying', 'attempts', (tonumber(was[2]) or 0) + 1,
+  'first_attempt_at', was[3] or now, 'last_attempt_at', now, unpack(ARGV, 4))
+if current ~= 'retrying' then move_counts(base, key, current, 'retrying') end
 return 'retrying'
 `;
 
