@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Queue } from "bullmq";
 import { claim, dropFolder, ensureDropFolder } from "../src/ingest/drop-folder.js";
 import { ingestClaimed } from "../src/ingest/drop-pass.js";
+import { INGEST_CHUNK_ROWS } from "../src/ingest/ingest-file.js";
 import { readInvoiceFileBatches } from "../src/ingest/read-invoice-file.js";
 import { resolveNamespace } from "../src/invoice/key.js";
 import { silentLogger } from "../src/log/logger.js";
@@ -68,7 +69,8 @@ export async function measureEnqueue(redisUrl: string, dir: string, rows: number
       defaultJobOptions: invoiceJobOptions(10),
     });
     const rawStarted = performance.now();
-    for (let i = 0; i < jobs.length; i += 1000) await raw.addBulk(jobs.slice(i, i + 1000));
+    for (let i = 0; i < jobs.length; i += INGEST_CHUNK_ROWS)
+      await raw.addBulk(jobs.slice(i, i + INGEST_CHUNK_ROWS));
     const rawSeconds = (performance.now() - rawStarted) / 1000;
     await raw.close();
     return { rows, enqueueSeconds, rawSeconds };

@@ -6,6 +6,7 @@ import { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { loadConfig, requireSubmitConfig, type SubmitConfig } from "../src/config/load.js";
 import { RedisServer } from "../src/dev/redis-server.js";
+import { INGEST_CHUNK_ROWS, INGEST_CHUNKS_IN_FLIGHT } from "../src/ingest/ingest-file.js";
 import { invoiceJson } from "../src/invoice/key.js";
 import { silentLogger } from "../src/log/logger.js";
 import { createRedis } from "../src/queue/connection.js";
@@ -32,7 +33,8 @@ const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? 64);
 // measured does not pay for the process starting up.
 const WARMUP = Number(process.env["BENCH_WARMUP"] ?? 2000);
 const API_KEY = "irs_live_bench_key_000000";
-const CHUNK = 1000; // rows per registerRows/addBulk call, as ingest does
+// rows per registerRows/addBulk call, and chunks under way at once, as ingest does
+const CHUNK = INGEST_CHUNK_ROWS;
 
 const privateRedis =
   process.env["REDIS_URL"] === undefined ? await RedisServer.start({ aof: true }) : undefined;
@@ -86,20 +88,26 @@ async function relay(n: number, prefilled: boolean): Promise<Run> {
         if (++finals === n) resolveDone();
       },
     });
+  const enqueueChunk = async (i: number) => {
+    const rows = docs.slice(i, i + CHUNK).map((d, j) => ({ line: i + j + 2, ...d }));
+    await store.registerRows(
+      "bench",
+      rows.map((r) => ({ line: r.line, key: r.key, externalId: r.invoice.external_id })),
+    );
+    const at = performance.now();
+    for (const r of rows) enqueuedAt.set(r.key, at);
+    await enqueueInvoices(
+      queue,
+      rows.map((r) => ({ key: r.key, data: { invoice: r.invoice, batch: "bench", line: r.line } })),
+    );
+  };
   const enqueue = async () => {
+    const inFlight: Promise<void>[] = [];
     for (let i = 0; i < n; i += CHUNK) {
-      const rows = docs.slice(i, i + CHUNK).map((d, j) => ({ line: i + j + 2, ...d }));
-      await store.registerRows(
-        "bench",
-        rows.map((r) => ({ line: r.line, key: r.key, externalId: r.invoice.external_id })),
-      );
-      const at = performance.now();
-      for (const r of rows) enqueuedAt.set(r.key, at);
-      await enqueueInvoices(
-        queue,
-        rows.map((r) => ({ key: r.key, data: { invoice: r.invoice, batch: "bench", line: r.line } })),
-      );
+      if (inFlight.length >= INGEST_CHUNKS_IN_FLIGHT) await inFlight.shift();
+      inFlight.push(enqueueChunk(i));
     }
+    await Promise.all(inFlight);
   };
   let service: SubmissionService | undefined;
   try {
@@ -245,7 +253,9 @@ try {
   console.log(
     `Redis: ${redisText}, appendonly yes, appendfsync everysec; emptied before each pass if private`,
   );
-  console.log("jobs: id = idempotency key, relay job options (removeOnComplete), addBulk chunks of 1000");
+  console.log(
+    `jobs: id = idempotency key, relay job options (removeOnComplete), addBulk chunks of ${CHUNK} (as ingest)`,
+  );
   console.log("fetch loop: Node's global fetch (keep-alive), no queue, no results store");
   line("invoice-relay: register + enqueue + worker + results store", r);
   line("bare BullMQ worker, no-op processor, jobs added as it runs", q);

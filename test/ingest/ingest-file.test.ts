@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ingestFile, INGEST_CHUNKS_IN_FLIGHT, type IngestDeps } from "../../src/ingest/ingest-file.js";
+import { readInvoiceFileBatches } from "../../src/ingest/read-invoice-file.js";
+import { resolveNamespace } from "../../src/invoice/key.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
+import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import type { ResultsStore } from "../../src/results/results-store.js";
+import { testPrefix, testRedis } from "../support/redis.js";
+
+const ROWS = 2000;
+const CHUNK = 100;
+let redis: Redis;
+let dir: string;
+
+beforeAll(async () => {
+  redis = testRedis();
+  dir = await mkdtemp(join(tmpdir(), "invoice-relay-ingest-"));
+});
+afterAll(async () => {
+  await redis.quit();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The store, except that its `failAt`-th registration fails as a dropped connection would. */
+function failingStore(store: RedisResultsStore, failAt: number): ResultsStore {
+  let calls = 0;
+  return Object.assign(Object.create(store) as RedisResultsStore, {
+    registerRows: (batchId: string, rows: Parameters<ResultsStore["registerRows"]>[1]) =>
+      ++calls === failAt
+        ? Promise.reject(new Error("Connection is closed."))
+        : store.registerRows(batchId, rows),
+  });
+}
+
+describe("ingest with several chunks under way", () => {
+  it("when a registration fails while later chunks are under way, then a re-run leaves every row queued once with one job", async () => {
+    const path = join(dir, `${randomUUID()}.csv`);
+    const lines = Array.from({ length: ROWS }, (_, i) => `G-${i},EUR,DE,eu-10y`);
+    await writeFile(path, ["external_id,currency,destination_country,archive_policy", ...lines].join("\n"));
+    const prefix = testPrefix();
+    const store = new RedisResultsStore(redis, prefix);
+    const queue = createInvoiceQueue(redis, prefix, 10);
+    const file = { batchId: "b-gap", name: "gap.csv", path };
+    const deps = (s: ResultsStore): IngestDeps => ({
+      store: s,
+      queue,
+      namespace: resolveNamespace(),
+      logger: silentLogger(),
+      chunkSize: CHUNK,
+    });
+    try {
+      expect(INGEST_CHUNKS_IN_FLIGHT).toBeGreaterThan(1);
+      await expect(ingestFile(deps(failingStore(store, 5)), file)).rejects.toThrow("Connection is closed.");
+      // Chunks after the failed one were registered: the batch has a gap below its last registered line.
+      const first = await store.counts();
+      expect(first.queued).toBeGreaterThan(4 * CHUNK);
+      expect(first.queued).toBeLessThan(ROWS);
+      expect(await store.statusOf(await keyAtLine(path, 4 * CHUNK + 2))).toBeUndefined();
+
+      const again = await ingestFile(deps(store), file);
+      expect(again).toMatchObject({ kind: "ingested", counts: { valid: ROWS } });
+      expect(await store.counts()).toEqual({ queued: ROWS, retrying: 0, succeeded: 0, failed: 0 });
+      expect(await queue.getWaitingCount()).toBe(ROWS);
+      expect(await redis.hget(store.keys.batch(file.batchId), "pending")).toBe(String(ROWS));
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
+/** The key of a CSV line, from a clean read of the file (keys are derived from content). */
+async function keyAtLine(path: string, line: number): Promise<string> {
+  for await (const batch of readInvoiceFileBatches(path, { namespace: resolveNamespace() }))
+    for (const item of batch) if (item.kind === "valid" && item.line === line) return item.key;
+  throw new Error(`no valid row at line ${line}`);
+}
