@@ -8,6 +8,7 @@ import { claim, dropFolder, ensureDropFolder } from "../src/ingest/drop-folder.j
 import { ingestClaimed } from "../src/ingest/drop-pass.js";
 import { INGEST_CHUNK_ROWS, INGEST_CHUNKS_IN_FLIGHT } from "../src/ingest/ingest-file.js";
 import { readInvoiceFileBatches } from "../src/ingest/read-invoice-file.js";
+import { WorkWindow } from "../src/ingest/work-window.js";
 import { resolveNamespace } from "../src/invoice/key.js";
 import { silentLogger } from "../src/log/logger.js";
 import { createRedis } from "../src/queue/connection.js";
@@ -87,12 +88,10 @@ async function timeAddBulk(redis: Redis, jobs: readonly RawJob[], underWay: numb
   });
   try {
     const started = performance.now();
-    const inFlight: Promise<unknown>[] = [];
-    for (let i = 0; i < jobs.length; i += INGEST_CHUNK_ROWS) {
-      if (inFlight.length >= underWay) await inFlight.shift();
-      inFlight.push(raw.addBulk(jobs.slice(i, i + INGEST_CHUNK_ROWS)));
-    }
-    await Promise.all(inFlight);
+    const chunks = new WorkWindow(underWay);
+    for (let i = 0; i < jobs.length; i += INGEST_CHUNK_ROWS)
+      await chunks.start(() => raw.addBulk(jobs.slice(i, i + INGEST_CHUNK_ROWS)));
+    await chunks.settle();
     return (performance.now() - started) / 1000;
   } finally {
     await raw.close();

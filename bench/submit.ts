@@ -7,6 +7,7 @@ import type { Redis } from "ioredis";
 import { loadConfig, requireSubmitConfig, type SubmitConfig } from "../src/config/load.js";
 import { RedisServer } from "../src/dev/redis-server.js";
 import { INGEST_CHUNK_ROWS, INGEST_CHUNKS_IN_FLIGHT } from "../src/ingest/ingest-file.js";
+import { WorkWindow } from "../src/ingest/work-window.js";
 import { invoiceJson } from "../src/invoice/key.js";
 import { silentLogger } from "../src/log/logger.js";
 import { createRedis } from "../src/queue/connection.js";
@@ -102,12 +103,9 @@ async function relay(n: number, prefilled: boolean): Promise<Run> {
     );
   };
   const enqueue = async () => {
-    const inFlight: Promise<void>[] = [];
-    for (let i = 0; i < n; i += CHUNK) {
-      if (inFlight.length >= INGEST_CHUNKS_IN_FLIGHT) await inFlight.shift();
-      inFlight.push(enqueueChunk(i));
-    }
-    await Promise.all(inFlight);
+    const chunks = new WorkWindow(INGEST_CHUNKS_IN_FLIGHT);
+    for (let i = 0; i < n; i += CHUNK) await chunks.start(() => enqueueChunk(i));
+    await chunks.settle();
   };
   let service: SubmissionService | undefined;
   try {

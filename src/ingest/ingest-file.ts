@@ -7,6 +7,7 @@ import type { ResultsStore, RowDecision, RowRef } from "../results/results-store
 import type { ClaimedFile } from "./drop-folder.js";
 import { findFileError, formatOf, readInvoiceFileBatches } from "./read-invoice-file.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
+import { WorkWindow } from "./work-window.js";
 
 export interface IngestDeps {
   readonly store: ResultsStore;
@@ -69,7 +70,7 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
   let rows: RowRef[] = [];
   let jobs: EnqueueItem[] = [];
   let enqueued = 0;
-  const inFlight: Promise<void>[] = [];
+  const chunks = new WorkWindow(INGEST_CHUNKS_IN_FLIGHT);
   const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<void> => {
     const decisions = await deps.store.registerRows(file.batchId, chunkRows);
     const wanted = chunkJobs.filter((_, i) => ENQUEUE.has(decisions[i]?.kind ?? "new"));
@@ -83,14 +84,7 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
     const [chunkRows, chunkJobs] = [rows, jobs];
     rows = [];
     jobs = [];
-    if (inFlight.length >= INGEST_CHUNKS_IN_FLIGHT) await inFlight.shift();
-    const flushing = flush(chunkRows, chunkJobs);
-    // awaited later or at the end; meanwhile a failure must not count as unhandled
-    flushing.catch(() => undefined);
-    inFlight.push(flushing);
-  };
-  const settle = async (): Promise<void> => {
-    for (let next = inFlight.shift(); next !== undefined; next = inFlight.shift()) await next;
+    await chunks.start(() => flush(chunkRows, chunkJobs));
   };
 
   for await (const batch of readInvoiceFileBatches(file.path, {
@@ -100,7 +94,7 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
   })) {
     for (const item of batch) {
       if (item.kind === "file-error") {
-        await settle();
+        await chunks.settle();
         return { kind: "unreadable", error: item.error };
       }
       if (item.kind === "unknown-fields") {
@@ -120,7 +114,7 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
     }
   }
   await send();
-  await settle();
+  await chunks.settle();
   await deps.store.finishIngest(file.batchId);
   deps.logger.info({ batch: file.batchId, file: file.name, ...counts, enqueued }, "file ingested");
   if (unknownFields.length > 0) {
