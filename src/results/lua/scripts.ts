@@ -16,6 +16,15 @@ local function set_status(base, rkey, key, from, to)
   redis.call('HSET', rkey, 'status', to)
   move_counts(base, key, from, to)
 end
+-- An attempt's answer: what the record said before (status, attempts, first attempt time), then one
+-- HSET of the new status, the counters and the field/value pairs of ARGV from index 'pairs' on.
+local function read_attempts(rkey)
+  return redis.call('HMGET', rkey, 'status', 'attempts', 'first_attempt_at')
+end
+local function write_attempt(rkey, was, status, now, pairs)
+  redis.call('HSET', rkey, 'status', status, 'attempts', (tonumber(was[2]) or 0) + 1,
+    'first_attempt_at', was[3] or now, 'last_attempt_at', now, unpack(ARGV, pairs))
+end
 local function release_batches(base, key, now)
   local wkey = base .. ':w:' .. key
   for _, b in ipairs(redis.call('SMEMBERS', wkey)) do
@@ -116,12 +125,11 @@ return 1
 export const FINAL = `${SET_STATUS}
 local base, key, status, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local rkey = base .. ':r:' .. key
-local was = redis.call('HMGET', rkey, 'status', 'attempts', 'first_attempt_at')
+local was = read_attempts(rkey)
 local current = was[1]
 if current == 'succeeded' then return 'already-succeeded' end
 if current == status then return 'already' end
-redis.call('HSET', rkey, 'status', status, 'attempts', (tonumber(was[2]) or 0) + 1,
-  'first_attempt_at', was[3] or now, 'last_attempt_at', now, unpack(ARGV, 5))
+write_attempt(rkey, was, status, now, 5)
 move_counts(base, key, current, status)
 if current == 'failed' then
   -- batches that already reported this key as failed are reported again
@@ -135,11 +143,10 @@ return 'ok'
 export const RETRYING = `${SET_STATUS}
 local base, key, now = ARGV[1], ARGV[2], ARGV[3]
 local rkey = base .. ':r:' .. key
-local was = redis.call('HMGET', rkey, 'status', 'attempts', 'first_attempt_at')
+local was = read_attempts(rkey)
 local current = was[1]
 if current == 'succeeded' or current == 'failed' then return current end
-redis.call('HSET', rkey, 'status', 'retrying', 'attempts', (tonumber(was[2]) or 0) + 1,
-  'first_attempt_at', was[3] or now, 'last_attempt_at', now, unpack(ARGV, 4))
+write_attempt(rkey, was, 'retrying', now, 4)
 if current ~= 'retrying' then move_counts(base, key, current, 'retrying') end
 return 'retrying'
 `;
