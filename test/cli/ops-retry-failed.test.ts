@@ -7,7 +7,7 @@ import { createInvoiceQueue, enqueueInvoices, INVOICE_QUEUE } from "../../src/qu
 import { BatchStore } from "../../src/results/batch-store.js";
 import { RedisResultsStore } from "../../src/results/redis-results-store.js";
 import { retryFailed, type RetryDeps } from "../../src/results/retry-failed.js";
-import { startSimulator } from "../../src/simulator/index.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { enqueueBatch, startTestWorker, testConfig } from "../support/engine.js";
 import { testInvoice } from "../support/invoices.js";
 import { API_KEY } from "./ops-support.js";
@@ -50,6 +50,20 @@ async function failJobs(config: ReturnType<typeof testConfig>, count: number): P
   connection.disconnect();
 }
 
+/** A worker drains the queue: the key succeeds, and the service saw it take effect exactly once. */
+async function expectSentOnce(
+  config: ReturnType<typeof testConfig>,
+  d: RetryDeps,
+  sim: SimulatorHandle,
+  key: string,
+): Promise<void> {
+  const w = await startTestWorker(config);
+  cleanups.push(() => w.service.close(1000));
+  await w.untilFinal(1);
+  expect(await d.store.get(key)).toMatchObject({ status: "succeeded", http_status: 201 });
+  expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+}
+
 describe("retryFailed", () => {
   it("when a job sits in BullMQ's failed set after an unexpected error, then retry re-drives it and it is then submitted once", async () => {
     const sim = await startSimulator({ apiKey: API_KEY, seed: 3 });
@@ -70,11 +84,7 @@ describe("retryFailed", () => {
     expect(outcome).toMatchObject({ requeued: 0, redriven: 1 });
     expect(outcome.unreadableJobs).toEqual({ count: 1, examples: ["unreadable-job"] });
 
-    const w = await startTestWorker(config);
-    cleanups.push(() => w.service.close(1000));
-    await w.untilFinal(1);
-    expect(await d.store.get(inv.key)).toMatchObject({ status: "succeeded", http_status: 201 });
-    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+    await expectSentOnce(config, d, sim, inv.key);
   });
 
   it("when a failed key still has a waiting job, or no readable document, then retry leaves it failed and names it", async () => {
@@ -151,11 +161,7 @@ describe("retryFailed", () => {
     // Run again: nothing is left to finish, and the waiting job is not touched.
     expect(await retryFailed(d)).toMatchObject({ requeued: 0, resumed: 0 });
 
-    const w = await startTestWorker(config);
-    cleanups.push(() => w.service.close(1000));
-    await w.untilFinal(1);
-    expect(await d.store.get(inv.key)).toMatchObject({ status: "succeeded", http_status: 201 });
-    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+    await expectSentOnce(config, d, sim, inv.key);
   });
 
   it("when a retry completes, then no key is left noted as requeuing", async () => {
