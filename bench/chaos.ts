@@ -68,7 +68,13 @@ const monitor = createRedis(redis.url, "worker", "chaos-monitor"); // rides out 
 monitor.on("error", () => undefined);
 const store = new RedisResultsStore(monitor, prefix);
 
-const common = { REDIS_URL: redis.url, QUEUE_PREFIX: prefix };
+const common = {
+  REDIS_URL: redis.url,
+  QUEUE_PREFIX: prefix,
+  // 30 % of attempts fail; 25 attempts all failing is a chance of 0.3^25, about 1e-13. Ingest needs it
+  // too: a job keeps the attempts of the process that enqueued it.
+  MAX_ATTEMPTS: "25",
+};
 const submitEnv = {
   ...common,
   INVOICE_API_URL: sim.url,
@@ -76,8 +82,6 @@ const submitEnv = {
   LOCK_DURATION_MS: "2000",
   BACKOFF_BASE_MS: "50",
   BACKOFF_CAP_MS: "2000",
-  // 30 % of attempts fail; 25 attempts all failing is a chance of 0.3^25, about 1e-13.
-  MAX_ATTEMPTS: "25",
   SHUTDOWN_GRACE_MS: "10000",
 };
 const dropEnv = { DROP_DIR: dropDir, SETTLE_MS: "0" };

@@ -16,6 +16,7 @@ export interface SubmitWorkerOptions {
   readonly deps: SubmitDeps;
   readonly logger: Logger;
   readonly maxConcurrency: number;
+  /** Attempts of a job enqueued without its own `attempts` (every invoice job has them). */
   readonly maxAttempts: number;
   readonly ratePerSec: number;
   readonly backoff: BackoffPolicy;
@@ -61,7 +62,9 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       key,
       invoice: parsed.data.invoice,
       attempt,
-      maxAttempts: options.maxAttempts,
+      // BullMQ fails the job after the attempts it was enqueued with (the enqueuing process's
+      // MAX_ATTEMPTS), so that is when the store must say `failed`, whatever this worker's setting.
+      maxAttempts: job.opts.attempts ?? options.maxAttempts,
     });
     options.onOutcome?.(key, outcome);
     // The job's child logger is made only when a line is written: the common outcomes log at debug,

@@ -83,6 +83,28 @@ describe("submitting invoices through the queue", () => {
     expect(await storeOf(config).get(inv.key)).toMatchObject({ status: "succeeded", attempts: 3 });
   });
 
+  it("when the job was enqueued with fewer attempts than the worker's setting, then the key is failed at the job's last attempt", async () => {
+    const sim = await simulator({ errorRate: 1 });
+    const enqueuedWith = testConfig({ apiUrl: sim.url, apiKey: API_KEY, env: { MAX_ATTEMPTS: "2" } });
+    const workerConfig = testConfig({
+      apiUrl: sim.url,
+      apiKey: API_KEY,
+      prefix: enqueuedWith.queuePrefix,
+      env: { MAX_ATTEMPTS: "10" },
+    });
+    const inv = testInvoice(1, `two-attempts-${randomUUID()}`);
+    await enqueueBatch(enqueuedWith, "b1", [inv]);
+    const w = await worker(workerConfig);
+    await w.untilFinal(1);
+
+    expect(sim.attempts(inv.key).map((a) => a.status)).toEqual([503, 503]);
+    expect(await storeOf(workerConfig).get(inv.key)).toMatchObject({
+      status: "failed",
+      attempts: 2,
+      error: expect.stringContaining("gave up after 2 attempt(s)") as unknown,
+    });
+  });
+
   it("when the service answers 429 with Retry-After: 2, then the retry waits at least 2 s", async () => {
     const sim = await simulator({ throttleRate: 1, retryAfterSeconds: 2 });
     const config = testConfig({ apiUrl: sim.url, apiKey: API_KEY });
