@@ -1,7 +1,8 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
+import { CallBatcher } from "./call-batcher.js";
 import { LuaScript } from "./lua/lua-script.js";
-import { FINAL, FINISH_INGEST, REGISTER, REQUEUE, RETRYING } from "./lua/scripts.js";
+import { ANSWERS, FINISH_INGEST, REGISTER, REQUEUE, STATUSES } from "./lua/scripts.js";
 import { RelayKeys } from "./redis-keys.js";
 import {
   attemptPairs,
@@ -16,12 +17,12 @@ import type { FinalTransition, ResultsStore, RowDecision, RowRef } from "./resul
 const scripts = {
   register: new LuaScript(REGISTER),
   finishIngest: new LuaScript(FINISH_INGEST),
-  final: new LuaScript(FINAL),
-  retrying: new LuaScript(RETRYING),
+  answers: new LuaScript(ANSWERS),
+  statuses: new LuaScript(STATUSES),
   requeue: new LuaScript(REQUEUE),
 };
 
-const decisionsSchema = z.array(z.string());
+const stringsSchema = z.array(z.string());
 const finalSchema = z.enum(["ok", "already", "already-succeeded"]);
 const statusSchema = z.enum(KEY_STATUSES);
 const SIMPLE_DECISIONS = new Set([
@@ -41,9 +42,22 @@ function toDecision(raw: string): RowDecision {
   throw new Error(`results store returned an unknown decision "${raw}"`);
 }
 
-/** The results store on Redis: hashes per key, Lua for every transition. */
+/** An attempt's answer as the ANSWERS script takes it. */
+interface AnswerInput {
+  readonly key: string;
+  readonly status: "succeeded" | "failed" | "retrying";
+  readonly pairs: readonly string[];
+}
+
+/**
+ * The results store on Redis: hashes per key, Lua for every transition. The worker's per-invoice calls
+ * (the status read before sending, the answer after) are batched per event-loop turn: one round trip
+ * and one script run for all the invoices a turn heard about.
+ */
 export class RedisResultsStore implements ResultsStore {
   readonly keys: RelayKeys;
+  readonly #statuses: CallBatcher<string, string>;
+  readonly #answers: CallBatcher<AnswerInput, string>;
 
   constructor(
     private readonly redis: Redis,
@@ -51,13 +65,21 @@ export class RedisResultsStore implements ResultsStore {
     private readonly now: () => number = Date.now,
   ) {
     this.keys = new RelayKeys(prefix);
+    this.#statuses = new CallBatcher(async (keys) =>
+      stringsSchema.parse(await scripts.statuses.run(this.redis, [this.keys.base, ...keys])),
+    );
+    this.#answers = new CallBatcher(async (answers) => {
+      const args: (string | number)[] = [this.keys.base, this.now()];
+      for (const a of answers) args.push(a.key, a.status, a.pairs.length, ...a.pairs);
+      return stringsSchema.parse(await scripts.answers.run(this.redis, args));
+    });
   }
 
   async registerRows(batchId: string, rows: readonly RowRef[]): Promise<RowDecision[]> {
     if (rows.length === 0) return [];
     const args: (string | number)[] = [this.keys.base, batchId, this.now()];
     for (const row of rows) args.push(row.line, row.key, row.externalId);
-    const raw = decisionsSchema.parse(await scripts.register.run(this.redis, args));
+    const raw = stringsSchema.parse(await scripts.register.run(this.redis, args));
     return raw.map(toDecision);
   }
 
@@ -66,8 +88,8 @@ export class RedisResultsStore implements ResultsStore {
   }
 
   async statusOf(key: string): Promise<KeyStatus | undefined> {
-    const raw = await this.redis.hget(this.keys.record(key), "status");
-    return raw === null ? undefined : statusSchema.parse(raw);
+    const raw = await this.#statuses.call(key);
+    return raw === "" ? undefined : statusSchema.parse(raw);
   }
 
   async get(key: string): Promise<ResultRecord | undefined> {
@@ -101,13 +123,12 @@ export class RedisResultsStore implements ResultsStore {
     status: "succeeded" | "failed",
     fields: AttemptFields,
   ): Promise<FinalTransition> {
-    const args = [this.keys.base, key, status, this.now(), ...attemptPairs(fields)];
-    return finalSchema.parse(await scripts.final.run(this.redis, args));
+    return finalSchema.parse(await this.#answers.call({ key, status, pairs: attemptPairs(fields) }));
   }
 
   async recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus> {
-    const args = [this.keys.base, key, this.now(), ...attemptPairs(fields)];
-    return statusSchema.parse(await scripts.retrying.run(this.redis, args));
+    const answer = { key, status: "retrying" as const, pairs: attemptPairs(fields) };
+    return statusSchema.parse(await this.#answers.call(answer));
   }
 
   async requeueFailed(key: string): Promise<boolean> {

@@ -169,3 +169,72 @@ describe("results store", () => {
     expect(await s.failedKeys()).toEqual([single.key]);
   });
 });
+
+describe("results store, answers recorded in the same turn", () => {
+  it("when many keys are answered at once, then each gets its own transition and the counts and batch are exact", async () => {
+    const s = store();
+    const rows = Array.from({ length: 40 }, (_, i) => row(i + 2));
+    await s.registerRows("b1", rows);
+    await s.finishIngest("b1");
+    const [late, ...rest] = rows;
+    if (late === undefined) throw new Error("no rows");
+    await s.recordSucceeded(late.key, { httpStatus: 201, correlationId: "first" });
+
+    const answers = await Promise.all([
+      s.recordFailed(late.key, { httpStatus: 500, error: "late" }),
+      ...rest.map((r, i) =>
+        i % 4 === 0
+          ? s.recordFailed(r.key, { httpStatus: 422, error: `bad ${r.line}` })
+          : s.recordSucceeded(r.key, { httpStatus: 201, correlationId: `c-${r.line}` }),
+      ),
+    ]);
+    expect(answers[0]).toBe("already-succeeded");
+    expect(answers.slice(1).every((a) => a === "ok")).toBe(true);
+    const failed = rest.filter((_, i) => i % 4 === 0);
+    expect(await s.counts()).toEqual({
+      queued: 0,
+      retrying: 0,
+      succeeded: rows.length - failed.length,
+      failed: failed.length,
+    });
+    expect((await s.failedKeys()).sort()).toEqual(failed.map((r) => r.key).sort());
+    expect(await redis.hget(s.keys.batch("b1"), "pending")).toBe("0");
+    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    const sample = rest[1];
+    expect(await s.get(sample?.key ?? "")).toMatchObject({ status: "succeeded", correlation_id: "c-4" });
+    expect(await s.get(late.key)).toMatchObject({
+      status: "succeeded",
+      correlation_id: "first",
+      attempts: 1,
+    });
+  });
+
+  it("when a retry and then a success of one key land in the same turn, then they apply in order", async () => {
+    const s = store();
+    const r = row(2);
+    await s.registerRows("b1", [r]);
+    await s.finishIngest("b1");
+    const [retrying, succeeded] = await Promise.all([
+      s.recordRetrying(r.key, { httpStatus: 503, error: "HTTP 503" }),
+      s.recordSucceeded(r.key, { httpStatus: 201, correlationId: "c1" }),
+    ]);
+    expect([retrying, succeeded]).toEqual(["retrying", "ok"]);
+    expect(await s.get(r.key)).toMatchObject({ status: "succeeded", attempts: 2, error: "" });
+    expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 1, failed: 0 });
+    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+  });
+
+  it("when keys of two batches are answered at once, then each batch completes when its last key does", async () => {
+    const s = store();
+    const [a, b, shared] = [row(2), row(3), row(4)];
+    await s.registerRows("b1", [a, shared]);
+    await s.registerRows("b2", [b, shared]);
+    await Promise.all([s.finishIngest("b1"), s.finishIngest("b2")]);
+    await Promise.all([s.recordSucceeded(a.key, {}), s.recordSucceeded(shared.key, {})]);
+    expect(await redis.smembers(s.keys.complete)).toEqual(["b1"]);
+    expect(await redis.hget(s.keys.batch("b2"), "pending")).toBe("1");
+    const statuses = await Promise.all([a, b, shared].map((x) => s.statusOf(x.key)));
+    expect(statuses).toEqual(["succeeded", "queued", "succeeded"]);
+    expect(await s.statusOf(randomUUID())).toBeUndefined();
+  });
+});

@@ -16,27 +16,6 @@ local function set_status(base, rkey, key, from, to)
   redis.call('HSET', rkey, 'status', to)
   move_counts(base, key, from, to)
 end
--- An attempt's answer: what the record said before (status, attempts, first attempt time), then one
--- HSET of the new status, the counters and the field/value pairs of ARGV from index 'pairs' on.
-local function read_attempts(rkey)
-  return redis.call('HMGET', rkey, 'status', 'attempts', 'first_attempt_at')
-end
-local function write_attempt(rkey, was, status, now, pairs)
-  redis.call('HSET', rkey, 'status', status, 'attempts', (tonumber(was[2]) or 0) + 1,
-    'first_attempt_at', was[3] or now, 'last_attempt_at', now, unpack(ARGV, pairs))
-end
-local function release_batches(base, key, now)
-  local wkey = base .. ':w:' .. key
-  for _, b in ipairs(redis.call('SMEMBERS', wkey)) do
-    local bkey = base .. ':batch:' .. b
-    local left = redis.call('HINCRBY', bkey, 'pending', -1)
-    if left <= 0 and redis.call('HGET', bkey, 'ingested') == '1' then
-      redis.call('HSET', bkey, 'completed_at', now)
-      redis.call('SADD', base .. ':batches:complete', b)
-    end
-  end
-  redis.call('DEL', wkey)
-end
 `;
 
 /**
@@ -117,38 +96,79 @@ return 1
 `;
 
 /**
- * A final answer for a key. ARGV: base, key, status (succeeded|failed), now, then field/value pairs.
- * succeeded is never overwritten; failed may become succeeded (a late success is still a success).
- * Returns 'ok', 'already' or 'already-succeeded'. It runs once per invoice, and every command costs
- * Redis time and AOF bytes: one read and one HSET for the record, whatever the fields.
+ * The answers of attempts, for many keys at once (the worker records what one turn of its event loop
+ * heard in one run). ARGV: base, now, then per answer: key, status (succeeded | failed | retrying), the
+ * number n of field/value items that follow, and those n items.
+ * - succeeded is never overwritten; failed may become succeeded (a late success is still a success);
+ * - retrying never overwrites a final status.
+ * Returns one string per answer: 'ok', 'already' or 'already-succeeded' for a final answer, the status
+ * the key is left in for a retrying one. Per key it costs one read and one HSET of the record; the
+ * status counts and the batches' pending counts move once per run, whatever the number of keys.
  */
-export const FINAL = `${SET_STATUS}
-local base, key, status, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local rkey = base .. ':r:' .. key
-local was = read_attempts(rkey)
-local current = was[1]
-if current == 'succeeded' then return 'already-succeeded' end
-if current == status then return 'already' end
-write_attempt(rkey, was, status, now, 5)
-move_counts(base, key, current, status)
-if current == 'failed' then
-  -- batches that already reported this key as failed are reported again
-  for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do redis.call('SADD', base .. ':batches:complete', b) end
+export const ANSWERS = `
+local base, now = ARGV[1], ARGV[2]
+local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0 }
+local released, released_order = {}, {}
+local out = {}
+local i = 3
+while i <= #ARGV do
+  local key, status, first = ARGV[i], ARGV[i + 1], i + 3
+  i = first + tonumber(ARGV[i + 2])
+  local rkey = base .. ':r:' .. key
+  local was = redis.call('HMGET', rkey, 'status', 'attempts', 'first_attempt_at')
+  local current = was[1]
+  local final = status ~= 'retrying'
+  if current == 'succeeded' then
+    out[#out + 1] = final and 'already-succeeded' or current
+  elseif final and current == status then
+    out[#out + 1] = 'already'
+  elseif current == 'failed' and not final then
+    out[#out + 1] = current
+  else
+    redis.call('HSET', rkey, 'status', status, 'attempts', (tonumber(was[2]) or 0) + 1,
+      'first_attempt_at', was[3] or now, 'last_attempt_at', now, unpack(ARGV, first, i - 1))
+    if current then delta[current] = delta[current] - 1 end
+    delta[status] = delta[status] + 1
+    if status == 'failed' then redis.call('SADD', base .. ':failed', key)
+    elseif current == 'failed' then
+      redis.call('SREM', base .. ':failed', key)
+      -- batches that already reported this key as failed are reported again
+      for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do
+        redis.call('SADD', base .. ':batches:complete', b)
+      end
+    end
+    if final then
+      local wkey = base .. ':w:' .. key
+      for _, b in ipairs(redis.call('SMEMBERS', wkey)) do
+        if not released[b] then released[b] = 0; released_order[#released_order + 1] = b end
+        released[b] = released[b] + 1
+      end
+      redis.call('DEL', wkey)
+      out[#out + 1] = 'ok'
+    else
+      out[#out + 1] = 'retrying'
+    end
+  end
 end
-release_batches(base, key, now)
-return 'ok'
+for _, s in ipairs({ 'queued', 'retrying', 'succeeded', 'failed' }) do
+  if delta[s] ~= 0 then redis.call('HINCRBY', base .. ':counts', s, delta[s]) end
+end
+for _, b in ipairs(released_order) do
+  local bkey = base .. ':batch:' .. b
+  if redis.call('HINCRBY', bkey, 'pending', -released[b]) <= 0 and redis.call('HGET', bkey, 'ingested') == '1' then
+    redis.call('HSET', bkey, 'completed_at', now)
+    redis.call('SADD', base .. ':batches:complete', b)
+  end
+end
+return out
 `;
 
-/** An attempt that will be retried. ARGV: base, key, now, then field/value pairs. Returns the status. */
-export const RETRYING = `${SET_STATUS}
-local base, key, now = ARGV[1], ARGV[2], ARGV[3]
-local rkey = base .. ':r:' .. key
-local was = read_attempts(rkey)
-local current = was[1]
-if current == 'succeeded' or current == 'failed' then return current end
-write_attempt(rkey, was, 'retrying', now, 4)
-if current ~= 'retrying' then move_counts(base, key, current, 'retrying') end
-return 'retrying'
+/** The status of many keys, '' for a key with no record. ARGV: base, then the keys. */
+export const STATUSES = `
+local base = ARGV[1]
+local out = {}
+for i = 2, #ARGV do out[i - 1] = redis.call('HGET', base .. ':r:' .. ARGV[i], 'status') or '' end
+return out
 `;
 
 /**
