@@ -4,6 +4,7 @@ import type { Logger } from "../log/logger.js";
 import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
 import { RetryableSubmitError } from "../submit/errors/retryable-submit-error.js";
 import { FlowControl } from "../submit/flow-control.js";
+import { RequestSlots, withRequestSlots } from "../submit/request-slots.js";
 import { submitInvoice, type SubmitDeps, type SubmitOutcome } from "../submit/submit-invoice.js";
 import { INVOICE_QUEUE } from "./invoice-queue.js";
 import { invoiceJobDataSchema, type InvoiceJobData } from "./job-data.js";
@@ -35,6 +36,13 @@ export interface SubmitWorkerOptions {
 /** How long a refused key holds this worker back before it looks at the (paused) queue again. */
 const KEY_REFUSED_HOLD_MS = 1000;
 const ERROR_LOG_EVERY_MS = 10_000;
+/**
+ * Invoices taken per request slot. Besides its request, an invoice spends time on Redis round trips
+ * (the status read, recording the answer, BullMQ's completion) during which it needs no slot; holding
+ * twice as many invoices as requests keeps the service's window full meanwhile. The service never sees
+ * more requests at once than the flow-control window (SUBMIT_CONCURRENCY at full speed).
+ */
+const INVOICES_PER_REQUEST_SLOT = 2;
 
 /**
  * The submission worker: BullMQ Worker whose job id is the idempotency key. Wires the pure attempt
@@ -48,6 +56,13 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     coolDownBaseMs: options.flow?.coolDownBaseMs ?? 1000,
     coolDownCapMs: options.flow?.coolDownCapMs ?? 60_000,
   });
+  const slots = new RequestSlots(flow.concurrency);
+  const attemptDeps: SubmitDeps = { ...deps, submitter: withRequestSlots(deps.submitter, slots) };
+  /** Requests in flight follow the flow-control window, and the invoices taken follow the requests. */
+  const followWindow = (): void => {
+    slots.setLimit(flow.concurrency);
+    worker.concurrency = flow.concurrency * INVOICES_PER_REQUEST_SLOT;
+  };
 
   const processor = async (job: Job<InvoiceJobData>): Promise<string> => {
     const key = job.id ?? "";
@@ -58,7 +73,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       );
     }
     const attempt = job.attemptsMade + 1;
-    const outcome = await submitInvoice(deps, {
+    const outcome = await submitInvoice(attemptDeps, {
       key,
       invoice: parsed.data.invoice,
       attempt,
@@ -77,7 +92,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         return outcome.status;
       case "succeeded":
         flow.onSuccess();
-        worker.concurrency = flow.concurrency;
+        followWindow();
         if (logger.isLevelEnabled("debug"))
           log().debug({ correlationId: outcome.correlationId }, "succeeded");
         return "succeeded";
@@ -87,7 +102,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         return "failed";
       case "retry": {
         const coolDown = flow.onRetryable(outcome.httpStatus);
-        worker.concurrency = flow.concurrency;
+        followWindow();
         if (coolDown !== undefined) {
           log().warn({ coolDownMs: coolDown }, "sustained outage: cooling down before taking more invoices");
           await options.queue.rateLimit(coolDown);
@@ -97,7 +112,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       }
       case "key-refused":
         flow.onKeyRefused();
-        worker.concurrency = flow.concurrency;
+        followWindow();
         await options.onKeyRefused(outcome.httpStatus, outcome.detail);
         // Back to the queue without spending an attempt; the queue is paused until the key is fixed.
         await options.queue.rateLimit(KEY_REFUSED_HOLD_MS);
@@ -108,7 +123,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
   const worker: Worker<InvoiceJobData> = new Worker<InvoiceJobData>(INVOICE_QUEUE, processor, {
     connection: options.connection,
     prefix: options.prefix,
-    concurrency: flow.concurrency,
+    concurrency: flow.concurrency * INVOICES_PER_REQUEST_SLOT,
     // A job whose worker died is picked up again once its lock lapses, and it must never be failed for
     // that: the service dedupes by key, so re-sending after a crash is safe, while failing would need
     // a manual retry. Hence an effectively unlimited stall count.

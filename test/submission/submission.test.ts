@@ -224,3 +224,28 @@ describe("submitting invoices through the queue", () => {
     expect(sim.stats().effects).toMatchObject({ total: 200, keysWithMultipleEffects: 0 });
   });
 });
+
+describe("requests in flight", () => {
+  it("when the worker holds more invoices than requests, then requests in flight still follow slow start and SUBMIT_CONCURRENCY", async () => {
+    const sim = await simulator({ latencyMs: { min: 20, max: 20 } });
+    const config = testConfig({ apiUrl: sim.url, apiKey: API_KEY, env: { SUBMIT_CONCURRENCY: "4" } });
+    const invoices = testInvoices(120, `slots-${randomUUID()}`);
+    let most = 0;
+    let mostBeforeFirstAnswer = 0;
+    let answered = false;
+    sim.events.on("in-flight", () => {
+      most = Math.max(most, sim.stats().inFlight);
+      if (!answered) mostBeforeFirstAnswer = most;
+    });
+    sim.events.on("attempt", () => (answered = true));
+    await enqueueBatch(config, "b1", invoices);
+    const w = await worker(config);
+    await w.untilFinal(120);
+
+    expect(mostBeforeFirstAnswer).toBe(1);
+    expect(most).toBe(4);
+    expect(w.service.worker.concurrency).toBe(8);
+    expect(await storeOf(config).counts()).toMatchObject({ succeeded: 120, failed: 0 });
+    expect(sim.stats().effects).toMatchObject({ total: 120, keysWithMultipleEffects: 0 });
+  });
+});
