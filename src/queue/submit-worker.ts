@@ -2,6 +2,7 @@ import { UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "../log/logger.js";
 import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
+import { RequestHeldBackError } from "../submit/errors/request-held-back-error.js";
 import { RetryableSubmitError } from "../submit/errors/retryable-submit-error.js";
 import { FlowControl } from "../submit/flow-control.js";
 import { RequestSlots, withRequestSlots } from "../submit/request-slots.js";
@@ -43,6 +44,11 @@ const ERROR_LOG_EVERY_MS = 10_000;
  * more requests at once than the flow-control window (SUBMIT_CONCURRENCY at full speed).
  */
 const INVOICES_PER_REQUEST_SLOT = 2;
+/**
+ * BullMQ applies `queue.rateLimit` (the outage cool-down, the hold after a refused key) only when the
+ * worker has a limiter; without SUBMIT_RATE_PER_SEC it gets one that never limits by itself.
+ */
+const UNLIMITED_PER_SECOND = 1_000_000_000;
 
 /**
  * The submission worker: BullMQ Worker whose job id is the idempotency key. Wires the pure attempt
@@ -73,14 +79,21 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       );
     }
     const attempt = job.attemptsMade + 1;
-    const outcome = await submitInvoice(attemptDeps, {
-      key,
-      invoice: parsed.data.invoice,
-      attempt,
-      // BullMQ fails the job after the attempts it was enqueued with (the enqueuing process's
-      // MAX_ATTEMPTS), so that is when the store must say `failed`, whatever this worker's setting.
-      maxAttempts: job.opts.attempts ?? options.maxAttempts,
-    });
+    let outcome: SubmitOutcome;
+    try {
+      outcome = await submitInvoice(attemptDeps, {
+        key,
+        invoice: parsed.data.invoice,
+        attempt,
+        // BullMQ fails the job after the attempts it was enqueued with (the enqueuing process's
+        // MAX_ATTEMPTS), so that is when the store must say `failed`, whatever this worker's setting.
+        maxAttempts: job.opts.attempts ?? options.maxAttempts,
+      });
+    } catch (error) {
+      // Not sent (a cool-down or a refused key began while it waited): back to the queue, no attempt spent.
+      if (error instanceof RequestHeldBackError) throw Worker.RateLimitError();
+      throw error;
+    }
     options.onOutcome?.(key, outcome);
     // The job's child logger is made only when a line is written: the common outcomes log at debug,
     // usually off, and a child per job is an allocation and a serialisation of its bindings.
@@ -105,6 +118,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         followWindow();
         if (coolDown !== undefined) {
           log().warn({ coolDownMs: coolDown }, "sustained outage: cooling down before taking more invoices");
+          slots.hold(coolDown);
           await options.queue.rateLimit(coolDown);
         }
         log().info({ error: outcome.detail, retryAfterMs: outcome.retryAfterMs }, "will retry");
@@ -113,6 +127,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       case "key-refused":
         flow.onKeyRefused();
         followWindow();
+        slots.hold(KEY_REFUSED_HOLD_MS);
         await options.onKeyRefused(outcome.httpStatus, outcome.detail);
         // Back to the queue without spending an attempt; the queue is paused until the key is fixed.
         await options.queue.rateLimit(KEY_REFUSED_HOLD_MS);
@@ -130,7 +145,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     lockDuration: options.lockDurationMs,
     stalledInterval: Math.max(1000, Math.floor(options.lockDurationMs / 2)),
     maxStalledCount: 1_000_000,
-    ...(options.ratePerSec > 0 ? { limiter: { max: options.ratePerSec, duration: 1000 } } : {}),
+    limiter: { max: options.ratePerSec > 0 ? options.ratePerSec : UNLIMITED_PER_SECOND, duration: 1000 },
     settings: {
       backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
         backoffDelay(

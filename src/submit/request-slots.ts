@@ -1,17 +1,23 @@
 import type { Answer } from "./answer.js";
+import { RequestHeldBackError } from "./errors/request-held-back-error.js";
 import type { Submitter } from "./submitter.js";
 
 /**
  * At most `limit` requests in flight to the service; the others wait their turn, first come first
  * served. The limit can change at any time (flow control moves it); a lower limit lets the requests
- * already in flight finish and holds the next ones back.
+ * already in flight finish and holds the next ones back. `hold` turns every waiting and new request
+ * away unsent for a while.
  */
 export class RequestSlots {
   #limit: number;
   #inUse = 0;
-  readonly #waiting: (() => void)[] = [];
+  #heldUntil = 0;
+  readonly #waiting: Waiter[] = [];
 
-  constructor(limit: number) {
+  constructor(
+    limit: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.#limit = Math.max(1, limit);
   }
 
@@ -24,9 +30,20 @@ export class RequestSlots {
     this.#wake();
   }
 
+  /** For `ms`, no request is sent: those waiting and those that come fail with RequestHeldBackError. */
+  hold(ms: number): void {
+    this.#heldUntil = Math.max(this.#heldUntil, this.now() + ms);
+    for (let next = this.#waiting.shift(); next !== undefined; next = this.#waiting.shift())
+      next.reject(new RequestHeldBackError());
+  }
+
   async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.now() < this.#heldUntil) throw new RequestHeldBackError();
     if (this.#inUse < this.#limit) this.#inUse++;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve)); // the slot is handed over
+    else
+      await new Promise<void>((resolve, reject) => {
+        this.#waiting.push({ resolve, reject }); // resolved with the slot handed over
+      });
     try {
       return await work();
     } finally {
@@ -40,9 +57,14 @@ export class RequestSlots {
       const next = this.#waiting.shift();
       if (next === undefined) return;
       this.#inUse++;
-      next();
+      next.resolve();
     }
   }
+}
+
+interface Waiter {
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Answer } from "../../src/submit/answer.js";
+import { RequestHeldBackError } from "../../src/submit/errors/request-held-back-error.js";
 import { RequestSlots, withRequestSlots } from "../../src/submit/request-slots.js";
 
 /** Work that ends when told to; records the order in which it started. */
@@ -69,6 +70,27 @@ describe("request slots", () => {
     expect(g.started).toEqual([1, 2, 3]);
     for (const id of [1, 2, 3]) g.finish(id);
     await Promise.all(runs);
+  });
+
+  it("when submitting is held, then waiting and new requests are turned away unsent until the hold ends", async () => {
+    let now = 1_000;
+    const slots = new RequestSlots(1, () => now);
+    const g = gated();
+    const first = slots.run(g.work(1));
+    const waiting = slots.run(g.work(2));
+    await turn();
+    slots.hold(500);
+    await expect(waiting).rejects.toBeInstanceOf(RequestHeldBackError);
+    await expect(slots.run(g.work(3))).rejects.toThrow(/held back/);
+    g.finish(1);
+    expect(await first).toBe(1);
+    now = 1_500;
+    const after = slots.run(g.work(4));
+    await turn();
+    g.finish(4);
+    expect(await after).toBe(4);
+    expect(g.started).toEqual([1, 4]);
+    expect(slots.inUse).toBe(0);
   });
 
   it("when a request fails, then its slot is given back", async () => {
