@@ -1,0 +1,41 @@
+import { afterEach } from "vitest";
+import { createRedis } from "../../src/queue/connection.js";
+import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { startTestWorker, type testConfig } from "./engine.js";
+
+type Config = ReturnType<typeof testConfig>;
+
+/**
+ * A simulator, workers and results-store readers for submission tests, each closed after every test of
+ * the file that calls this (at its top level).
+ */
+export function submissionFixture(apiKey: string) {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function simulator(options: Parameters<typeof startSimulator>[0] = {}): Promise<SimulatorHandle> {
+    const sim = await startSimulator({ apiKey, seed: 7, ...options });
+    cleanups.push(() => sim.close());
+    return sim;
+  }
+
+  async function worker(config: Config, hooks: Parameters<typeof startTestWorker>[1] = {}) {
+    const w = await startTestWorker(config, hooks);
+    cleanups.push(() => w.service.close(1000));
+    return w;
+  }
+
+  function storeOf(config: Config): RedisResultsStore {
+    const redis = createRedis(config.redisUrl, "producer");
+    cleanups.push(() => {
+      redis.disconnect();
+      return Promise.resolve();
+    });
+    return new RedisResultsStore(redis, config.queuePrefix);
+  }
+
+  return { cleanups, simulator, worker, storeOf };
+}
