@@ -59,11 +59,13 @@ describe("an outage at full speed", () => {
     await w.untilFinal(400);
 
     // 300 invoices were still to go when the service went down for 1.5 s; the cool-downs keep them
-    // waiting, so only the requests in flight (16) and a few probes after each cool-down meet a 503.
+    // waiting, so only the requests in flight (16), the few sent before the first cool-down and a few
+    // probes after each cool-down meet a 503: 22 on a quiet machine, 23–34 with its cores kept busy by
+    // other processes (as in CI). With no cool-down at all, 296 did.
     const records = await storeOf(config).getMany(invoices.map((i) => i.key));
     const spent = records.filter((r) => (r?.attempts ?? 0) > 1).length;
     expect(spent).toBeGreaterThanOrEqual(1);
-    expect(spent).toBeLessThanOrEqual(32);
+    expect(spent).toBeLessThanOrEqual(48);
     expect(records.filter((r) => r?.status !== "succeeded")).toEqual([]);
     expect(sim.stats().effects).toMatchObject({ total: 400, keysWithMultipleEffects: 0 });
   });
