@@ -15,7 +15,8 @@ export const STATUS_BATCH_LIMIT = 20;
  *
  * - `queue_prefix`, `generated_at`
  * - `keys`: idempotency keys by state in the results store, deployment-wide (also with --batch):
- *   `{queued, retrying, succeeded, failed}`
+ *   `{queued, retrying, succeeded, failed, superseded}` (superseded: failed, and a newer version of the
+ *   same external_id was sent since under another key; never sent again)
  * - `queue`: BullMQ job counts `{waiting, active, delayed, failed, paused}` and `is_paused`;
  *   `queue.failed` are jobs stopped by unexpected errors (invoices the service refused are `keys.failed`)
  * - `key_refused`: `null`, or `{http_status, detail, at, action}` when the service refused the API key

@@ -7,7 +7,7 @@ export function statusText(report: StatusReport): string {
   const lines = [
     `invoice-relay status (QUEUE_PREFIX=${report.queue_prefix}, ${report.generated_at})`,
     "",
-    `invoices by key state  queued ${keys.queued}  retrying ${keys.retrying}  succeeded ${keys.succeeded}  failed ${keys.failed}`,
+    `invoices by key state  queued ${keys.queued}  retrying ${keys.retrying}  succeeded ${keys.succeeded}  failed ${keys.failed}  superseded ${keys.superseded}`,
     `queue jobs             waiting ${queue.waiting}  active ${queue.active}  delayed ${queue.delayed}  ` +
       `failed ${queue.failed}  paused ${queue.paused}  (${queue.is_paused ? "PAUSED" : "running"})`,
     "",

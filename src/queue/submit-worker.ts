@@ -106,7 +106,12 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       case "succeeded":
         flow.onSuccess();
         followWindow();
-        if (logger.isLevelEnabled("debug"))
+        if (outcome.transition === "unknown")
+          log().warn(
+            { correlationId: outcome.correlationId },
+            "succeeded, but the results store has no record of this key (Redis lost data?); its batch is re-ingested with the same keys",
+          );
+        else if (logger.isLevelEnabled("debug"))
           log().debug({ correlationId: outcome.correlationId }, "succeeded");
         return "succeeded";
       case "failed":

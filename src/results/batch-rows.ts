@@ -71,6 +71,10 @@ async function resolveChunk(
       const why = `external_id already sent or in flight with other content under key ${earlier}; not sent`;
       return row(item.line, id, item.key, "conflict", undefined, why);
     }
+    if (record?.status === "superseded") {
+      const why = `failed, then a newer version of this invoice was sent under key ${record.superseded_by ?? "?"}; not sent again`;
+      return row(item.line, id, item.key, "superseded", record, why);
+    }
     const status: RowStatus =
       record?.status === "succeeded" ? "succeeded" : record?.status === "failed" ? "failed" : "pending";
     return row(

@@ -12,7 +12,7 @@ import {
   type KeyStatus,
   type ResultRecord,
 } from "./result-record.js";
-import type { FinalTransition, ResultsStore, RowDecision, RowRef } from "./results-store.js";
+import type { FinalTransition, RequeueResult, ResultsStore, RowDecision, RowRef } from "./results-store.js";
 
 const scripts = {
   register: new LuaScript(REGISTER),
@@ -23,8 +23,9 @@ const scripts = {
 };
 
 const stringsSchema = z.array(z.string());
-const finalSchema = z.enum(["ok", "already", "already-succeeded"]);
+const finalSchema = z.enum(["ok", "already", "already-succeeded", "unknown"]);
 const statusSchema = z.enum(KEY_STATUSES);
+const retryingSchema = z.enum([...KEY_STATUSES, "unknown"]);
 const SIMPLE_DECISIONS = new Set([
   "new",
   "requeue",
@@ -126,13 +127,14 @@ export class RedisResultsStore implements ResultsStore {
     return finalSchema.parse(await this.#answers.call({ key, status, pairs: attemptPairs(fields) }));
   }
 
-  async recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus> {
+  async recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus | "unknown"> {
     const answer = { key, status: "retrying" as const, pairs: attemptPairs(fields) };
-    return statusSchema.parse(await this.#answers.call(answer));
+    return retryingSchema.parse(await this.#answers.call(answer));
   }
 
-  async requeueFailed(key: string): Promise<boolean> {
-    return (await scripts.requeue.run(this.redis, [this.keys.base, key])) === 1;
+  async requeueFailed(key: string): Promise<RequeueResult> {
+    const result = await scripts.requeue.run(this.redis, [this.keys.base, key]);
+    return result === 1 ? "requeued" : result === 2 ? "superseded" : "not-failed";
   }
 
   /** Keys requeued by `retry` whose job may not exist yet (see RelayKeys.requeuing). */
@@ -151,7 +153,7 @@ export class RedisResultsStore implements ResultsStore {
 
   async counts(): Promise<Record<KeyStatus, number>> {
     const raw = await this.redis.hgetall(this.keys.counts);
-    const counts = { queued: 0, retrying: 0, succeeded: 0, failed: 0 };
+    const counts = { queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 };
     for (const status of KEY_STATUSES) counts[status] = Math.max(0, Number(raw[status] ?? 0));
     return counts;
   }

@@ -1,11 +1,15 @@
 import { z } from "zod";
 
-/** Where an idempotency key stands. queued/retrying are in flight; succeeded/failed are final. */
-export const KEY_STATUSES = ["queued", "retrying", "succeeded", "failed"] as const;
+/**
+ * Where an idempotency key stands. queued/retrying are in flight; succeeded, failed and superseded are
+ * final. `superseded`: the key failed, and a newer version of the same external_id was sent since under
+ * another key (`superseded_by`); `retry` never sends it again.
+ */
+export const KEY_STATUSES = ["queued", "retrying", "succeeded", "failed", "superseded"] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
 
 export const isFinal = (status: KeyStatus | undefined): boolean =>
-  status === "succeeded" || status === "failed";
+  status === "succeeded" || status === "failed" || status === "superseded";
 
 const optionalText = z.string().optional();
 const optionalInt = z.coerce.number().int().optional();
@@ -21,6 +25,8 @@ export const resultRecordSchema = z.object({
   correlation_id: optionalText,
   ruleset_version: optionalText,
   error: optionalText,
+  /** The newer key of the same external_id that made this one `superseded`. */
+  superseded_by: optionalText,
   response_body: optionalText,
   /**
    * Canonical JSON of the invoice as sent, kept once the key is failed: what `retry` sends again after

@@ -22,7 +22,11 @@ export type RowDecision =
     }
   | { readonly kind: "conflict"; readonly earlierKey: string };
 
-export type FinalTransition = "ok" | "already" | "already-succeeded";
+/** `unknown`: the key has no record (Redis lost it); nothing was written. */
+export type FinalTransition = "ok" | "already" | "already-succeeded" | "unknown";
+
+/** `superseded`: a newer version of the invoice was sent since under another key; it is not requeued. */
+export type RequeueResult = "requeued" | "superseded" | "not-failed";
 
 /** The results store port: one record per idempotency key, batches that wait on keys. */
 export interface ResultsStore {
@@ -33,9 +37,10 @@ export interface ResultsStore {
   getMany(keys: readonly string[]): Promise<(ResultRecord | undefined)[]>;
   recordSucceeded(key: string, fields: AttemptFields): Promise<FinalTransition>;
   recordFailed(key: string, fields: AttemptFields): Promise<FinalTransition>;
-  recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus>;
-  /** `retry`: failed → queued, its batches wait again. False if the key was not failed. */
-  requeueFailed(key: string): Promise<boolean>;
+  /** The status the key is left in; `unknown` if it has no record (nothing is written then). */
+  recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus | "unknown">;
+  /** `retry`: failed → queued (its batches wait again), or → superseded. */
+  requeueFailed(key: string): Promise<RequeueResult>;
   failedKeys(): Promise<string[]>;
   counts(): Promise<Record<KeyStatus, number>>;
 }

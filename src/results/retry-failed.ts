@@ -5,7 +5,7 @@ import { enqueueInvoices } from "../queue/invoice-queue.js";
 import { invoiceJobDataSchema, type InvoiceJobData } from "../queue/job-data.js";
 import type { BatchStore } from "./batch-store.js";
 import type { RedisResultsStore } from "./redis-results-store.js";
-import type { ResultRecord } from "./result-record.js";
+import { isFinal, type ResultRecord } from "./result-record.js";
 
 export interface RetryDeps {
   readonly redis: Redis;
@@ -27,6 +27,11 @@ export interface RetryOutcome {
   resumed: number;
   /** Jobs of BullMQ's own failed set (unexpected errors) sent back to waiting. */
   redriven: number;
+  /**
+   * Failed keys not sent again because a newer version of the same external_id was sent since under
+   * another key: they are now `superseded`, and sending the outdated one would be a second invoice.
+   */
+  readonly superseded: Skipped;
   /** A job for the key is waiting or running: left alone (the worker skips it; retry again later). */
   readonly busy: Skipped;
   /** The record has no readable invoice document: only dropping the file again can re-send it. */
@@ -54,6 +59,7 @@ export async function retryFailed(deps: RetryDeps, batchId?: string): Promise<Re
     requeued: 0,
     resumed: 0,
     redriven: 0,
+    superseded: { count: 0, examples: [] },
     busy: { count: 0, examples: [] },
     noDocument: { count: 0, examples: [] },
     unreadableJobs: { count: 0, examples: [] },
@@ -90,7 +96,9 @@ async function requeueKey(
     skip(outcome.busy, key);
     return;
   }
-  if (!(await deps.store.requeueFailed(key))) return;
+  const requeue = await deps.store.requeueFailed(key);
+  if (requeue === "superseded") skip(outcome.superseded, key);
+  if (requeue !== "requeued") return;
   await replaceJob(deps, key, state, data, outcome.batches);
   await deps.store.requeued(key);
   outcome.requeued++;
@@ -196,7 +204,7 @@ async function redriveFailedJobs(deps: RetryDeps, batchId: string | undefined, o
     if (batchId !== undefined && !(await belongsTo(deps, key, data.data, batchId))) continue;
     // A final key needs no job: the worker would skip it (failed keys were handled above).
     const status = await deps.store.statusOf(key);
-    if (status === "succeeded" || status === "failed") continue;
+    if (isFinal(status)) continue;
     if (!data.success) {
       skip(outcome.unreadableJobs, key);
       continue;

@@ -1,7 +1,7 @@
 import { invoiceJson } from "../invoice/key.js";
 import type { CanonicalInvoice } from "../invoice/schema.js";
 import type { FinalTransition, ResultsStore } from "../results/results-store.js";
-import type { KeyStatus } from "../results/result-record.js";
+import { isFinal, type KeyStatus } from "../results/result-record.js";
 import { classify } from "./classify.js";
 import type { ExtractionRules } from "./extract.js";
 import type { Submitter } from "./submitter.js";
@@ -44,7 +44,7 @@ export type SubmitOutcome =
  */
 export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise<SubmitOutcome> {
   const current = await deps.store.statusOf(task.key);
-  if (current === "succeeded" || current === "failed") return { kind: "skipped", status: current };
+  if (isFinal(current) && current !== undefined) return { kind: "skipped", status: current };
 
   const document = invoiceJson(task.invoice);
   const answer = await deps.submitter.submit(task.key, document);

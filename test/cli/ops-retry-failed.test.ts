@@ -150,7 +150,7 @@ describe("retryFailed", () => {
       document: invoiceJson(inv.invoice),
     });
     // The first half of a retry, then the process dies: queued in the store, no job in the queue.
-    expect(await d.store.requeueFailed(inv.key)).toBe(true);
+    expect(await d.store.requeueFailed(inv.key)).toBe("requeued");
     expect(await d.queue.getJobState(inv.key)).toBe("unknown");
     expect(await d.store.requeuingKeys()).toEqual([inv.key]);
 

@@ -35,7 +35,7 @@ describe("invoice-relay retry", () => {
     expect(retry.stdout).toContain("re-enqueued 3 failed invoice(s) with their original keys");
     expect(retry.stdout).toContain("`invoice-relay run`");
     const waiting = await statusJson(env);
-    expect(waiting.keys).toEqual({ queued: 3, retrying: 0, succeeded: 0, failed: 0 });
+    expect(waiting.keys).toEqual({ queued: 3, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
     expect(waiting.queue.waiting).toBe(3);
     expect(waiting.batches[0]).toMatchObject({ state: "ingested", pending: 3 });
 

@@ -110,6 +110,7 @@ const counts = z.strictObject({
   rejected: z.number(),
   failed: z.number(),
   conflict: z.number(),
+  superseded: z.number(),
   pending: z.number(),
 });
 /** The documented shape of `status --json` (src/cli/status-report.ts): every field, nothing more. */
@@ -121,6 +122,7 @@ const statusJsonSchema = z.strictObject({
     retrying: z.number(),
     succeeded: z.number(),
     failed: z.number(),
+    superseded: z.number(),
   }),
   queue: z.strictObject({
     waiting: z.number(),

@@ -27,7 +27,7 @@ describe("status and results after a night with succeeded, failed and rejected r
   it("when status --json is asked, then it prints one object with key counts, queue counts and the batch", async () => {
     const status = await statusJson(setup.env);
     expect(status.queue_prefix).toBe(setup.env["QUEUE_PREFIX"]);
-    expect(status.keys).toEqual({ queued: 0, retrying: 0, succeeded: 3, failed: 1 });
+    expect(status.keys).toEqual({ queued: 0, retrying: 0, succeeded: 3, failed: 1, superseded: 0 });
     expect(status.queue).toEqual({
       waiting: 0,
       active: 0,
@@ -46,7 +46,7 @@ describe("status and results after a night with succeeded, failed and rejected r
       rows: 5,
       valid_rows: 4,
       pending: 0,
-      counts: { succeeded: 3, duplicate: 0, rejected: 1, failed: 1, conflict: 0, pending: 0 },
+      counts: { succeeded: 3, duplicate: 0, rejected: 1, failed: 1, conflict: 0, superseded: 0, pending: 0 },
     });
     expect(status.batches[0]?.report_csv).toMatch(/reports\/night\.csv\..+\.results\.csv$/);
     expect(await statusJson(setup.env, ["--batch", batchId])).toMatchObject({ batches: [{ id: batchId }] });

@@ -65,7 +65,13 @@ describe("ingest with several chunks under way", () => {
 
       const again = await ingestFile(deps(store), file);
       expect(again).toMatchObject({ kind: "ingested", counts: { valid: ROWS } });
-      expect(await store.counts()).toEqual({ queued: ROWS, retrying: 0, succeeded: 0, failed: 0 });
+      expect(await store.counts()).toEqual({
+        queued: ROWS,
+        retrying: 0,
+        succeeded: 0,
+        failed: 0,
+        superseded: 0,
+      });
       expect(await queue.getWaitingCount()).toBe(ROWS);
       expect(await redis.hget(store.keys.batch(file.batchId), "pending")).toBe(String(ROWS));
     } finally {

@@ -34,7 +34,7 @@ describe("results store", () => {
     expect(await redis.sismember(s.keys.complete, "b1")).toBe(0);
     await s.recordFailed(rows[1]?.key ?? "", { httpStatus: 422, error: "bad" });
     expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
-    expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 1, failed: 1 });
+    expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 1, failed: 1, superseded: 0 });
   });
 
   it("when ingest of a batch is re-run after a crash, then decisions repeat and nothing is counted twice", async () => {
@@ -86,6 +86,49 @@ describe("results store", () => {
     expect(await s.registerRows("b2", [corrected])).toEqual([{ kind: "new" }]);
   });
 
+  it("when a corrected version is registered, then the failed one is superseded: final, never requeued, and its complete batch is reported again", async () => {
+    const s = store();
+    const first = row(2, randomUUID(), "INV-S");
+    const corrected = row(5, randomUUID(), "INV-S");
+    await s.registerRows("b1", [first]);
+    await s.finishIngest("b1");
+    await s.recordFailed(first.key, { httpStatus: 422, error: "bad" });
+    await redis.srem(s.keys.complete, "b1"); // b1's report was written
+    await s.registerRows("b2", [corrected]);
+    expect(await s.get(first.key)).toMatchObject({ status: "superseded", superseded_by: corrected.key });
+    expect(await s.failedKeys()).toEqual([]);
+    expect(await s.counts()).toMatchObject({ queued: 1, failed: 0, superseded: 1 });
+    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    expect(await s.requeueFailed(first.key)).toBe("not-failed");
+    // a late answer of the outdated version does not turn it back into failed, nor retrying
+    expect(await s.recordFailed(first.key, { httpStatus: 500, error: "late" })).toBe("already");
+    expect(await s.recordRetrying(first.key, { error: "late" })).toBe("superseded");
+  });
+
+  it("when retry finds a failed key whose external_id has moved to another key, then it supersedes it instead of requeueing", async () => {
+    const s = store();
+    const first = row(2, randomUUID(), "INV-T");
+    const corrected = row(3, randomUUID(), "INV-T");
+    await s.registerRows("b1", [first]);
+    await s.registerRows("b2", [corrected]); // a conflict while the first is queued
+    await s.recordFailed(first.key, { httpStatus: 422, error: "bad" });
+    // the state an earlier version of invoice-relay could leave: the index on the newer key, the old one failed
+    await redis.set(`${s.keys.base}:x:INV-T`, corrected.key);
+    await s.registerRows("b3", [{ ...corrected, line: 2 }]); // the newer key gets its record
+    expect(await s.requeueFailed(first.key)).toBe("superseded");
+    expect(await s.get(first.key)).toMatchObject({ status: "superseded", superseded_by: corrected.key });
+  });
+
+  it("when an answer arrives for a key with no record (Redis lost it), then no half record is created", async () => {
+    const s = store();
+    const key = randomUUID();
+    expect(await s.recordSucceeded(key, { httpStatus: 201, correlationId: "c1" })).toBe("unknown");
+    expect(await s.recordFailed(key, { httpStatus: 422, error: "bad" })).toBe("unknown");
+    expect(await s.recordRetrying(key, { httpStatus: 503, error: "HTTP 503" })).toBe("unknown");
+    expect(await s.get(key)).toBeUndefined();
+    expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
+  });
+
   it("when a late failure arrives after success, then succeeded stays succeeded", async () => {
     const s = store();
     const r = row(2);
@@ -109,8 +152,8 @@ describe("results store", () => {
     await s.recordFailed(r.key, { error: "gave up" });
     await redis.srem(s.keys.complete, "b1");
     expect(await s.failedKeys()).toEqual([r.key]);
-    expect(await s.requeueFailed(r.key)).toBe(true);
-    expect(await s.requeueFailed(r.key)).toBe(false);
+    expect(await s.requeueFailed(r.key)).toBe("requeued");
+    expect(await s.requeueFailed(r.key)).toBe("not-failed");
     expect(await s.failedKeys()).toEqual([]);
     expect(await redis.hget(s.keys.batch("b1"), "pending")).toBe("1");
     await s.recordSucceeded(r.key, { httpStatus: 201 });
@@ -196,6 +239,7 @@ describe("results store, answers recorded in the same turn", () => {
       retrying: 0,
       succeeded: rows.length - failed.length,
       failed: failed.length,
+      superseded: 0,
     });
     expect((await s.failedKeys()).sort()).toEqual(failed.map((r) => r.key).sort());
     expect(await redis.hget(s.keys.batch("b1"), "pending")).toBe("0");
@@ -220,7 +264,7 @@ describe("results store, answers recorded in the same turn", () => {
     ]);
     expect([retrying, succeeded]).toEqual(["retrying", "ok"]);
     expect(await s.get(r.key)).toMatchObject({ status: "succeeded", attempts: 2, error: "" });
-    expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 1, failed: 0 });
+    expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 1, failed: 0, superseded: 0 });
     expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
   });
 

@@ -54,6 +54,11 @@ export function retryText(outcome: RetryOutcome, batchId: string | undefined, pa
     "key(s) with no stored invoice document; drop their file again to re-send them (same keys)",
   );
   skipped(outcome.unreadableJobs, "failed job(s) with unreadable data; drop their file again");
+  if (outcome.superseded.count > 0)
+    lines.push(
+      `not sent: ${outcome.superseded.count} failed invoice(s) now superseded, because a newer version of the ` +
+        `same external_id was sent since under another key (e.g. ${outcome.superseded.examples.join(", ")})`,
+    );
   if (outcome.requeued + outcome.redriven + outcome.resumed === 0) {
     lines.push(`nothing to retry${scope}`);
     return `${lines.join("\n")}\n`;

@@ -19,13 +19,34 @@ end
 `;
 
 /**
+ * Shared: a failed key whose external_id is now carried by a newer key `by` becomes `superseded`
+ * (final; `retry` never sends it again, which would put an outdated version into effect beside the
+ * newer one). Its batches that are already complete are reported again, now showing it superseded.
+ */
+const SUPERSEDE = `${SET_STATUS}
+local function supersede(base, old, by)
+  local okey = base .. ':r:' .. old
+  if redis.call('HGET', okey, 'status') ~= 'failed' then return false end
+  set_status(base, okey, old, 'failed', 'superseded')
+  redis.call('HSET', okey, 'superseded_by', by)
+  for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. old)) do
+    local bkey = base .. ':batch:' .. b
+    if redis.call('HGET', bkey, 'ingested') == '1' and tonumber(redis.call('HGET', bkey, 'pending') or '0') <= 0 then
+      redis.call('SADD', base .. ':batches:complete', b)
+    end
+  end
+  return true
+end
+`;
+
+/**
  * Register rows of a batch against the store. ARGV: base, batch, now, then (line, key, external_id)*.
  * Returns one decision per row: new | requeue | join | queued | retrying | succeeded | failed |
  * duplicate | conflict:<earlier key>. Rows come in file order; the batch remembers the last line it
  * registered, so a re-run after a crash recognises what it did before (same decisions, nothing counted
  * twice) while a first pass skips those look-ups.
  */
-export const REGISTER = `${SET_STATUS}
+export const REGISTER = `${SUPERSEDE}
 local base, batch, now = ARGV[1], ARGV[2], ARGV[3]
 local bkey = base .. ':batch:' .. batch
 local dkey = base .. ':batch:' .. batch .. ':decisions'
@@ -60,7 +81,10 @@ for i = 4, #ARGV, 3 do
       redis.call('HSET', dkey, line, verdict)
       out[#out + 1] = verdict
     else
-      if live ~= key then redis.call('SET', xkey, key) end
+      if live ~= key then
+        redis.call('SET', xkey, key)
+        if live then supersede(base, live, key) end
+      end
       if not status then
         redis.call('HSET', rkey, 'status', 'queued', 'external_id', eid, 'batch', batch, 'line', line, 'created_at', now)
         queued = queued + 1
@@ -99,15 +123,17 @@ return 1
  * The answers of attempts, for many keys at once (the worker records what one turn of its event loop
  * heard in one run). ARGV: base, now, then per answer: key, status (succeeded | failed | retrying), the
  * number n of field/value items that follow, and those n items.
- * - succeeded is never overwritten; failed may become succeeded (a late success is still a success);
- * - retrying never overwrites a final status.
- * Returns one string per answer: 'ok', 'already' or 'already-succeeded' for a final answer, the status
- * the key is left in for a retrying one. Per key it costs one read and one HSET of the record; the
+ * - succeeded is never overwritten; failed or superseded may become succeeded (a late success is
+ *   still a success); superseded is not overwritten by failed;
+ * - retrying never overwrites a final status;
+ * - a key with no record is left without one ('unknown').
+ * Returns one string per answer: 'ok', 'already', 'already-succeeded' or 'unknown' for a final answer,
+ * the status the key is left in (or 'unknown') for a retrying one. Per key it costs one read and one HSET of the record; the
  * status counts and the batches' pending counts move once per run, whatever the number of keys.
  */
 export const ANSWERS = `
 local base, now = ARGV[1], ARGV[2]
-local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0 }
+local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0, superseded = 0 }
 local released, released_order = {}, {}
 local out = {}
 local i = 3
@@ -118,19 +144,25 @@ while i <= #ARGV do
   local was = redis.call('HMGET', rkey, 'status', 'attempts', 'first_attempt_at')
   local current = was[1]
   local final = status ~= 'retrying'
-  if current == 'succeeded' then
+  if not current then
+    -- no record: Redis lost it (a restart without persistence, a failover to a stale replica); the
+    -- batch is re-ingested with the same keys, and a half record here would hide that
+    out[#out + 1] = 'unknown'
+  elseif current == 'succeeded' then
     out[#out + 1] = final and 'already-succeeded' or current
   elseif final and current == status then
     out[#out + 1] = 'already'
-  elseif current == 'failed' and not final then
+  elseif (current == 'failed' or current == 'superseded') and not final then
     out[#out + 1] = current
+  elseif current == 'superseded' and status == 'failed' then
+    out[#out + 1] = 'already'
   else
     redis.call('HSET', rkey, 'status', status, 'attempts', (tonumber(was[2]) or 0) + 1,
       'first_attempt_at', was[3] or now, 'last_attempt_at', now, unpack(ARGV, first, i - 1))
     if current then delta[current] = delta[current] - 1 end
     delta[status] = delta[status] + 1
     if status == 'failed' then redis.call('SADD', base .. ':failed', key)
-    elseif current == 'failed' then
+    elseif current == 'failed' or current == 'superseded' then
       redis.call('SREM', base .. ':failed', key)
       -- batches that already reported this key as failed are reported again
       for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do
@@ -150,7 +182,7 @@ while i <= #ARGV do
     end
   end
 end
-for _, s in ipairs({ 'queued', 'retrying', 'succeeded', 'failed' }) do
+for _, s in ipairs({ 'queued', 'retrying', 'succeeded', 'failed', 'superseded' }) do
   if delta[s] ~= 0 then redis.call('HINCRBY', base .. ':counts', s, delta[s]) end
 end
 for _, b in ipairs(released_order) do
@@ -173,14 +205,21 @@ return out
 
 /**
  * `retry`: a failed key goes back to queued and every batch that has it waits for it again; the key
- * stays in `requeuing` until its job exists. ARGV: base, key. Returns 1 if requeued, 0 if the key was
- * not failed.
+ * stays in `requeuing` until its job exists. A failed key whose external_id has since moved to another
+ * key is superseded instead: only the newest version of an invoice is ever sent again. ARGV: base, key.
+ * Returns 1 if requeued, 2 if superseded, 0 if the key was not failed.
  */
-export const REQUEUE = `${SET_STATUS}
+export const REQUEUE = `${SUPERSEDE}
 local base, key = ARGV[1], ARGV[2]
 local rkey = base .. ':r:' .. key
 local current = redis.call('HGET', rkey, 'status')
 if current ~= 'failed' then return 0 end
+local eid = redis.call('HGET', rkey, 'external_id')
+local live = eid and redis.call('GET', base .. ':x:' .. eid)
+if live and live ~= key and redis.call('EXISTS', base .. ':r:' .. live) == 1 then
+  supersede(base, key, live)
+  return 2
+end
 set_status(base, rkey, key, current, 'queued')
 redis.call('HDEL', rkey, 'error')
 redis.call('SADD', base .. ':requeuing', key)
