@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { RelayKeys } from "./redis-keys.js";
-import { csvField } from "./report-row.js";
+import { csvCell } from "./csv-cell.js";
 import { resultRecordSchema, type KeyStatus, type ResultRecord } from "./result-record.js";
 
 /** Columns of `results` without --batch: one line per idempotency key of this QUEUE_PREFIX. */
@@ -66,7 +66,7 @@ export function exportCsvHeader(withBody: boolean): string {
 
 export function exportCsvLine(row: ExportRow, withBody: boolean): string {
   const names: readonly (keyof ExportRow)[] = withBody ? [...EXPORT_HEADER, BODY_COLUMN] : EXPORT_HEADER;
-  return `${names.map((name) => csvField(row[name] ?? "")).join(",")}\r\n`;
+  return `${names.map((name) => csvCell(row[name] ?? "")).join(",")}\r\n`;
 }
 
 export interface ScanOptions {

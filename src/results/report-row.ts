@@ -1,3 +1,5 @@
+import { csvCell } from "./csv-cell.js";
+
 /** Row statuses of a report, as PRODUCT.md names them. */
 export const ROW_STATUSES = ["succeeded", "duplicate", "rejected", "failed", "conflict"] as const;
 export type RowStatus = (typeof ROW_STATUSES)[number] | "pending";
@@ -27,14 +29,8 @@ export const REPORT_HEADER = [
   "error",
 ] as const;
 
-/** RFC 4180: a field is quoted when it holds a comma, quote or line break; quotes are doubled. */
-export function csvField(value: string | number): string {
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
 export function csvLine(row: ReportRow): string {
-  return `${REPORT_HEADER.map((name) => csvField(row[name])).join(",")}\r\n`;
+  return `${REPORT_HEADER.map((name) => csvCell(row[name])).join(",")}\r\n`;
 }
 
 export type StatusCounts = Record<RowStatus, number>;
