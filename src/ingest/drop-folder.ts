@@ -80,7 +80,8 @@ export function newBatchId(now = new Date()): string {
   return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
-const CLAIMED = /^(\d{8}T\d{6}Z-[0-9a-f]{6})--(.+)$/;
+// `s`: a name may hold any character but `/` and NUL, line breaks (\n, \r, U+2028, U+2029) included.
+const CLAIMED = /^(\d{8}T\d{6}Z-[0-9a-f]{6})--(.+)$/s;
 
 /** A claimed file carries its batch id in its name, so the batch survives a crash with the file. */
 export interface ClaimedFile {

@@ -1,0 +1,96 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { claimedName, newBatchId } from "../../src/ingest/drop-folder.js";
+import { startSimulator } from "../../src/simulator/index.js";
+import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
+import { spawnNode } from "../support/processes.js";
+import { testRedisUrl } from "../support/redis.js";
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Names a Linux file system accepts and a careless parser does not: line breaks first. */
+const ODD_NAMES = [
+  "line\nbreak.csv",
+  "carriage\rreturn.csv",
+  "crlf\r\n.csv",
+  "line\u2028separator.csv",
+  "paragraph\u2029separator.csv",
+  "tab\there.csv",
+  "  leading and trailing  .csv",
+  `quo"te's.csv`,
+  "dash--dash.csv",
+  "20261121T020000Z-3fa9c1--looks-claimed.csv",
+  "back\\slash.csv",
+  "glob*?[].csv",
+  "emoji😀.ndjson",
+  `${"日本語".repeat(16)}.csv`,
+];
+
+function csvFor(i: number): string {
+  return `external_id,currency,destination_country,archive_policy\nNAME-${i}-A,EUR,DE,eu-10y\nNAME-${i}-B,EUR,FR,eu-10y\n`;
+}
+
+function ndjsonFor(i: number): string {
+  return [`NAME-${i}-A`, `NAME-${i}-B`]
+    .map((id) =>
+      JSON.stringify({
+        external_id: id,
+        currency: "EUR",
+        destination_country: "DE",
+        archive_policy: "eu-10y",
+      }),
+    )
+    .join("\n");
+}
+
+describe("drop files with odd names", () => {
+  it("when files whose names hold line breaks, quotes, globs and emoji are left claimed in processing/ by a killed run or freshly dropped, then the next run resumes and claims them all, reports and archives each and exits 0", async () => {
+    const sim = await startSimulator({ apiKey: API_KEY, seed: 3 });
+    const drop = await tempDropDir();
+    cleanups.push(() => sim.close(), drop.cleanup);
+    const env = {
+      REDIS_URL: testRedisUrl(),
+      INVOICE_API_URL: sim.url,
+      INVOICE_API_KEY: API_KEY,
+      QUEUE_PREFIX: `names-${randomUUID()}`,
+      DROP_DIR: drop.dir,
+      SETTLE_MS: "0",
+      LOG_LEVEL: "warn",
+    };
+    await mkdir(join(drop.dir, "processing"));
+    // Even-numbered names lie in processing/ as a run killed right after claiming them leaves them;
+    // odd-numbered ones are freshly dropped.
+    for (const [i, name] of ODD_NAMES.entries()) {
+      const content = name.endsWith(".ndjson") ? ndjsonFor(i) : csvFor(i);
+      const path =
+        i % 2 === 0 ? join(drop.dir, "processing", claimedName(newBatchId(), name)) : join(drop.dir, name);
+      await writeFile(path, content);
+    }
+
+    const proc = spawnNode("workers/cli.js", ["run"], env);
+    const { code } = await proc.exited;
+    expect(code, proc.output()).toBe(0);
+    const reports = await readReports(drop.dir);
+    expect([...reports.keys()].sort()).toEqual([...ODD_NAMES].sort());
+    for (const [i, name] of ODD_NAMES.entries()) {
+      const report = reports.get(name);
+      expect(
+        report?.rows.map((r) => [r.external_id, r.status]),
+        JSON.stringify(name),
+      ).toEqual([
+        [`NAME-${i}-A`, "succeeded"],
+        [`NAME-${i}-B`, "succeeded"],
+      ]);
+      expect(summarySchema.parse(report?.summary).file).toBe(name);
+    }
+    expect(await readdir(join(drop.dir, "processing"))).toEqual([]);
+    expect(await readdir(join(drop.dir, "archive"))).toHaveLength(ODD_NAMES.length);
+    expect(sim.stats().effects).toMatchObject({ total: 2 * ODD_NAMES.length, keysWithMultipleEffects: 0 });
+  });
+});
