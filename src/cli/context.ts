@@ -1,13 +1,16 @@
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../config/load.js";
+import type { Logger } from "../log/logger.js";
 import { dropFolder, ensureDropFolder, type DropFolder } from "../ingest/drop-folder.js";
 import { resolveNamespace, type KeyNamespace } from "../invoice/key.js";
 import { createRedis, ensureConnected } from "../queue/connection.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
+import { checkRedis, type RedisAccess } from "../queue/redis-checks.js";
 import { BatchStore } from "../results/batch-store.js";
 import { RedisResultsStore } from "../results/redis-results-store.js";
+import { commandLogger } from "./runtime.js";
 
 /** What most commands need: a Redis connection, the stores, the queue and the drop folder. */
 export interface AppContext {
@@ -21,16 +24,32 @@ export interface AppContext {
   close(): Promise<void>;
 }
 
-/** Connects (failing fast with a clear message if Redis is unreachable) and builds the context. */
-export async function openContext(
-  config: Config,
-  options: { readonly dropFolder?: boolean } = {},
-): Promise<AppContext> {
+export interface OpenContextOptions {
+  /** Create the drop folder's subfolders. */
+  readonly dropFolder?: boolean;
+  /** `read-only` for commands that only read (`status`, `results`); anything else may write. */
+  readonly access?: RedisAccess;
+  /** Where the Redis set-up warnings go; the default command logger when absent. */
+  readonly logger?: Logger;
+}
+
+/**
+ * Connects (failing fast with a clear message if Redis is unreachable), checks that Redis is set up so
+ * the guarantees hold (`checkRedis`), and builds the context. Every command that uses Redis starts
+ * here, so a Redis it must refuse is refused before any key is written or any file claimed.
+ */
+export async function openContext(config: Config, options: OpenContextOptions = {}): Promise<AppContext> {
   const redis = createRedis(config.redisUrl, "producer", "invoice-relay-cli");
   // A failed connection attempt is reported by ensureConnected; keep ioredis from printing its own.
   redis.on("error", () => undefined);
   try {
     await ensureConnected(redis, config.redisUrl);
+    const warnings = await checkRedis(redis, {
+      access: options.access ?? "read-write",
+      allowEvicting: config.allowEvictingRedis,
+    });
+    const logger = options.logger ?? commandLogger(config);
+    for (const warning of warnings) logger.warn(warning);
   } catch (error) {
     redis.disconnect();
     throw error;

@@ -56,6 +56,13 @@ export const SETTINGS = {
     schema: bool,
     default: "false",
   },
+  allowEvictingRedis: {
+    env: "ALLOW_EVICTING_REDIS",
+    description:
+      "Run against a Redis whose maxmemory-policy is not noeviction (unsafe: an evicted key can lose invoices or send one twice).",
+    schema: bool,
+    default: "false",
+  },
   dropDir: { env: "DROP_DIR", description: "The drop folder.", schema: z.string().min(1), default: "./drop" },
   queuePrefix: {
     env: "QUEUE_PREFIX",

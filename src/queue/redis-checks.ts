@@ -1,30 +1,90 @@
 import type { Redis } from "ioredis";
+import { EvictingRedisError } from "./errors/evicting-redis-error.js";
 
 /**
- * What to warn an operator about in the Redis that holds the queue: evicting keys would lose jobs and
- * results; no persistence loses everything in flight when Redis restarts.
+ * What a command does with Redis. A writer refuses a Redis whose set-up breaks the guarantees (see
+ * README.md, Requirements); a reader (`status`, `results`) only warns, since what it shows is still the
+ * best there is.
  */
-export async function redisWarnings(redis: Redis): Promise<string[]> {
+export type RedisAccess = "read-write" | "read-only";
+
+export interface RedisCheckOptions {
+  readonly access: RedisAccess;
+  /** ALLOW_EVICTING_REDIS: the operator accepts an evicting Redis; warn instead of refusing. */
+  readonly allowEvicting: boolean;
+}
+
+/**
+ * Checks the Redis a command is about to use, before it touches a key or the drop folder. Throws a
+ * typed error when a writer must not go on; returns what to warn the operator about.
+ *
+ * Only `noeviction` is accepted. `allkeys-*` may delete any key: a job (its invoice is never sent), a
+ * batch (its report is never written), a result record or the external-id index (a re-dropped or
+ * changed invoice is then sent again, a second effect at the service). `volatile-*` is refused too:
+ * BullMQ gives its job locks and rate-limit counters a TTL, so those keys can go early (a job still
+ * being sent is taken by a second worker; the rate limit is exceeded), and any key of ours that gets a
+ * TTL later would become evictable without this check noticing.
+ */
+export async function checkRedis(redis: Redis, options: RedisCheckOptions): Promise<string[]> {
   const warnings: string[] = [];
-  const memory = parseInfo(await redis.info("memory"));
-  const policy = memory.get("maxmemory_policy");
-  if (policy !== undefined && policy !== "noeviction") {
+  const policy = await readMaxmemoryPolicy(redis);
+  if (policy === undefined) {
     warnings.push(
-      `Redis maxmemory-policy is "${policy}": Redis may evict jobs and results; set it to noeviction`,
+      "could not read Redis maxmemory-policy (INFO and CONFIG GET refused): make sure it is noeviction, " +
+        "or an evicted key may lose queued invoices or let a changed invoice be sent twice",
     );
+  } else if (policy !== "noeviction") {
+    if (options.access === "read-only") {
+      warnings.push(
+        `Redis maxmemory-policy is ${policy}: Redis may have evicted jobs and results, so this may be ` +
+          "incomplete; commands that write refuse to run until it is noeviction " +
+          "(CONFIG SET maxmemory-policy noeviction)",
+      );
+    } else if (options.allowEvicting) {
+      warnings.push(
+        `Redis maxmemory-policy is ${policy} and ALLOW_EVICTING_REDIS=true: going ahead, but an evicted ` +
+          "key can lose queued invoices or let a changed invoice be sent twice; set maxmemory-policy noeviction",
+      );
+    } else {
+      throw new EvictingRedisError(policy);
+    }
   }
-  const persistence = parseInfo(await redis.info("persistence"));
-  const aof = persistence.get("aof_enabled") === "1";
-  const rdbSaves = await redis.config("GET", "save").then(
-    (reply) => (Array.isArray(reply) ? String(reply[1] ?? "") : ""),
-    () => "unknown",
-  );
-  if (!aof && rdbSaves === "") {
+  // A reader loses nothing to a restart; only a writer's work is at stake.
+  if (options.access === "read-write" && (await persistenceOff(redis))) {
     warnings.push(
       "Redis persistence is off (no AOF, no RDB snapshots): a Redis restart loses queued work; enable appendonly yes",
     );
   }
   return warnings;
+}
+
+/** The policy from INFO (allowed by most managed Redis), else CONFIG GET; undefined when both are refused. */
+async function readMaxmemoryPolicy(redis: Redis): Promise<string | undefined> {
+  const fromInfo = await infoSection(redis, "memory").then((info) => info?.get("maxmemory_policy"));
+  if (fromInfo !== undefined && fromInfo !== "") return fromInfo;
+  return redis.config("GET", "maxmemory-policy").then(
+    (reply) => (Array.isArray(reply) && typeof reply[1] === "string" ? reply[1] : undefined),
+    () => undefined,
+  );
+}
+
+async function persistenceOff(redis: Redis): Promise<boolean> {
+  const aof = (await infoSection(redis, "persistence"))?.get("aof_enabled");
+  const rdbSaves = await redis.config("GET", "save").then(
+    (reply) => (Array.isArray(reply) ? String(reply[1] ?? "") : undefined),
+    () => undefined,
+  );
+  // Unknown is not "off": only say so when Redis told us both.
+  return aof === "0" && rdbSaves === "";
+}
+
+/** One INFO section as a map, or undefined when INFO is refused. */
+async function infoSection(redis: Redis, section: string): Promise<Map<string, string> | undefined> {
+  try {
+    return parseInfo(await redis.info(section));
+  } catch {
+    return undefined;
+  }
 }
 
 function parseInfo(text: string): Map<string, string> {

@@ -1,7 +1,6 @@
-import { copyFile, rename, unlink } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { Command } from "commander";
-import { claimedName, newBatchId, type ClaimedFile } from "../../ingest/drop-folder.js";
+import { claimGiven, FORCE_COPY_TEST_HOOK } from "../../ingest/claim-copy.js";
 import { dropPass, ingestClaimed, type PassedFile } from "../../ingest/drop-pass.js";
 import { isDropName } from "../../ingest/drop-folder.js";
 import { openContext, type AppContext } from "../context.js";
@@ -20,7 +19,7 @@ export const ingestCommand: CommandFactory = () =>
     .action(async (files: string[], options: Record<string, unknown>) => {
       const config = commandConfig(overridesFrom(options));
       const logger = commandLogger(config, "invoice-relay-ingest");
-      const ctx = await openContext(config, { dropFolder: true });
+      const ctx = await openContext(config, { dropFolder: true, logger });
       try {
         const deps = { ...ctx, logger };
         const passed =
@@ -43,7 +42,10 @@ export const ingestCommand: CommandFactory = () =>
       }
     });
 
-/** Files named on the command line are claimed into processing/ like dropped ones (copied across file systems). */
+/**
+ * Files named on the command line are claimed into processing/ like dropped ones; from another file
+ * system, through a temporary copy, so a copy cut short is never taken for the whole file.
+ */
 async function ingestGiven(
   ctx: AppContext,
   deps: Parameters<typeof ingestClaimed>[0],
@@ -54,16 +56,9 @@ async function ingestGiven(
     const name = basename(path);
     if (!isDropName(name))
       throw new Error(`${path}: not a drop file (expected .csv, .json, .ndjson or .jsonl)`);
-    const batchId = newBatchId();
-    const target = join(ctx.folder.processing, claimedName(batchId, name));
-    try {
-      await rename(path, target);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
-      await copyFile(path, target);
-      await unlink(path);
-    }
-    const file: ClaimedFile = { batchId, name, path: target };
+    const file = await claimGiven(ctx.folder, path, name, {
+      forceCopy: process.env[FORCE_COPY_TEST_HOOK] === "1",
+    });
     passed.push({ file, result: await ingestClaimed(deps, file) });
   }
   return passed;

@@ -31,7 +31,7 @@ export const resultsCommand: CommandFactory = () =>
       if (withBody && batchId !== undefined)
         throw new Error("--with-body applies to the export of all records; report rows carry no body");
       const config = commandConfig(overridesFrom(options));
-      const ctx = await openContext(config);
+      const ctx = await openContext(config, { access: "read-only" });
       try {
         const out = new OutputSink(process.stdout);
         if (batchId === undefined) await exportAll(ctx, format, withBody, out);

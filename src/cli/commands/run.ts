@@ -3,7 +3,6 @@ import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
 import { dropPass } from "../../ingest/drop-pass.js";
 import { isRedisUnavailable, safeUrl } from "../../queue/connection.js";
-import { redisWarnings } from "../../queue/redis-checks.js";
 import { readKeyRefusal } from "../../queue/key-refusal.js";
 import { startSubmission } from "../../queue/submission-service.js";
 import type { BatchMeta } from "../../results/batch-store.js";
@@ -49,7 +48,6 @@ export const runCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-run");
       const ctx = await openContext(config, { dropFolder: true });
       try {
-        for (const warning of await redisWarnings(ctx.redis)) logger.warn(warning);
         process.exitCode = await nightlyPass(
           ctx,
           logger,

@@ -2,7 +2,6 @@ import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
 import { startScanService } from "../../ingest/scan-service.js";
 import { createRedis } from "../../queue/connection.js";
-import { redisWarnings } from "../../queue/redis-checks.js";
 import { startSubmission } from "../../queue/submission-service.js";
 import { openContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
@@ -35,8 +34,7 @@ export const startCommand: CommandFactory = () =>
       const tz = typeof options["tz"] === "string" ? options["tz"] : undefined;
       if (tz !== undefined && !isTimeZone(tz))
         throw new Error(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
-      const ctx = await openContext(config, { dropFolder: true });
-      for (const warning of await redisWarnings(ctx.redis)) logger.warn(warning);
+      const ctx = await openContext(config, { dropFolder: true, logger });
       const submission = await startSubmission(config, logger);
       const scanConnection = createRedis(config.redisUrl, "worker", "invoice-relay-scan");
       const scans = await startScanService({

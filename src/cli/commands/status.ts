@@ -19,7 +19,7 @@ export const statusCommand: CommandFactory = () =>
     .action(async (options: Record<string, unknown>) => {
       const batchId = batchOption(options);
       const config = commandConfig(overridesFrom(options));
-      const ctx = await openContext(config);
+      const ctx = await openContext(config, { access: "read-only" });
       try {
         const report = await gatherStatus(ctx, batchId);
         const out = new OutputSink(process.stdout);

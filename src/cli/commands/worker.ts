@@ -1,8 +1,7 @@
 import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
-import { createRedis, ensureConnected } from "../../queue/connection.js";
-import { redisWarnings } from "../../queue/redis-checks.js";
 import { startSubmission } from "../../queue/submission-service.js";
+import { openContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import {
@@ -22,13 +21,8 @@ export const workerCommand: CommandFactory = () =>
         commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
       );
       const logger = commandLogger(config, "invoice-relay-worker");
-      const probe = createRedis(config.redisUrl, "producer");
-      try {
-        await ensureConnected(probe, config.redisUrl);
-        for (const warning of await redisWarnings(probe)) logger.warn(warning);
-      } finally {
-        probe.disconnect();
-      }
+      // Connects and checks Redis as every command does, so a Redis to refuse is refused before any job is taken.
+      await (await openContext(config, { logger })).close();
       const service = await startSubmission(config, logger);
       logger.info(
         { concurrency: config.submitConcurrency, prefix: config.queuePrefix },
