@@ -8,6 +8,7 @@ import type { InvoiceJobData } from "../queue/job-data.js";
 import type { BatchStore } from "../results/batch-store.js";
 import { writeBatchReport } from "../results/batch-report.js";
 import type { ResultsStore } from "../results/results-store.js";
+import { removeStaleCopies } from "./claim-copy.js";
 import {
   claim,
   claimedFiles,
@@ -36,8 +37,12 @@ export interface PassedFile {
   readonly result: IngestResult | { readonly kind: "busy" };
 }
 
-/** Resumes files left in processing/ by a run that did not finish, then claims and ingests ready files. */
+/**
+ * Resumes files left in processing/ by a run that did not finish, then claims and ingests ready files.
+ * Copies into processing/ whose copier died are removed on the way.
+ */
 export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<PassedFile[]> {
+  await removeStaleCopies(deps.folder, deps.logger);
   const passed: PassedFile[] = [];
   for (const file of await claimedFiles(deps.folder)) {
     const meta = await deps.batches.get(file.batchId);
