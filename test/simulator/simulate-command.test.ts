@@ -51,10 +51,9 @@ describe("invoice-relay simulate", () => {
   it("when the command module is loaded, then it exports a commander command named simulate", () => {
     const command = simulateCommand();
     expect(command.name()).toBe("simulate");
-    expect(command.options.map((o) => o.long)).toEqual([
+    expect(command.options.filter((o) => !o.hidden).map((o) => o.long)).toEqual([
       "--port",
       "--host",
-      "--api-key",
       "--seed",
       "--error-rate",
       "--throttle-rate",
@@ -96,6 +95,24 @@ describe("invoice-relay simulate", () => {
     expect(run.stderr()).not.toContain("irs_live_from_env_123");
     run.stop();
     expect(await run.exit).toBe(0);
+  });
+
+  it("when --api-key is passed, with or without a value, then it refuses to start, says to set INVOICE_API_KEY and never prints the value", async () => {
+    const secret = "irs_live_on_the_command_line_42";
+    for (const args of [["--api-key", secret], [`--api-key=${secret}`], ["--api-key"]]) {
+      const run = simulate(["--port", "0", ...args], { INVOICE_API_KEY: "irs_live_from_env_123" });
+      const outcome = await Promise.race([
+        run.exit,
+        once(run.stdout, "data").then(() => "listening" as const),
+      ]);
+      if (outcome === "listening") run.stop();
+      expect(outcome, args.join(" ")).toBe(1);
+      expect(run.stderr()).toBe(
+        "invoice-relay simulate: --api-key is not accepted, because a key on the command line shows in " +
+          "the process list (ps); set INVOICE_API_KEY in the environment instead\n",
+      );
+      expect(run.stderr()).not.toContain(secret);
+    }
   });
 
   it("when flags are bad, then each gets one clear message and the exit code is 1", async () => {

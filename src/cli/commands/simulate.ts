@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { z } from "zod";
 import {
   DEFAULT_RULESET_VERSION,
@@ -36,6 +36,10 @@ const rate = (flag: string) => {
   return number(flag, z.number().min(0, message).max(1, message), "a number from 0 to 1");
 };
 
+const API_KEY_FLAG_REFUSED =
+  "--api-key is not accepted, because a key on the command line shows in the process list (ps); " +
+  "set INVOICE_API_KEY in the environment instead";
+
 const flagsSchema = z.object({
   port: number(
     "--port",
@@ -47,7 +51,9 @@ const flagsSchema = z.object({
     "a port number (0 picks a free one)",
   ).default(DEFAULT_SIMULATOR_PORT),
   host: z.string().trim().min(1, "--host must not be empty").default("127.0.0.1"),
-  apiKey: z.string().optional(),
+  // A key on the command line shows in the process list (ps), so the flag is refused; the message
+  // is fixed text, so the value given never reaches the output.
+  apiKey: z.undefined({ error: API_KEY_FLAG_REFUSED }).optional(),
   seed: number("--seed", z.number().int("--seed must be a whole number"), "a whole number").default(1),
   errorRate: rate("--error-rate").default(0),
   throttleRate: rate("--throttle-rate").default(0),
@@ -87,14 +93,12 @@ export function createSimulateCommand(io: SimulateIo): Command {
   return new Command("simulate")
     .description(
       "A local invoice routing service that follows the spec, for demos, tests and benchmarks. " +
+        `The one accepted bearer key is env INVOICE_API_KEY, else ${DEMO_API_KEY}. ` +
         "Control routes under /__sim/ (stats, requests?key=, faults, reset) need no key: bind it to loopback only.",
     )
     .option("--port <n>", `port to listen on; 0 picks a free one (default ${DEFAULT_SIMULATOR_PORT})`)
     .option("--host <host>", "address to bind (default 127.0.0.1)")
-    .option(
-      "--api-key <key>",
-      `the one accepted bearer key (default: env INVOICE_API_KEY, else ${DEMO_API_KEY})`,
-    )
+    .addOption(refusedApiKeyOption())
     .option("--seed <n>", "seed of the fault and latency draws (default 1)")
     .option("--error-rate <r>", "share of requests answered 503, 0-1 (default 0)")
     .option("--throttle-rate <r>", "share of requests answered 429 with Retry-After, 0-1 (default 0)")
@@ -110,6 +114,14 @@ export function createSimulateCommand(io: SimulateIo): Command {
     });
 }
 
+/**
+ * `--api-key`, parsed but hidden, only so that passing it gets API_KEY_FLAG_REFUSED rather than
+ * commander's unknown-option error, which repeats `--api-key=VALUE` whole.
+ */
+function refusedApiKeyOption(): Option {
+  return new Option("--api-key [key]").hideHelp();
+}
+
 async function runSimulate(options: Record<string, unknown>, io: SimulateIo): Promise<number> {
   const flags = flagsSchema.safeParse(options);
   if (!flags.success) {
@@ -117,9 +129,8 @@ async function runSimulate(options: Record<string, unknown>, io: SimulateIo): Pr
     return ExitCode.CouldNotFinish;
   }
   const f = flags.data;
-  const keySource =
-    f.apiKey !== undefined ? "--api-key" : io.env["INVOICE_API_KEY"] ? "INVOICE_API_KEY" : "demo key";
-  const apiKey = f.apiKey ?? (io.env["INVOICE_API_KEY"] || DEMO_API_KEY);
+  const keySource = io.env["INVOICE_API_KEY"] ? "INVOICE_API_KEY" : "demo key";
+  const apiKey = io.env["INVOICE_API_KEY"] || DEMO_API_KEY;
   let sim: SimulatorHandle;
   try {
     sim = await startSimulator({
