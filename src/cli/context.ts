@@ -4,7 +4,7 @@ import type { Config } from "../config/load.js";
 import type { Logger } from "../log/logger.js";
 import { dropFolder, ensureDropFolder, type DropFolder } from "../ingest/drop-folder.js";
 import { resolveNamespace, type KeyNamespace } from "../invoice/key.js";
-import { createRedis, ensureConnected } from "../queue/connection.js";
+import { createRedis, ensureConnected, safeUrl } from "../queue/connection.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import { checkRedis, type RedisAccess } from "../queue/redis-checks.js";
@@ -47,6 +47,7 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     const warnings = await checkRedis(redis, {
       access: options.access ?? "read-write",
       allowEvicting: config.allowEvictingRedis,
+      safeUrl: safeUrl(config.redisUrl),
     });
     const logger = options.logger ?? commandLogger(config);
     for (const warning of warnings) logger.warn(warning);
@@ -54,7 +55,7 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     redis.disconnect();
     throw error;
   }
-  const folder = dropFolder(config.dropDir);
+  const folder = dropFolder(config.dropDir, config.doneMarkerSuffix);
   if (options.dropFolder === true) await ensureDropFolder(folder);
   const queue = createInvoiceQueue(redis, config.queuePrefix, config.maxAttempts);
   return {

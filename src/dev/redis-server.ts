@@ -11,6 +11,11 @@ export interface RedisServerOptions {
   readonly aof?: boolean;
   readonly port?: number;
   readonly dir?: string;
+  /**
+   * More redis-server arguments, after the defaults so they win (e.g. `--cluster-enabled yes`). A
+   * relative file name in them lands in the server's folder.
+   */
+  readonly args?: readonly string[];
 }
 
 const CANDIDATES = ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"];
@@ -46,6 +51,7 @@ export class RedisServer {
     readonly port: number,
     readonly dir: string,
     readonly aof: boolean,
+    private readonly extraArgs: readonly string[],
   ) {}
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
@@ -57,7 +63,8 @@ export class RedisServer {
       );
     }
     const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "invoice-relay-redis-")));
-    const server = new RedisServer(binary, options.port ?? (await freePort()), dir, options.aof ?? false);
+    const port = options.port ?? (await freePort());
+    const server = new RedisServer(binary, port, dir, options.aof ?? false, options.args ?? []);
     server.ownsDir = options.dir === undefined;
     await server.launch();
     return server;
@@ -83,6 +90,7 @@ export class RedisServer {
       "--daemonize", "no",
       "--protected-mode", "yes",
       "--logfile", join(this.dir, "redis.log"),
+      ...this.extraArgs,
     ]; // prettier-ignore
     const child = spawn(this.binary, args, { stdio: "ignore" });
     this.child = child;

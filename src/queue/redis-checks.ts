@@ -1,10 +1,11 @@
 import type { Redis } from "ioredis";
 import { EvictingRedisError } from "./errors/evicting-redis-error.js";
+import { RedisClusterError } from "./errors/redis-cluster-error.js";
 
 /**
- * What a command does with Redis. A writer refuses a Redis whose set-up breaks the guarantees (see
- * README.md, Requirements); a reader (`status`, `results`) only warns, since what it shows is still the
- * best there is.
+ * What a command does with Redis. A writer refuses a Redis that may evict keys (see README.md,
+ * Requirements); a reader (`status`, `results`) only warns, since what it shows is still the best there
+ * is.
  */
 export type RedisAccess = "read-write" | "read-only";
 
@@ -12,11 +13,16 @@ export interface RedisCheckOptions {
   readonly access: RedisAccess;
   /** ALLOW_EVICTING_REDIS: the operator accepts an evicting Redis; warn instead of refusing. */
   readonly allowEvicting: boolean;
+  /** The Redis URL without its password, for messages. */
+  readonly safeUrl: string;
 }
 
 /**
  * Checks the Redis a command is about to use, before it touches a key or the drop folder. Throws a
- * typed error when a writer must not go on; returns what to warn the operator about.
+ * typed error when a command must not go on; returns what to warn the operator about.
+ *
+ * A Redis Cluster is refused for every command, readers too: until cluster support exists, the
+ * scripts' multi-key calls fail there (CROSSSLOT, MOVED), reads included.
  *
  * Only `noeviction` is accepted. `allkeys-*` may delete any key: a job (its invoice is never sent), a
  * batch (its report is never written), a result record or the external-id index (a re-dropped or
@@ -27,7 +33,16 @@ export interface RedisCheckOptions {
  */
 export async function checkRedis(redis: Redis, options: RedisCheckOptions): Promise<string[]> {
   const warnings: string[] = [];
-  const policy = await readMaxmemoryPolicy(redis);
+  const cluster = await readServerSetting(redis, "cluster", "cluster_enabled", "cluster-enabled");
+  if (cluster === undefined) {
+    warnings.push(
+      "could not tell whether Redis runs in cluster mode (INFO and CONFIG GET refused); Redis Cluster is " +
+        "not supported: if commands fail with MOVED or CROSSSLOT, point REDIS_URL at a standalone Redis",
+    );
+  } else if (cluster === "1" || cluster === "yes") {
+    throw new RedisClusterError(options.safeUrl);
+  }
+  const policy = await readServerSetting(redis, "memory", "maxmemory_policy", "maxmemory-policy");
   if (policy === undefined) {
     warnings.push(
       "could not read Redis maxmemory-policy (INFO and CONFIG GET refused): make sure it is noeviction, " +
@@ -58,11 +73,19 @@ export async function checkRedis(redis: Redis, options: RedisCheckOptions): Prom
   return warnings;
 }
 
-/** The policy from INFO (allowed by most managed Redis), else CONFIG GET; undefined when both are refused. */
-async function readMaxmemoryPolicy(redis: Redis): Promise<string | undefined> {
-  const fromInfo = await infoSection(redis, "memory").then((info) => info?.get("maxmemory_policy"));
+/**
+ * A server setting from INFO (allowed by most managed Redis), else from CONFIG GET; undefined when both
+ * are refused.
+ */
+async function readServerSetting(
+  redis: Redis,
+  section: string,
+  infoField: string,
+  configName: string,
+): Promise<string | undefined> {
+  const fromInfo = await infoSection(redis, section).then((info) => info?.get(infoField));
   if (fromInfo !== undefined && fromInfo !== "") return fromInfo;
-  return redis.config("GET", "maxmemory-policy").then(
+  return redis.config("GET", configName).then(
     (reply) => (Array.isArray(reply) && typeof reply[1] === "string" ? reply[1] : undefined),
     () => undefined,
   );

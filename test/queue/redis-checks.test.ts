@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 describe("checkRedis", () => {
-  it("when INFO and CONFIG are refused (as some managed Redis do), then a writer is warned that the policy could not be read, not stopped", async () => {
+  it("when INFO and CONFIG are refused (as some managed Redis do), then a writer is warned that the policy and cluster mode could not be read, not stopped", async () => {
     await admin.config("SET", "maxmemory-policy", "allkeys-lru");
     await admin.acl("SETUSER", "limited", "on", ">limited-pw", "~*", "&*", "+@all", "-info", "-config");
     const limited = new Redis(server.url, {
@@ -27,8 +27,13 @@ describe("checkRedis", () => {
     });
     try {
       await expect(limited.info("memory")).rejects.toThrow(/NOPERM/);
-      const warnings = await checkRedis(limited, { access: "read-write", allowEvicting: false });
+      const warnings = await checkRedis(limited, {
+        access: "read-write",
+        allowEvicting: false,
+        safeUrl: server.url,
+      });
       expect(warnings.join("\n")).toContain("could not read Redis maxmemory-policy");
+      expect(warnings.join("\n")).toContain("could not tell whether Redis runs in cluster mode");
     } finally {
       limited.disconnect();
       await admin.config("SET", "maxmemory-policy", "noeviction");
