@@ -83,7 +83,13 @@ function nextSteps(report: StatusReport): string[] {
         "`invoice-relay retry` re-drives them",
     );
   const inFlight = keys.queued + keys.retrying;
-  if (inFlight > 0)
+  const jobs = queue.waiting + queue.active + queue.delayed + queue.paused;
+  if (inFlight > 0 && jobs === 0)
+    advice.push(
+      `${inFlight} invoice(s) wait with no job to send them (the queue lost them, or a job was deleted ` +
+        "under a key put back to queued): `invoice-relay run` gives each its job back, from its file",
+    );
+  else if (inFlight > 0)
     advice.push(
       `${inFlight} invoice(s) not final yet: a running \`invoice-relay start\` or \`worker\` submits them, ` +
         "or the next `invoice-relay run`",

@@ -3,9 +3,11 @@ import type { KeyNamespace } from "../invoice/key.js";
 import type { Logger } from "../log/logger.js";
 import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
+import { ensureJob } from "../results/requeued-jobs.js";
 import type { ResultsStore, RowDecision, RowRef } from "../results/results-store.js";
 import type { ClaimedFile } from "./drop-folder.js";
 import { findFileError, formatOf, readInvoiceFileBatches } from "./read-invoice-file.js";
+import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
 import { WorkWindow } from "./work-window.js";
 
@@ -16,6 +18,8 @@ export interface IngestDeps {
   readonly logger: Logger;
   /** Rows registered and enqueued per round trip. */
   readonly chunkSize?: number;
+  /** Aborted (SIGTERM, SIGINT): ingest stops between two chunks with IngestInterruptedError. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface RowCounts {
@@ -36,7 +40,7 @@ export type IngestResult =
   | { readonly kind: "unreadable"; readonly error: UnreadableFileError };
 
 /** Decisions after which this batch makes sure a job exists for the key (a no-op if it already does). */
-const ENQUEUE: ReadonlySet<RowDecision["kind"]> = new Set(["new", "requeue", "join", "queued", "retrying"]);
+const ENQUEUE: ReadonlySet<RowDecision["kind"]> = new Set(["new", "join", "queued", "retrying"]);
 
 /**
  * Rows per store registration and per `addBulk`. Redis runs each as one uninterrupted block (a Lua
@@ -61,7 +65,8 @@ export const INGEST_CHUNKS_IN_FLIGHT = 4;
  */
 export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<IngestResult> {
   const format = formatOf(file.name) ?? "csv";
-  const unusable = await findFileError(file.path, { displayName: file.name, format });
+  // Only the bytes claimed are read: a writer still appending is not read into this batch.
+  const unusable = await findFileError(file.path, { displayName: file.name, format, length: file.size });
   if (unusable !== undefined) return { kind: "unreadable", error: unusable };
 
   const counts: RowCounts = { rows: 0, valid: 0, rejected: 0, duplicateInFile: 0, conflictInFile: 0 };
@@ -74,11 +79,14 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
   const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<void> => {
     const decisions = await deps.store.registerRows(file.batchId, chunkRows);
     const wanted = chunkJobs.filter((_, i) => ENQUEUE.has(decisions[i]?.kind ?? "new"));
-    // A key failed earlier may still have a retained failed job under its id; it must make way.
-    for (const [i, job] of chunkJobs.entries())
-      if (decisions[i]?.kind === "requeue") await deps.queue.remove(job.key);
     await enqueueInvoices(deps.queue, wanted);
-    enqueued += wanted.length;
+    // A key failed earlier was put back to queued: its old job may still be there, finished or even
+    // held by the worker that recorded the failure, and adding under its id then does nothing.
+    let requeued = 0;
+    for (const [i, job] of chunkJobs.entries())
+      if (decisions[i]?.kind === "requeue" && (await ensureJob(deps, job.key, job.data)) === "added")
+        requeued++;
+    enqueued += wanted.length + requeued;
   };
   const send = async (): Promise<void> => {
     const [chunkRows, chunkJobs] = [rows, jobs];
@@ -91,6 +99,7 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
     namespace: deps.namespace,
     displayName: file.name,
     format,
+    length: file.size,
   })) {
     for (const item of batch) {
       if (item.kind === "file-error") {
@@ -109,7 +118,14 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
         counts.valid++;
         rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id });
         jobs.push({ key: item.key, data: { invoice: item.invoice, batch: file.batchId, line: item.line } });
-        if (rows.length >= chunkSize) await send();
+        if (rows.length >= chunkSize) {
+          // Stopping between chunks is safe: a re-run registers each row once and re-adds what is queued.
+          if (deps.signal?.aborted === true) {
+            await chunks.settle();
+            throw new IngestInterruptedError(file.name);
+          }
+          await send();
+        }
       }
     }
   }

@@ -2,8 +2,9 @@ import { watch, type FSWatcher } from "node:fs";
 import { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { finalizeCompleteBatches } from "../results/finalize.js";
+import { resumeRequeues } from "../results/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
-import { isDropName } from "./drop-folder.js";
+import { isDoneMarker, isDropName } from "./drop-folder.js";
 
 export const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
@@ -68,7 +69,8 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   let debounce: NodeJS.Timeout | undefined;
   if (options.watch) {
     watcher = watch(deps.folder.root, { persistent: false }, (_event, name) => {
-      if (name !== null && !isDropName(name)) return;
+      // A done-marker landing is what makes its file ready (DONE_MARKER_SUFFIX).
+      if (name !== null && !isDropName(name) && !isDoneMarker(deps.folder, name)) return;
       // An upload writes in bursts: scan once it has been quiet for the settle time.
       if (debounce !== undefined) clearTimeout(debounce);
       // A job id of its own: a file that lands while an earlier scan runs must not be folded into it.
@@ -88,6 +90,10 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   const reports = setInterval(() => {
     finalizeCompleteBatches(deps).catch((error: unknown) => {
       logger.error({ err: error }, "writing reports failed; retrying");
+    });
+    // a key put back to queued while a worker still held its old job gets its job once that one is done
+    resumeRequeues(deps).catch((error: unknown) => {
+      logger.error({ err: error }, "repairing requeued invoices failed; retrying");
     });
   }, options.reportEveryMs ?? 2000);
   reports.unref();

@@ -1,7 +1,14 @@
 import { csvCell } from "./csv-cell.js";
 
 /** Row statuses of a report, as PRODUCT.md names them. */
-export const ROW_STATUSES = ["succeeded", "duplicate", "rejected", "failed", "conflict"] as const;
+export const ROW_STATUSES = [
+  "succeeded",
+  "duplicate",
+  "rejected",
+  "failed",
+  "conflict",
+  "superseded",
+] as const;
 export type RowStatus = (typeof ROW_STATUSES)[number] | "pending";
 
 /** One line of `reports/<file>.<batch>.results.csv`. */
@@ -36,5 +43,5 @@ export function csvLine(row: ReportRow): string {
 export type StatusCounts = Record<RowStatus, number>;
 
 export function emptyCounts(): StatusCounts {
-  return { succeeded: 0, duplicate: 0, rejected: 0, failed: 0, conflict: 0, pending: 0 };
+  return { succeeded: 0, duplicate: 0, rejected: 0, failed: 0, conflict: 0, superseded: 0, pending: 0 };
 }

@@ -41,6 +41,10 @@ export interface ResultsStore {
   recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus | "unknown">;
   /** `retry`: failed → queued (its batches wait again), or → superseded. */
   requeueFailed(key: string): Promise<RequeueResult>;
+  /** Keys put back to queued whose job is not known to exist yet (src/results/requeued-jobs.ts). */
+  requeuingKeys(): Promise<string[]>;
+  /** The key's job exists (or it needs none): it leaves `requeuingKeys`. */
+  requeued(key: string): Promise<void>;
   failedKeys(): Promise<string[]>;
   counts(): Promise<Record<KeyStatus, number>>;
 }

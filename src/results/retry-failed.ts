@@ -1,10 +1,9 @@
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { canonicalInvoiceSchema } from "../invoice/schema.js";
-import { enqueueInvoices } from "../queue/invoice-queue.js";
 import { invoiceJobDataSchema, type InvoiceJobData } from "../queue/job-data.js";
 import type { BatchStore } from "./batch-store.js";
 import type { RedisResultsStore } from "./redis-results-store.js";
+import { ensureJob, isReplaceable, jobDataOf, resumeRequeues } from "./requeued-jobs.js";
 import { isFinal, type ResultRecord } from "./result-record.js";
 
 export interface RetryDeps {
@@ -65,7 +64,7 @@ export async function retryFailed(deps: RetryDeps, batchId?: string): Promise<Re
     unreadableJobs: { count: 0, examples: [] },
     batches: new Set(),
   };
-  await resumeRequeues(deps, outcome);
+  await resumeInterrupted(deps, outcome);
   const failed = await deps.store.failedKeys();
   for (let i = 0; i < failed.length; i += CHUNK) {
     const chunk = failed.slice(i, i + CHUNK);
@@ -99,63 +98,17 @@ async function requeueKey(
   const requeue = await deps.store.requeueFailed(key);
   if (requeue === "superseded") skip(outcome.superseded, key);
   if (requeue !== "requeued") return;
-  await replaceJob(deps, key, state, data, outcome.batches);
-  await deps.store.requeued(key);
+  // REQUEUE made the key's batches wait again (a reported one back to ingested); they are named.
+  for (const id of await deps.redis.smembers(keyBatches(deps, key))) outcome.batches.add(id);
+  await ensureJob(deps, key, data, state);
   outcome.requeued++;
 }
 
-type JobState = Awaited<ReturnType<Queue<InvoiceJobData>["getJobState"]>>;
-
-/** No job, or a finished one: only then may the key's job be replaced. */
-function isReplaceable(state: JobState): boolean {
-  return state === "unknown" || state === "failed" || state === "completed";
-}
-
-/** Puts a new job for a requeued key in place of its finished one (or of none). */
-async function replaceJob(
-  deps: RetryDeps,
-  key: string,
-  state: JobState,
-  data: InvoiceJobData,
-  batches: Set<string>,
-): Promise<void> {
-  // Before the job exists: a worker must not finish the key and report a batch that we then re-open.
-  await reopenBatches(deps, key, batches);
-  if (state !== "unknown") await deps.queue.remove(key);
-  await enqueueInvoices(deps.queue, [{ key, data }]);
-}
-
-/** Finishes what an interrupted `retry` left: keys requeued in the store whose job was never added. */
-async function resumeRequeues(deps: RetryDeps, outcome: RetryOutcome): Promise<void> {
-  const keys = await deps.store.requeuingKeys();
-  const records = await deps.store.getMany(keys);
-  for (const [i, key] of keys.entries()) {
-    const record = records[i];
-    const state = await deps.queue.getJobState(key);
-    const waiting = record?.status === "queued" || record?.status === "retrying";
-    const data = record === undefined ? undefined : jobDataOf(record);
-    if (waiting && data !== undefined && isReplaceable(state)) {
-      await replaceJob(deps, key, state, data, outcome.batches);
-      outcome.resumed++;
-    }
-    // Otherwise a job is there or the key is final, and nothing is to do; a key left queued with an
-    // unreadable document is named.
-    if (waiting && data === undefined) skip(outcome.noDocument, key);
-    await deps.store.requeued(key);
-  }
-}
-
-/** The job to send again, from the canonical document the store kept with the failure. */
-function jobDataOf(record: ResultRecord): InvoiceJobData | undefined {
-  if (record.document === undefined) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(record.document);
-  } catch {
-    return undefined;
-  }
-  const invoice = canonicalInvoiceSchema.safeParse(json);
-  return invoice.success ? { invoice: invoice.data, batch: record.batch, line: record.line } : undefined;
+/** Finishes what an interrupted `retry` or re-drop left: requeued keys whose job never came. */
+async function resumeInterrupted(deps: RetryDeps, outcome: RetryOutcome): Promise<void> {
+  const resumed = await resumeRequeues(deps);
+  outcome.resumed += resumed.resumed;
+  for (const key of resumed.noDocument) skip(outcome.noDocument, key);
 }
 
 /** `{prefix}:relay:kb:<key>`: the batches that have the key (kept by REGISTER in lua/scripts.ts). */
@@ -173,20 +126,6 @@ async function keysOfBatch(deps: RetryDeps, keys: readonly string[], batchId: st
     if (error) throw error;
     return member === 1;
   });
-}
-
-/**
- * REQUEUE makes the key's batches wait again; a batch already reported goes back to `ingested` so
- * `run` waits for it and writes its report again once the key is final.
- */
-async function reopenBatches(deps: RetryDeps, key: string, seen: Set<string>): Promise<void> {
-  for (const id of await deps.redis.smembers(keyBatches(deps, key))) {
-    if (seen.has(id)) continue;
-    seen.add(id);
-    // only the state is read: a batch hash holding just the store's counters must not stop a retry
-    const state = await deps.redis.hget(deps.batches.keys.batch(id), "state");
-    if (state === "reported") await deps.batches.update(id, { state: "ingested" });
-  }
 }
 
 async function redriveFailedJobs(deps: RetryDeps, batchId: string | undefined, outcome: RetryOutcome) {

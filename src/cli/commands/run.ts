@@ -2,6 +2,9 @@ import { access } from "node:fs/promises";
 import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
 import { dropPass } from "../../ingest/drop-pass.js";
+import { BatchLostError } from "../../ingest/errors/batch-lost-error.js";
+import { IngestInterruptedError } from "../../ingest/errors/ingest-interrupted-error.js";
+import { isFinished, PassUpkeep } from "../../ingest/pass-upkeep.js";
 import { isRedisUnavailable, safeUrl } from "../../queue/connection.js";
 import { readKeyRefusal } from "../../queue/key-refusal.js";
 import { startSubmission } from "../../queue/submission-service.js";
@@ -22,7 +25,6 @@ import {
 import { hasProblems, summaryTable } from "../summary-table.js";
 
 const POLL_MS = 250;
-const FINAL_STATES: ReadonlySet<BatchMeta["state"]> = new Set(["reported", "rejected"]);
 
 export const runCommand: CommandFactory = () =>
   addSubmitOptions(addCommonOptions(new Command("run")))
@@ -65,16 +67,25 @@ async function nightlyPass(
 ): Promise<number> {
   const config = requireSubmitConfig(ctx.config);
   let interrupted = false;
+  const stop = new AbortController();
   const onSignal = () => {
     interrupted = true;
+    stop.abort();
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   const service = await startSubmission(config, logger);
   const progress = new Progress(process.stderr, logger);
   try {
-    const deps = { ...ctx, logger };
-    const passed = await dropPass(deps, config.settleMs);
+    const deps = { ...ctx, logger, signal: stop.signal };
+    let passed;
+    try {
+      passed = await dropPass(deps, config.settleMs);
+    } catch (error) {
+      if (!(error instanceof IngestInterruptedError)) throw error;
+      process.stderr.write(`invoice-relay run: ${error.message}\n`);
+      return ExitCode.CouldNotFinish;
+    }
     const targets = new Set(passed.map((p) => p.file.batchId));
     for (const meta of await unfinishedBatches(ctx)) targets.add(meta.id);
     if (targets.size === 0) {
@@ -83,13 +94,12 @@ async function nightlyPass(
     }
     let metas: BatchMeta[] = [];
     let outageSince: number | undefined;
+    const upkeep = new PassUpkeep(deps);
     for (;;) {
       try {
         await finalizeCompleteBatches(deps);
-        metas = (await Promise.all([...targets].map((id) => ctx.batches.get(id)))).filter(
-          (m): m is BatchMeta => m !== undefined,
-        );
-        if (metas.every((m) => FINAL_STATES.has(m.state))) {
+        metas = await upkeep.round(targets);
+        if (metas.every(isFinished)) {
           progress.end();
           process.stdout.write(`${summaryTable(metas)}\n`);
           return hasProblems(metas) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
@@ -112,6 +122,11 @@ async function nightlyPass(
           outageSince = undefined;
         }
       } catch (error) {
+        if (error instanceof BatchLostError || error instanceof IngestInterruptedError) {
+          progress.end();
+          process.stderr.write(`invoice-relay run: ${error.message}\n`);
+          return ExitCode.CouldNotFinish;
+        }
         // A Redis restart or failover must not end a pass that may have hours to run: every step above
         // is safe to repeat, so wait for Redis (within the deadline) instead of giving up.
         if (!isRedisUnavailable(ctx.redis, error)) throw error;
@@ -163,7 +178,7 @@ async function progressOf(ctx: AppContext, metas: readonly BatchMeta[]) {
   const counts = await ctx.store.counts();
   return {
     files: metas.length,
-    filesDone: metas.filter((m) => FINAL_STATES.has(m.state)).length,
+    filesDone: metas.filter(isFinished).length,
     invoices: metas.reduce((n, m) => n + (m.valid_rows ?? 0), 0),
     pending: metas.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
     retrying: counts.retrying,

@@ -19,11 +19,34 @@ end
 `;
 
 /**
+ * Shared: failed → queued. The key waits in `requeuing` until its job is known to exist (whoever
+ * requeued it adds the job; `run` and `retry` repair a key whose job never came), and every batch that
+ * has it waits for it again: a batch already reported goes back to `ingested`, and its report is
+ * written again once the key is final.
+ */
+const REQUEUE_KEY = `${SET_STATUS}
+local function requeue(base, rkey, key, from)
+  set_status(base, rkey, key, from, 'queued')
+  redis.call('HDEL', rkey, 'error')
+  redis.call('SADD', base .. ':requeuing', key)
+  for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do
+    local bkey = base .. ':batch:' .. b
+    if redis.call('SADD', base .. ':w:' .. key, b) == 1 then
+      redis.call('HINCRBY', bkey, 'pending', 1)
+      redis.call('HDEL', bkey, 'completed_at')
+      redis.call('SREM', base .. ':batches:complete', b)
+      if redis.call('HGET', bkey, 'state') == 'reported' then redis.call('HSET', bkey, 'state', 'ingested') end
+    end
+  end
+end
+`;
+
+/**
  * Shared: a failed key whose external_id is now carried by a newer key `by` becomes `superseded`
  * (final; `retry` never sends it again, which would put an outdated version into effect beside the
  * newer one). Its batches that are already complete are reported again, now showing it superseded.
  */
-const SUPERSEDE = `${SET_STATUS}
+const SUPERSEDE = `${REQUEUE_KEY}
 local function supersede(base, old, by)
   local okey = base .. ':r:' .. old
   if redis.call('HGET', okey, 'status') ~= 'failed' then return false end
@@ -90,7 +113,7 @@ for i = 4, #ARGV, 3 do
         queued = queued + 1
         out[#out + 1] = 'new'
       elseif status == 'failed' then
-        set_status(base, rkey, key, status, 'queued')
+        requeue(base, rkey, key, status)
         out[#out + 1] = 'requeue'
       else
         out[#out + 1] = 'join'
@@ -220,15 +243,6 @@ if live and live ~= key and redis.call('EXISTS', base .. ':r:' .. live) == 1 the
   supersede(base, key, live)
   return 2
 end
-set_status(base, rkey, key, current, 'queued')
-redis.call('HDEL', rkey, 'error')
-redis.call('SADD', base .. ':requeuing', key)
-for _, b in ipairs(redis.call('SMEMBERS', base .. ':kb:' .. key)) do
-  if redis.call('SADD', base .. ':w:' .. key, b) == 1 then
-    redis.call('HINCRBY', base .. ':batch:' .. b, 'pending', 1)
-    redis.call('HDEL', base .. ':batch:' .. b, 'completed_at')
-    redis.call('SREM', base .. ':batches:complete', b)
-  end
-end
+requeue(base, rkey, key, current)
 return 1
 `;

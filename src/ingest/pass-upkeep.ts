@@ -1,0 +1,65 @@
+import type { BatchMeta } from "../results/batch-store.js";
+import { resumeRequeues } from "../results/requeued-jobs.js";
+import { mayBeStranded, repairStranded } from "../results/stranded-keys.js";
+import { claimedFiles } from "./drop-folder.js";
+import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
+import { BatchLostError } from "./errors/batch-lost-error.js";
+
+const FINAL_STATES: ReadonlySet<BatchMeta["state"]> = new Set(["reported", "rejected"]);
+/** How long the pending count may stand still before the queue is asked whether keys are stranded. */
+const STRANDED_AFTER_MS = 5000;
+
+export function isFinished(meta: BatchMeta): boolean {
+  return FINAL_STATES.has(meta.state);
+}
+
+/**
+ * The repairs a pass that waits for its batches makes as it goes, so that no invoice waits for ever:
+ * - keys put back to queued whose job never came get it (requeued-jobs.ts);
+ * - a batch Redis has lost while its file is still in processing/ is ingested again with the same keys;
+ * - a file in processing/ keeps the pass going until its batch is finished, whoever claimed it;
+ * - when the pending count stands still and the queue holds no job that will run, the waiting keys of
+ *   the batches are given their jobs back (stranded-keys.ts).
+ */
+export class PassUpkeep {
+  #pending = -1;
+  #movedAt = Date.now();
+  #checkedAt = 0;
+
+  constructor(private readonly deps: DropPassDeps) {}
+
+  /** One round; returns the batches of `targets` (which it may extend). Throws BatchLostError. */
+  async round(targets: Set<string>): Promise<BatchMeta[]> {
+    await resumeRequeues(this.deps);
+    let metas = await this.metas(targets);
+    if (metas.length < targets.size || metas.every(isFinished)) {
+      for (const passed of await resumeClaimedFiles(this.deps)) targets.add(passed.file.batchId);
+      for (const file of await claimedFiles(this.deps.folder)) targets.add(file.batchId);
+      metas = await this.metas(targets);
+      const known = new Set(metas.map((m) => m.id));
+      const lost = [...targets].filter((id) => !known.has(id));
+      if (lost.length > 0) throw new BatchLostError(lost);
+    }
+    await this.repairIfStuck(metas);
+    return metas;
+  }
+
+  private async metas(targets: ReadonlySet<string>): Promise<BatchMeta[]> {
+    const metas = await Promise.all([...targets].map((id) => this.deps.batches.get(id)));
+    return metas.filter((m): m is BatchMeta => m !== undefined);
+  }
+
+  private async repairIfStuck(metas: readonly BatchMeta[]): Promise<void> {
+    const open = metas.filter((m) => m.state === "ingested");
+    const pending = open.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0);
+    const now = Date.now();
+    if (pending !== this.#pending) {
+      this.#pending = pending;
+      this.#movedAt = now;
+      return;
+    }
+    if (now - this.#movedAt < STRANDED_AFTER_MS || now - this.#checkedAt < STRANDED_AFTER_MS) return;
+    this.#checkedAt = now;
+    if (await mayBeStranded(this.deps.queue, pending)) await repairStranded(this.deps, open);
+  }
+}

@@ -1,0 +1,79 @@
+import type { Queue } from "bullmq";
+import type { KeyNamespace } from "../invoice/key.js";
+import { readInvoiceFileBatches } from "../ingest/read-invoice-file.js";
+import type { Logger } from "../log/logger.js";
+import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
+import type { InvoiceJobData } from "../queue/job-data.js";
+import type { BatchMeta } from "./batch-store.js";
+import { isReplaceable } from "./requeued-jobs.js";
+import type { ResultsStore } from "./results-store.js";
+
+export interface StrandedDeps {
+  readonly store: ResultsStore;
+  readonly queue: Queue<InvoiceJobData>;
+  readonly namespace: KeyNamespace;
+  readonly logger: Logger;
+}
+
+/** Job states in which a job will still run: while the queue holds any, nothing can be stranded for good. */
+const UNFINISHED = ["waiting", "active", "delayed", "prioritized", "waiting-children", "paused"] as const;
+const CHUNK = 500;
+
+/**
+ * Whether invoices wait in the store while the queue holds no job that will run: the sign of keys
+ * stranded without a job (a job deleted under a key that was put back to queued, jobs lost by Redis
+ * while the records stayed). One call to BullMQ; `run` asks it when a pass stops making progress.
+ */
+export async function mayBeStranded(queue: Queue<InvoiceJobData>, pending: number): Promise<boolean> {
+  if (pending <= 0) return false;
+  const counts = await queue.getJobCounts(...UNFINISHED);
+  return UNFINISHED.every((state) => (counts[state] ?? 0) === 0);
+}
+
+/**
+ * Gives every key of these batches that is still queued or retrying in the store, but has no job that
+ * will send it, its job back: the file is read again (same rows, same keys) for the documents. A job
+ * in BullMQ's failed set (an unexpected error) is left to `retry`. Adding a job for a key in flight is
+ * always safe: the job id is the key, and a worker never sends a key the store has as final.
+ */
+export async function repairStranded(deps: StrandedDeps, batches: readonly BatchMeta[]): Promise<number> {
+  let repaired = 0;
+  for (const batch of batches) {
+    let items: EnqueueItem[] = [];
+    const flush = async () => {
+      repaired += await repairChunk(deps, items);
+      items = [];
+    };
+    for await (const read of readInvoiceFileBatches(batch.path, {
+      namespace: deps.namespace,
+      displayName: batch.file,
+      format: batch.format,
+    }))
+      for (const item of read) {
+        if (item.kind !== "valid") continue;
+        items.push({ key: item.key, data: { invoice: item.invoice, batch: batch.id, line: item.line } });
+        if (items.length >= CHUNK) await flush();
+      }
+    await flush();
+  }
+  if (repaired > 0)
+    deps.logger.warn({ repaired }, "invoices waiting without a job were given their job back");
+  return repaired;
+}
+
+async function repairChunk(deps: StrandedDeps, items: readonly EnqueueItem[]): Promise<number> {
+  const records = await deps.store.getMany(items.map((i) => i.key));
+  const waiting = items.filter((_, i) => {
+    const status = records[i]?.status;
+    return status === "queued" || status === "retrying";
+  });
+  const missing: EnqueueItem[] = [];
+  for (const item of waiting) {
+    const state = await deps.queue.getJobState(item.key);
+    if (state === "failed" || !isReplaceable(state)) continue;
+    if (state === "completed") await deps.queue.remove(item.key);
+    missing.push(item);
+  }
+  await enqueueInvoices(deps.queue, missing);
+  return missing.length;
+}
