@@ -21,7 +21,7 @@ const CSV = "external_id,currency,destination_country,archive_policy\nINV-A,EUR,
  * A worker that records the key failed, as the real one does when the service refuses an invoice, and
  * then holds the job (still active, locked) until told to finish: the moment a re-drop must cope with.
  */
-async function holdingWorker(s: OpsSetup) {
+function holdingWorker(s: OpsSetup) {
   const redis = createRedis(s.env["REDIS_URL"] ?? "", "worker");
   const store = new RedisResultsStore(redis, s.env["QUEUE_PREFIX"] ?? "");
   let release: () => void = () => undefined;
@@ -58,7 +58,7 @@ describe("a re-drop while the failed invoice's job is still held by a worker", (
     const first = await cli(["ingest"], s.env);
     expect(first.code, first.stderr).toBe(0);
 
-    const w = await holdingWorker(s);
+    const w = holdingWorker(s);
     const key = await w.holding;
     await writeFile(join(s.dir, "night2.csv"), CSV);
     const again = await cli(["ingest"], s.env);
