@@ -26,6 +26,7 @@ export async function* batchRows(deps: BatchRowsDeps, batch: BatchMeta): AsyncGe
     namespace: deps.namespace,
     displayName: batch.file,
     format: batch.format,
+    length: batch.size, // the bytes ingested, not what a writer appended since
   }))
     for (const item of items) {
       if (item.kind === "unknown-fields" || item.kind === "file-error") continue;
@@ -52,13 +53,27 @@ async function resolveChunk(
   const byLine = new Map(
     keyed.map((item, i) => [item.line, { decision: decisions[i] ?? null, record: records[i] }]),
   );
-  return items.map((item) => {
+  // An in-file duplicate has its first occurrence's key, so its record; that line's ingest decision is
+  // read too when it lies in an earlier chunk.
+  const firsts = keyed.flatMap((item, i) =>
+    item.kind === "duplicate" && !byLine.has(item.firstLine)
+      ? [{ line: item.firstLine, record: records[i] }]
+      : [],
+  );
+  const firstDecisions = await deps.batches.decisions(
+    batchId,
+    firsts.map((f) => f.line),
+  );
+  for (const [i, f] of firsts.entries())
+    byLine.set(f.line, { decision: firstDecisions[i] ?? null, record: f.record });
+  const resolve = (item: RowItem): ReportRow => {
     if (item.kind === "rejected")
       return row(item.line, item.externalId ?? "", "", "rejected", undefined, formatFieldErrors(item.errors));
     const { decision, record } = byLine.get(item.line) ?? { decision: null, record: undefined };
     const id = item.invoice.external_id;
     if (item.kind === "duplicate") {
-      return row(item.line, id, item.key, "duplicate", record, `same invoice as line ${item.firstLine}`);
+      const first = resolve({ kind: "valid", line: item.firstLine, invoice: item.invoice, key: item.key });
+      return mirrorFirst(first, item.line, item.firstLine);
     }
     if (item.kind === "conflict") {
       const why = `external_id already at line ${item.firstLine} with other content (key ${item.earlierKey}); not sent`;
@@ -85,7 +100,19 @@ async function resolveChunk(
       record,
       record?.status === "succeeded" ? "" : (record?.error ?? ""),
     );
-  });
+  };
+  return items.map(resolve);
+}
+
+/**
+ * An in-file duplicate was never sent on its own: it ends as its first occurrence did (README,
+ * "Idempotency keys"), `duplicate` after a success, else that line's status and error.
+ */
+function mirrorFirst(first: ReportRow, line: number, firstLine: number): ReportRow {
+  const same = `same invoice as line ${firstLine}`;
+  if (first.status === "succeeded" || first.status === "duplicate")
+    return { ...first, line, status: "duplicate", error: same };
+  return { ...first, line, error: first.error === "" ? same : `${same}: ${first.error}` };
 }
 
 function row(
