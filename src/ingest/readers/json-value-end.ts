@@ -50,3 +50,49 @@ export class JsonValueEnd {
     return this.kind === "scalar";
   }
 }
+
+/** Characters a reader examined, copied or parsed: lets a test check that its work is linear in the input. */
+export interface ScanWork {
+  chars: number;
+}
+
+/**
+ * The text of one value that may span many chunks, kept as the chunks' pieces and joined once when the
+ * value ends: re-joining the pending text on every chunk would copy it again each time (quadratic in the
+ * value's length). Past `limit` characters the pieces are dropped and only the length is counted.
+ */
+export class ValueText {
+  private readonly parts: string[] = [];
+  private chars = 0;
+  private limit = 0;
+
+  constructor(private readonly work: ScanWork) {}
+
+  /** Forgets the previous value; the next one is too long past `limit` characters. */
+  clear(limit: number): void {
+    this.parts.length = 0;
+    this.chars = 0;
+    this.limit = limit;
+  }
+
+  /** Appends text[from, to). */
+  keep(text: string, from: number, to: number): void {
+    this.chars += to - from;
+    if (this.tooLong) this.parts.length = 0;
+    else if (to > from) {
+      this.work.chars += to - from;
+      this.parts.push(text.slice(from, to));
+    }
+  }
+
+  get tooLong(): boolean {
+    return this.chars > this.limit;
+  }
+
+  /** The text kept so far, whole; only when it is not too long. */
+  join(): string {
+    if (this.parts.length === 1) return this.parts[0] ?? "";
+    this.work.chars += this.chars;
+    return this.parts.join("");
+  }
+}
