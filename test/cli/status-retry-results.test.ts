@@ -58,7 +58,7 @@ describe("status and results after a night with succeeded, failed and rejected r
     expect(stdout).toMatch(/queued 0 +retrying 0 +succeeded 3 +failed 1/);
     expect(stdout).toMatch(/waiting 0 .*\(running\)/);
     const row = stdout.split("\n").find((l) => l.startsWith(batchId)) ?? "";
-    expect(row).toMatch(/night\.csv +reported +5 +4 +0 +3 +0 +1 +1 +0 +\/.+\.results\.csv$/);
+    expect(row).toMatch(/night\.csv +reported +5 +4 +0 +3 +0 +1 +1 +0 +0 +\/.+\.results\.csv$/);
     expect(stdout).toContain("1 invoice(s) failed");
     expect(stdout).toContain("`invoice-relay retry`");
   });
