@@ -2,7 +2,8 @@ import type { BatchMeta } from "../results/batch-store.js";
 import { emptyCounts, ROW_STATUSES, type StatusCounts } from "../results/report-row.js";
 import { z } from "zod";
 
-const countsSchema = z.object(Object.fromEntries(ROW_STATUSES.map((s) => [s, z.number()]))).partial();
+const COUNTED = [...ROW_STATUSES, "pending"] as const;
+const countsSchema = z.object(Object.fromEntries(COUNTED.map((s) => [s, z.number()]))).partial();
 
 export function countsOf(batch: BatchMeta): StatusCounts {
   const counts = emptyCounts();
@@ -13,16 +14,19 @@ export function countsOf(batch: BatchMeta): StatusCounts {
   return counts;
 }
 
-/** The end-of-run table: one line per file with its counts and report path. */
+/** The end-of-run table: one line per file with its counts and report path; `pending` only if any. */
 export function summaryTable(batches: readonly BatchMeta[]): string {
-  const header = ["file", "batch", ...ROW_STATUSES, "report"];
+  const columns = batches.some((b) => countsOf(b).pending > 0) ? COUNTED : ROW_STATUSES;
+  const header = ["file", "batch", ...columns, "report"];
   const rows = batches.map((b) => {
     const counts = countsOf(b);
     const report =
       b.state === "rejected"
         ? `REJECTED: ${b.file_error ?? ""} (${b.summary_json ?? ""})`
-        : (b.report_csv ?? "(not written)");
-    return [b.file, b.id, ...ROW_STATUSES.map((s) => String(counts[s])), report];
+        : b.state === "changed"
+          ? "NOT REPORTED: changed after it was claimed, kept in processing/ (below)"
+          : (b.report_csv ?? "(not written)");
+    return [b.file, b.id, ...columns.map((s) => String(counts[s])), report];
   });
   const widths = header.map((h, i) =>
     Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? 0 : (r[i] ?? "").length))),
@@ -36,11 +40,14 @@ export function summaryTable(batches: readonly BatchMeta[]): string {
   return [format(header), ...rows.map(format)].join("\n");
 }
 
-/** Exit 2 when any row was rejected, failed or in conflict, or a file was rejected as a whole. */
+/**
+ * Exit 2 when any row was rejected, failed or in conflict, or still pending in a written report (never
+ * "every row succeeded"), or a file was rejected as a whole.
+ */
 export function hasProblems(batches: readonly BatchMeta[]): boolean {
   return batches.some((b) => {
     if (b.state === "rejected") return true;
     const c = countsOf(b);
-    return c.rejected + c.failed + c.conflict > 0;
+    return c.rejected + c.failed + c.conflict + c.pending > 0;
   });
 }

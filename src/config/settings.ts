@@ -143,6 +143,23 @@ export const SETTINGS = {
     schema: int(0, 3_600_000),
     default: "2000",
   },
+  doneMarkerSuffix: {
+    env: "DONE_MARKER_SUFFIX",
+    description:
+      "If set (e.g. .done), a drop file is picked up only once a marker named after it plus this suffix " +
+      "exists (invoices.csv.done for invoices.csv), written after the file; the marker is removed on claim.",
+    schema: z
+      .string()
+      .regex(
+        /^\.[A-Za-z0-9_-][A-Za-z0-9._-]{0,31}$/,
+        "must be a suffix such as .done (a dot, then 1-32 letters, digits, '_', '.' or '-')",
+      )
+      .refine(
+        (suffix) => !/\.(csv|json|ndjson|jsonl)$/i.test(suffix),
+        "must not end in a drop file extension (.csv, .json, .ndjson, .jsonl): a marker would be taken for a drop file",
+      )
+      .optional(),
+  },
   correlationIdHeaders: {
     env: "CORRELATION_ID_HEADERS",
     description: "Response headers holding the correlation ID, first present wins.",

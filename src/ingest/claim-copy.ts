@@ -4,7 +4,13 @@ import { lstat, open, readdir, rename, rm, unlink, type FileHandle } from "node:
 import { join } from "node:path";
 import type { Logger } from "../log/logger.js";
 import { ClaimCopyLostError } from "./claim-copy-lost-error.js";
-import { claimedName, newBatchId, type ClaimedFile, type DropFolder } from "./drop-folder.js";
+import {
+  claimedName,
+  newBatchId,
+  removeDoneMarker,
+  type ClaimedFile,
+  type DropFolder,
+} from "./drop-folder.js";
 
 /**
  * Test hook, never a setting: `1` makes `ingest FILE` copy the file into processing/ as it does from
@@ -47,6 +53,7 @@ export async function claimGiven(
   if (options.forceCopy !== true) {
     try {
       await rename(source, target);
+      await removeDoneMarker(folder, source);
       return { batchId, name, path: target };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
@@ -54,6 +61,7 @@ export async function claimGiven(
   }
   await copyInto(folder, source, target, claimedName(batchId, name));
   await unlink(source);
+  await removeDoneMarker(folder, source);
   return { batchId, name, path: target };
 }
 

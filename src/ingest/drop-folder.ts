@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, readdir, rename } from "node:fs/promises";
+import { lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { formatOf } from "./read-invoice-file.js";
 
@@ -10,9 +10,14 @@ export interface DropFolder {
   readonly archive: string;
   readonly rejected: string;
   readonly reports: string;
+  /**
+   * DONE_MARKER_SUFFIX: when set, `invoices.csv` is ready only once `invoices.csv<suffix>` exists (written
+   * after the file, so no newer than it), whatever SETTLE_MS says; the marker is removed on claim.
+   */
+  readonly doneMarkerSuffix?: string | undefined;
 }
 
-export function dropFolder(root: string): DropFolder {
+export function dropFolder(root: string, doneMarkerSuffix?: string): DropFolder {
   const abs = resolve(root);
   return {
     root: abs,
@@ -20,6 +25,7 @@ export function dropFolder(root: string): DropFolder {
     archive: join(abs, "archive"),
     rejected: join(abs, "rejected"),
     reports: join(abs, "reports"),
+    doneMarkerSuffix,
   };
 }
 
@@ -39,6 +45,26 @@ export function isDropName(name: string): boolean {
   return formatOf(name) !== undefined;
 }
 
+/** Whether a top-level name is the done-marker of a drop file (DONE_MARKER_SUFFIX set). */
+export function isDoneMarker(folder: DropFolder, name: string): boolean {
+  const suffix = folder.doneMarkerSuffix;
+  return suffix !== undefined && name.endsWith(suffix) && isDropName(name.slice(0, -suffix.length));
+}
+
+/**
+ * Whether a drop file's done-marker is there and was written after the file's last change. A marker
+ * older than the file belongs to an earlier upload under the same name (left by a crash between a claim
+ * and the marker's removal), not to the one still being written.
+ */
+async function markedDone(folder: DropFolder, name: string, fileMtimeMs: number): Promise<boolean> {
+  if (folder.doneMarkerSuffix === undefined) return false;
+  try {
+    return (await lstat(join(folder.root, `${name}${folder.doneMarkerSuffix}`))).mtimeMs >= fileMtimeMs;
+  } catch {
+    return false;
+  }
+}
+
 export interface DropCandidate {
   readonly name: string;
   /** A symbolic link is never followed: it is claimed and rejected as such. */
@@ -46,8 +72,8 @@ export interface DropCandidate {
 }
 
 /**
- * Files ready to claim: drop names whose last change is at least `settleMs` old (an upload still being
- * written is left alone), oldest first.
+ * Files ready to claim, oldest first: drop names whose last change is at least `settleMs` old (an upload
+ * still being written is left alone) or, with DONE_MARKER_SUFFIX set, those marked done, and only those.
  */
 export async function readyFiles(
   folder: DropFolder,
@@ -60,7 +86,9 @@ export async function readyFiles(
     if (!isDropName(entry.name) || !(entry.isFile() || entry.isSymbolicLink())) continue;
     try {
       const info = await lstat(join(folder.root, entry.name));
-      if (now - info.mtimeMs < settleMs) continue;
+      if (folder.doneMarkerSuffix !== undefined) {
+        if (!(await markedDone(folder, entry.name, info.mtimeMs))) continue;
+      } else if (now - info.mtimeMs < settleMs) continue;
       ready.push({ name: entry.name, symlink: info.isSymbolicLink(), mtime: info.mtimeMs });
     } catch {
       continue; // gone meanwhile (another process claimed it)
@@ -90,6 +118,8 @@ export interface ClaimedFile {
   readonly name: string;
   /** Where it is now. */
   readonly path: string;
+  /** Bytes claimed: readers read no further (a writer may still be appending; see FileChangedError). */
+  readonly size?: number | undefined;
 }
 
 export function claimedName(batchId: string, name: string): string {
@@ -119,7 +149,13 @@ export async function claim(
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
   }
+  await removeDoneMarker(folder, join(folder.root, name));
   return { batchId, name, path: target };
+}
+
+/** After a claim: a marker left behind would make the next upload under the name ready at once. */
+export async function removeDoneMarker(folder: DropFolder, path: string): Promise<void> {
+  if (folder.doneMarkerSuffix !== undefined) await rm(`${path}${folder.doneMarkerSuffix}`, { force: true });
 }
 
 /** Files left in processing/ by an earlier run that did not finish: they are resumed, never re-claimed. */

@@ -9,6 +9,7 @@ import type { BatchStore } from "../results/batch-store.js";
 import { writeBatchReport } from "../results/batch-report.js";
 import type { ResultsStore } from "../results/results-store.js";
 import { removeStaleCopies } from "./claim-copy.js";
+import { claimedContent, EMPTY_CONTENT, findContentChange } from "./claimed-content.js";
 import {
   claim,
   claimedFiles,
@@ -20,6 +21,7 @@ import {
 import { IngestLease } from "./ingest-lease.js";
 import { ingestFile, type IngestResult } from "./ingest-file.js";
 import { formatOf } from "./read-invoice-file.js";
+import type { FileChangedError } from "./errors/file-changed-error.js";
 import { UnreadableFileError } from "./unreadable-file-error.js";
 
 export interface DropPassDeps {
@@ -32,9 +34,13 @@ export interface DropPassDeps {
   readonly logger: Logger;
 }
 
+/** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */
+export type PassResult =
+  IngestResult | { readonly kind: "busy" } | { readonly kind: "changed"; readonly error: FileChangedError };
+
 export interface PassedFile {
   readonly file: ClaimedFile;
-  readonly result: IngestResult | { readonly kind: "busy" };
+  readonly result: PassResult;
 }
 
 /**
@@ -61,23 +67,41 @@ export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<Pa
 
 /**
  * Ingests one claimed file under a lease. A file that cannot be used as a whole goes to rejected/ with
- * its report (a summary naming the problem) written at once.
+ * its report (a summary naming the problem) written at once. What is claimed is measured once, at the
+ * claim (length and sha256, in the batch record); only those bytes are read, and a resumed file that is
+ * no longer what was claimed is not ingested further (FileChangedError).
  */
-export async function ingestClaimed(
-  deps: DropPassDeps,
-  file: ClaimedFile,
-): Promise<IngestResult | { readonly kind: "busy" }> {
-  await deps.batches.open({
+export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Promise<PassResult> {
+  const link = (await lstat(file.path)).isSymbolicLink();
+  const known = await deps.batches.get(file.batchId);
+  const measured =
+    known?.size !== undefined && known.sha256 !== undefined
+      ? { size: known.size, sha256: known.sha256 }
+      : link
+        ? EMPTY_CONTENT // a link is never followed, not even to measure it
+        : await claimedContent(file.path);
+  const meta = await deps.batches.open({
     id: file.batchId,
     file: file.name,
     format: formatOf(file.name) ?? "csv",
     path: file.path,
     host: hostname(),
+    ...measured,
   });
+  const claimed = { size: meta.size ?? measured.size, sha256: meta.sha256 ?? measured.sha256 };
   const lease = new IngestLease(deps.redis, `${deps.batches.keys.batch(file.batchId)}:lease`);
   if (!(await lease.acquire())) return { kind: "busy" };
   try {
-    const link = (await lstat(file.path)).isSymbolicLink();
+    const change =
+      known === undefined || link ? undefined : await findContentChange(file.path, file.name, claimed);
+    if (change !== undefined) {
+      deps.logger.error(
+        { batch: file.batchId, file: file.name, err: change.message },
+        "file changed after it was claimed; kept in processing/",
+      );
+      await deps.batches.markChanged(file.batchId, change.message);
+      return { kind: "changed", error: change };
+    }
     const result: IngestResult = link
       ? {
           kind: "unreadable",
@@ -86,7 +110,7 @@ export async function ingestClaimed(
             "is a symbolic link; links are not followed out of the drop folder, copy the file itself",
           ),
         }
-      : await ingestFile(deps, file);
+      : await ingestFile(deps, { ...file, size: claimed.size });
     if (result.kind === "unreadable") await rejectFile(deps, file, result.error);
     else {
       await deps.batches.update(file.batchId, {

@@ -5,7 +5,8 @@ import { claimedFiles } from "./drop-folder.js";
 import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { BatchLostError } from "./errors/batch-lost-error.js";
 
-const FINAL_STATES: ReadonlySet<BatchMeta["state"]> = new Set(["reported", "rejected"]);
+// `changed`: kept in processing/ and never reported; the pass ends and says so (exit 1).
+const FINAL_STATES: ReadonlySet<BatchMeta["state"]> = new Set(["reported", "rejected", "changed"]);
 /** How long the pending count may stand still before the queue is asked whether keys are stranded. */
 const STRANDED_AFTER_MS = 5000;
 

@@ -32,13 +32,24 @@ export interface ReadOptions {
   readonly format?: FileFormat;
   /** Name used in messages; defaults to the file's base name. */
   readonly displayName?: string;
+  /** Bytes to read from the start (those claimed); a writer's later appends are never read. */
+  readonly length?: number | undefined;
 }
 
 const READ_CHUNK_BYTES = 16 * 1024;
 
+/** The file's bytes, or its first `length` of them. */
+function fileSource(path: string, length: number | undefined): AsyncIterable<Uint8Array> {
+  if (length === 0) return (async function* () {})();
+  return createReadStream(path, {
+    highWaterMark: READ_CHUNK_BYTES,
+    ...(length === undefined ? {} : { start: 0, end: length - 1 }),
+  });
+}
+
 /** Reads a drop file from disk. */
 export function readInvoiceFile(path: string, options: ReadOptions): AsyncGenerator<ReadItem> {
-  const source = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+  const source = fileSource(path, options.length);
   return readInvoices(source, { displayName: basename(path), format: formatOf(path) ?? "csv", ...options });
 }
 
@@ -55,7 +66,7 @@ export async function* readInvoices(
 
 /** Reads a drop file from disk, a batch of records per chunk read. */
 export function readInvoiceFileBatches(path: string, options: ReadOptions): AsyncGenerator<ReadItem[]> {
-  const source = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+  const source = fileSource(path, options.length);
   return readInvoiceBatches(source, {
     displayName: basename(path),
     format: formatOf(path) ?? "csv",
@@ -87,12 +98,7 @@ export async function findFileError(
   path: string,
   options: Omit<SourceOptions, "namespace">,
 ): Promise<UnreadableFileError | undefined> {
-  const raw = rawRecords(
-    createReadStream(path, { highWaterMark: READ_CHUNK_BYTES }),
-    options.format,
-    options.displayName,
-    new Set(),
-  );
+  const raw = rawRecords(fileSource(path, options.length), options.format, options.displayName, new Set());
   try {
     // The records themselves are not needed: the readers throw on whatever makes a file unusable.
     while (!(await raw.next()).done);

@@ -2,7 +2,8 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import { RelayKeys } from "./redis-keys.js";
 
-export const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported"] as const;
+/** `changed`: the file changed after its claim; kept in processing/, never reported (see FileChangedError). */
+export const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported", "changed"] as const;
 export type BatchState = (typeof BATCH_STATES)[number];
 
 const optionalInt = z.coerce.number().int().optional();
@@ -23,6 +24,9 @@ export const batchMetaSchema = z.object({
   rows: optionalInt,
   valid_rows: optionalInt,
   pending: optionalInt,
+  /** Bytes claimed and their sha256: every reader of the batch reads exactly these bytes. */
+  size: optionalInt,
+  sha256: z.string().optional(),
   file_error: z.string().optional(),
   report_csv: z.string().optional(),
   summary_json: z.string().optional(),
@@ -38,6 +42,9 @@ export interface NewBatch {
   readonly format: BatchMeta["format"];
   readonly path: string;
   readonly host: string;
+  /** What was claimed (see `size` above); absent only where nothing was measured. */
+  readonly size?: number;
+  readonly sha256?: string;
 }
 
 /** Batch records: what was dropped, where the file is, how far it got, where its report is. */
@@ -66,12 +73,18 @@ export class BatchStore {
           path: batch.path,
           state: "ingesting",
           host: batch.host,
+          ...(batch.size === undefined ? {} : { size: batch.size }),
+          ...(batch.sha256 === undefined ? {} : { sha256: batch.sha256 }),
           created_at: now,
         })
         .zadd(this.keys.batches, now, batch.id)
         .exec();
     } else {
-      await this.redis.hset(key, "path", batch.path);
+      // A record from before claims were measured takes this measure; a measured one keeps its own.
+      const multi = this.redis.multi().hset(key, "path", batch.path);
+      if (batch.size !== undefined && batch.sha256 !== undefined)
+        multi.hsetnx(key, "size", batch.size).hsetnx(key, "sha256", batch.sha256);
+      await multi.exec();
     }
     return this.require(batch.id);
   }
@@ -116,6 +129,15 @@ export class BatchStore {
     await this.redis
       .multi()
       .hset(this.keys.batch(id), { ...fields, state, reported_at: this.now() })
+      .srem(this.keys.complete, id)
+      .exec();
+  }
+
+  /** The file changed after its claim: the batch is never reported, and says why. */
+  async markChanged(id: string, problem: string): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(this.keys.batch(id), { state: "changed", file_error: problem })
       .srem(this.keys.complete, id)
       .exec();
   }

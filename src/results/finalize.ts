@@ -2,6 +2,7 @@ import { access } from "node:fs/promises";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import { claimedName, moveClaimed, type DropFolder } from "../ingest/drop-folder.js";
+import { findContentChange } from "../ingest/claimed-content.js";
 import { IngestLease } from "../ingest/ingest-lease.js";
 import type { Logger } from "../log/logger.js";
 import type { BatchMeta } from "./batch-store.js";
@@ -51,8 +52,26 @@ async function finalizeBatch(
   const meta = await deps.batches.get(id);
   if (meta === undefined || meta.state === "ingesting") return undefined;
   if (!(await deps.batches.isComplete(id))) return undefined; // another process wrote it meanwhile
+  if (meta.state === "changed") {
+    // Answers that landed since put it back among the complete batches; it is still not reported.
+    await deps.batches.markChanged(id, meta.file_error ?? "changed after it was claimed");
+    return undefined;
+  }
   const path = await locate(deps.folder, meta);
   if (path === undefined) return undefined;
+  if (meta.size !== undefined && meta.sha256 !== undefined) {
+    // Reported as complete only if the file is still exactly what was ingested: a file that grew has
+    // rows nobody sent, one that was rewritten has rows other than those sent.
+    const change = await findContentChange(path, meta.file, { size: meta.size, sha256: meta.sha256 });
+    if (change !== undefined) {
+      deps.logger.error(
+        { batch: id, file: meta.file, err: change.message },
+        "file changed after it was claimed; kept in processing/, not reported",
+      );
+      await deps.batches.markChanged(id, change.message);
+      return undefined;
+    }
+  }
   const report = await writeBatchReport(deps, { ...meta, path }, deps.folder.reports);
   const archived = path.startsWith(deps.folder.processing)
     ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive")

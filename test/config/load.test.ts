@@ -83,4 +83,13 @@ describe("configuration", () => {
       /INVOICE_API_URL is not set[\s\S]*INVOICE_API_KEY is not set/,
     );
   });
+
+  it("when DONE_MARKER_SUFFIX is a suffix such as .done, then it is taken; when it would name a drop file or lacks its dot, then it is refused naming the variable", () => {
+    expect(loadConfig({ DONE_MARKER_SUFFIX: ".done" }).doneMarkerSuffix).toBe(".done");
+    expect(loadConfig({}).doneMarkerSuffix).toBeUndefined();
+    for (const bad of [".ok.csv", ".JSON", "done", ".", "./x"])
+      expect(problemsOf({ DONE_MARKER_SUFFIX: bad }), bad).toEqual([
+        expect.stringMatching(/^DONE_MARKER_SUFFIX must /) as unknown,
+      ]);
+  });
 });

@@ -30,13 +30,17 @@ export const ingestCommand: CommandFactory = () =>
               ? `${result.counts.rows} rows, ${result.counts.valid} valid, ${result.enqueued} enqueued`
               : result.kind === "unreadable"
                 ? `REJECTED: ${result.error.message}`
-                : "being ingested by another process";
+                : result.kind === "changed"
+                  ? `CHANGED: ${result.error.message}`
+                  : "being ingested by another process";
           process.stdout.write(`${file.batchId}\t${file.name}\t${detail}\n`);
         }
         if (passed.length === 0) process.stderr.write(`no ready files in ${ctx.folder.root}\n`);
-        process.exitCode = passed.some((p) => p.result.kind === "unreadable")
-          ? ExitCode.FinishedWithProblems
-          : ExitCode.Ok;
+        process.exitCode = passed.some((p) => p.result.kind === "changed")
+          ? ExitCode.CouldNotFinish
+          : passed.some((p) => p.result.kind === "unreadable")
+            ? ExitCode.FinishedWithProblems
+            : ExitCode.Ok;
       } finally {
         await ctx.close();
       }

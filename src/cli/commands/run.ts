@@ -102,6 +102,10 @@ async function nightlyPass(
         if (metas.every(isFinished)) {
           progress.end();
           process.stdout.write(`${summaryTable(metas)}\n`);
+          // A file that changed after its claim is not finished with, whatever its rows say.
+          const changed = metas.filter((m) => m.state === "changed");
+          for (const m of changed) process.stderr.write(`invoice-relay run: ${m.file_error ?? m.file}\n`);
+          if (changed.length > 0) return ExitCode.CouldNotFinish;
           return hasProblems(metas) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
         }
         const refusal = await readKeyRefusal(ctx.redis, config.queuePrefix);
@@ -156,12 +160,16 @@ async function nightlyPass(
   }
 }
 
-/** Batches from earlier runs still waiting on invoices (their files are on this machine). */
+/**
+ * Batches from earlier runs still waiting on invoices, or whose file changed after its claim and is
+ * still kept in processing/ (each run says so again), their files on this machine.
+ */
 async function unfinishedBatches(ctx: AppContext): Promise<BatchMeta[]> {
   const ids = await ctx.batches.list();
   const metas = await Promise.all(ids.map((id) => ctx.batches.get(id)));
   const open = metas.filter(
-    (m): m is BatchMeta => m !== undefined && (m.state === "ingested" || m.state === "ingesting"),
+    (m): m is BatchMeta =>
+      m !== undefined && (m.state === "ingested" || m.state === "ingesting" || m.state === "changed"),
   );
   const here = await Promise.all(
     open.map((m) =>

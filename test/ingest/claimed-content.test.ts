@@ -1,0 +1,108 @@
+import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimedContent, findContentChange } from "../../src/ingest/claimed-content.js";
+import { claimedName, dropFolder, ensureDropFolder, newBatchId } from "../../src/ingest/drop-folder.js";
+import { dropPass } from "../../src/ingest/drop-pass.js";
+import { readInvoiceFileBatches } from "../../src/ingest/read-invoice-file.js";
+import { resolveNamespace } from "../../src/invoice/key.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
+import { BatchStore } from "../../src/results/batch-store.js";
+import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { testPrefix, testRedis } from "../support/redis.js";
+
+const HEADER = "external_id,currency,destination_country,archive_policy\n";
+const rows = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => `C-${from + i},EUR,DE,eu-10y\n`).join("");
+
+let dir: string;
+let redis: Redis;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "invoice-relay-claimed-"));
+  redis = testRedis();
+});
+afterAll(async () => {
+  await redis.quit();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("what was claimed of a file", () => {
+  it("when a measured file is unchanged, grown, rewritten or cut, then only the unchanged one passes, and the change says how", async () => {
+    const path = join(dir, "measured.csv");
+    await writeFile(path, HEADER + rows(0, 10));
+    const claimed = await claimedContent(path);
+    expect(claimed.size).toBe(Buffer.byteLength(HEADER + rows(0, 10)));
+    expect(await findContentChange(path, "measured.csv", claimed)).toBeUndefined();
+
+    await appendFile(path, rows(10, 12));
+    expect(await findContentChange(path, "measured.csv", claimed)).toMatchObject({
+      code: "FILE_CHANGED_AFTER_CLAIM",
+      nowBytes: claimed.size + Buffer.byteLength(rows(10, 12)),
+      prefixIntact: true,
+    });
+    await writeFile(path, (HEADER + rows(0, 10)).replace("C-3,", "X-3,"));
+    expect(await findContentChange(path, "measured.csv", claimed)).toMatchObject({ prefixIntact: false });
+    await writeFile(path, HEADER + rows(0, 9));
+    expect(await findContentChange(path, "measured.csv", claimed)).toMatchObject({ prefixIntact: false });
+  });
+
+  it("when a file grew after its claim, then reading the claimed length yields only the claimed rows", async () => {
+    const path = join(dir, "read.csv");
+    await writeFile(path, HEADER + rows(0, 5));
+    const { size } = await claimedContent(path);
+    await appendFile(path, rows(5, 50));
+    const lines: number[] = [];
+    for await (const batch of readInvoiceFileBatches(path, { namespace: resolveNamespace(), length: size }))
+      for (const item of batch) if (item.kind === "valid") lines.push(item.line);
+    expect(lines).toEqual([2, 3, 4, 5, 6]);
+  });
+});
+
+describe("resuming a claimed file", () => {
+  it("when a file left in processing/ mid-ingest has grown since its claim, then the pass does not ingest it further, marks its batch changed and keeps the file", async () => {
+    const prefix = testPrefix();
+    const folder = dropFolder(join(dir, "resume"));
+    await ensureDropFolder(folder);
+    const batchId = newBatchId();
+    const path = join(folder.processing, claimedName(batchId, "growing.csv"));
+    await writeFile(path, HEADER + rows(0, 20));
+    const batches = new BatchStore(redis, prefix);
+    // As the run that claimed it left it: measured, still ingesting.
+    await batches.open({
+      id: batchId,
+      file: "growing.csv",
+      format: "csv",
+      path,
+      host: "earlier",
+      ...(await claimedContent(path)),
+    });
+    await appendFile(path, rows(20, 40));
+    const queue = createInvoiceQueue(redis, prefix, 10);
+    try {
+      const passed = await dropPass(
+        {
+          folder,
+          redis,
+          store: new RedisResultsStore(redis, prefix),
+          batches,
+          queue,
+          namespace: resolveNamespace(),
+          logger: silentLogger(),
+        },
+        0,
+      );
+      expect(passed.map((p) => p.result.kind)).toEqual(["changed"]);
+      expect(await batches.require(batchId)).toMatchObject({
+        state: "changed",
+        file_error: expect.stringMatching(/growing\.csv changed after it was claimed/) as unknown,
+      });
+      expect(await queue.getWaitingCount()).toBe(0);
+      expect(await batches.complete()).toEqual([]);
+    } finally {
+      await queue.close();
+    }
+  });
+});
