@@ -37,6 +37,17 @@ export async function ensureDropFolder(folder: DropFolder): Promise<void> {
 
 const IGNORED_SUFFIXES = [".tmp", ".part", ".partial"];
 
+/**
+ * The longest drop name, in UTF-8 bytes: the names made from it (claimed `<batch id>--<name>`, its copy
+ * in progress, `reports/<name>.<batch id>.summary.json` and their temporary names, up to 48 bytes more)
+ * must fit in the 255 bytes of a file name.
+ */
+export const MAX_DROP_NAME_BYTES = 200;
+
+export function isNameTooLong(name: string): boolean {
+  return Buffer.byteLength(name, "utf8") > MAX_DROP_NAME_BYTES;
+}
+
 /** Whether a top-level name is a drop file by its name alone: a known extension, not hidden, not an upload. */
 export function isDropName(name: string): boolean {
   if (name.startsWith(".")) return false;
@@ -67,6 +78,8 @@ async function markedDone(folder: DropFolder, name: string, fileMtimeMs: number)
 
 export interface DropCandidate {
   readonly name: string;
+  /** Too long to claim (`isNameTooLong`): left where it is, said so at every pass. */
+  readonly tooLong: boolean;
   /** A symbolic link is never followed: it is claimed and rejected as such. */
   readonly symlink: boolean;
 }
@@ -96,7 +109,7 @@ export async function readyFiles(
   }
   return ready
     .sort((a, b) => a.mtime - b.mtime || a.name.localeCompare(b.name))
-    .map(({ name, symlink }) => ({ name, symlink }));
+    .map(({ name, symlink }) => ({ name, symlink, tooLong: isNameTooLong(name) }));
 }
 
 /** Batch ids sort by claim time and are unique per drop: `20261121T020000Z-3fa9c1`. */

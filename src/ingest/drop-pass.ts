@@ -13,6 +13,7 @@ import { claimedContent, EMPTY_CONTENT, findContentChange } from "./claimed-cont
 import {
   claim,
   claimedFiles,
+  MAX_DROP_NAME_BYTES,
   moveClaimed,
   readyFiles,
   type ClaimedFile,
@@ -57,6 +58,14 @@ export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<Pa
     passed.push({ file, result: await ingestClaimed(deps, file) });
   }
   for (const candidate of await readyFiles(deps.folder, settleMs)) {
+    if (candidate.tooLong) {
+      deps.logger.error(
+        { file: candidate.name, bytes: Buffer.byteLength(candidate.name), most: MAX_DROP_NAME_BYTES },
+        "file left in the drop folder: its name is too long for the names made from it (claimed file, " +
+          "reports); rename it to a shorter name",
+      );
+      continue;
+    }
     const file = await claim(deps.folder, candidate.name);
     if (file === undefined) continue; // another process claimed it first
     deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");

@@ -93,4 +93,33 @@ describe("drop files with odd names", () => {
     expect(await readdir(join(drop.dir, "archive"))).toHaveLength(ODD_NAMES.length);
     expect(sim.stats().effects).toMatchObject({ total: 2 * ODD_NAMES.length, keysWithMultipleEffects: 0 });
   });
+
+  it("when a dropped file's name is too long for the names made from it, then run leaves it where it is with an error naming it, and the other files go on", async () => {
+    const sim = await startSimulator({ apiKey: API_KEY, seed: 4 });
+    const drop = await tempDropDir();
+    cleanups.push(() => sim.close(), drop.cleanup);
+    const env = {
+      REDIS_URL: testRedisUrl(),
+      INVOICE_API_URL: sim.url,
+      INVOICE_API_KEY: API_KEY,
+      QUEUE_PREFIX: `names-${randomUUID()}`,
+      DROP_DIR: drop.dir,
+      SETTLE_MS: "0",
+      LOG_LEVEL: "warn",
+    };
+    // 228 bytes: its claimed name (252 bytes) fits, its report's name (263) does not.
+    const long = `${"日".repeat(74)}.csv`;
+    await writeFile(join(drop.dir, long), csvFor(1));
+    await writeFile(join(drop.dir, "short.csv"), csvFor(2));
+
+    const proc = spawnNode("workers/cli.js", ["run"], env);
+    const { code } = await proc.exited;
+    expect(code, proc.output()).toBe(0);
+    expect([...(await readReports(drop.dir)).keys()]).toEqual(["short.csv"]);
+    expect(await readdir(drop.dir)).toContain(long);
+    expect(await readdir(join(drop.dir, "processing"))).toEqual([]);
+    expect(proc.output()).toMatch(/name is too long/);
+    expect(proc.output()).toContain(long);
+    expect(sim.stats().effects.total).toBe(2);
+  });
 });

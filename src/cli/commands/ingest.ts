@@ -2,7 +2,7 @@ import { basename } from "node:path";
 import { Command } from "commander";
 import { claimGiven, FORCE_COPY_TEST_HOOK } from "../../ingest/claim-copy.js";
 import { dropPass, ingestClaimed, type PassedFile } from "../../ingest/drop-pass.js";
-import { isDropName } from "../../ingest/drop-folder.js";
+import { isDropName, isNameTooLong, MAX_DROP_NAME_BYTES } from "../../ingest/drop-folder.js";
 import { openContext, type AppContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
@@ -60,6 +60,10 @@ async function ingestGiven(
     const name = basename(path);
     if (!isDropName(name))
       throw new Error(`${path}: not a drop file (expected .csv, .json, .ndjson or .jsonl)`);
+    if (isNameTooLong(name))
+      throw new Error(
+        `${path}: its name is longer than ${MAX_DROP_NAME_BYTES} bytes, too long for the names made from it (claimed file, reports); copy it under a shorter name`,
+      );
     const file = await claimGiven(ctx.folder, path, name, {
       forceCopy: process.env[FORCE_COPY_TEST_HOOK] === "1",
     });
