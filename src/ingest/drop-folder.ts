@@ -12,7 +12,7 @@ export interface DropFolder {
   readonly reports: string;
   /**
    * DONE_MARKER_SUFFIX: when set, `invoices.csv` is ready only once `invoices.csv<suffix>` exists (written
-   * after the file, so no newer than it), whatever SETTLE_MS says; the marker is removed on claim.
+   * after the file, so no older than it), whatever SETTLE_MS says; the marker is removed on claim.
    */
   readonly doneMarkerSuffix?: string | undefined;
 }
