@@ -1,6 +1,7 @@
 // npm run test:chaos — issue 5 item 1: invoices across drop files, submitted through a faulty simulator
 // by worker processes that are killed with SIGKILL and restarted, a private Redis (AOF everysec)
-// restarted mid-run and an ingest killed mid-file; then every guarantee of docs/reliability.md is checked.
+// restarted mid-run and an ingest killed mid-file; then every guarantee of docs/reliability.md is checked,
+// and an operator phase follows (an outage night, corrected invoices dropped, `retry`: one effect per external_id).
 // Size and seed: CHAOS_INVOICES (10000), CHAOS_FILES (5), CHAOS_WORKERS (2), CHAOS_WORKER_KILLS (3),
 // CHAOS_SEED (random, printed), CHAOS_TIMEOUT_S (900), CHAOS_REDIS_RESTART (term | kill | power), CHAOS_KEEP=1
 // keeps the folders.
@@ -17,6 +18,7 @@ import { WorkerSlot } from "./chaos/fleet.js";
 import { ingestKilledMidFile } from "./chaos/ingest-phase.js";
 import { chaosLoop, type LoopFigures } from "./chaos/loop.js";
 import { chaosOptions, FAULTS } from "./chaos/options.js";
+import { operatorPhase } from "./chaos/operator-phase.js";
 import { chaosPlan } from "./chaos/plan.js";
 import { describeExit, killAllSpawned, spawnEntry } from "./chaos/processes.js";
 import { verify } from "./chaos/verify.js";
@@ -161,6 +163,21 @@ try {
 const stats = sim.stats();
 const verdict = await verify({ dropDir, files, redis: monitor, prefix, stats, effects });
 failures.push(...verdict.failures);
+// The operator's night after the chaos: an outage fails a file, corrections of half of it are dropped,
+// retry re-drives the rest; one effect per external_id throughout.
+let operator: "passed" | "failed" | "skipped" = "skipped";
+if (failures.length === 0) {
+  const found = await operatorPhase({
+    sim,
+    dropDir,
+    env: { ...submitEnv, ...dropEnv, LOG_LEVEL: "warn" },
+    faults: FAULTS,
+    effects,
+    log,
+  });
+  failures.push(...found);
+  operator = found.length === 0 ? "passed" : "failed";
+}
 const wall = seconds(Date.now() - started);
 const kills = (loopFigures?.workerKills ?? 0) + ingestKills;
 log(
@@ -186,6 +203,7 @@ log(
     faults: stats.faults,
     duplicates: verdict.duplicates,
     lost: verdict.lost,
+    operator_phase: operator,
     wall_s: wall,
   }),
 );

@@ -22,7 +22,7 @@ const COUNTRIES = ["DE", "FR", "US", "GB", "JP", "BR", "IN", "SE", "NL", "ES"];
 const CURRENCIES = ["EUR", "EUR", "USD", "GBP", "JPY", "BRL", "INR", "SEK", "EUR", "EUR"];
 const POLICIES = ["eu-10y", "eu-central-7y", "us-east-7y", "uk-6y", "ap-northeast-1-10y"];
 
-interface Fields {
+export interface Fields {
   readonly external_id: string;
   readonly currency: string;
   readonly destination_country: string;
@@ -43,7 +43,7 @@ function fields(file: number, i: number): Fields {
  * The key is derived here from the pure core, independently of the readers, so a reader that got a
  * line number or a field wrong shows up as a report line that does not match.
  */
-function expected(f: Fields, line: number): ExpectedRow {
+export function expected(f: Fields, line: number): ExpectedRow {
   const result = normaliseRecord(f);
   if (!result.ok)
     throw new Error(`chaos generator made an invalid invoice: ${JSON.stringify(result.errors)}`);
