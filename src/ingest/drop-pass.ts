@@ -33,6 +33,8 @@ export interface DropPassDeps {
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
   readonly logger: Logger;
+  /** Aborted by a signal: ingest stops between chunks (IngestInterruptedError); the file stays claimed. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */
@@ -50,14 +52,9 @@ export interface PassedFile {
  */
 export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
-  const passed: PassedFile[] = [];
-  for (const file of await claimedFiles(deps.folder)) {
-    const meta = await deps.batches.get(file.batchId);
-    if (meta !== undefined && meta.state !== "ingesting") continue; // ingested: waiting for its report
-    deps.logger.info({ batch: file.batchId, file: file.name }, "resuming a file left in processing/");
-    passed.push({ file, result: await ingestClaimed(deps, file) });
-  }
+  const passed = await resumeClaimedFiles(deps);
   for (const candidate of await readyFiles(deps.folder, settleMs)) {
+    if (deps.signal?.aborted === true) break; // stopping: claim nothing more
     if (candidate.tooLong) {
       deps.logger.error(
         { file: candidate.name, bytes: Buffer.byteLength(candidate.name), most: MAX_DROP_NAME_BYTES },
@@ -69,6 +66,29 @@ export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<Pa
     const file = await claim(deps.folder, candidate.name);
     if (file === undefined) continue; // another process claimed it first
     deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");
+    passed.push({ file, result: await ingestClaimed(deps, file) });
+  }
+  return passed;
+}
+
+/**
+ * Ingests again, under the same batch id and so with the same keys, every file in processing/ whose
+ * batch is not ingested: one a run left half-ingested, or one whose batch Redis has lost (a restart
+ * without persistence, a failover to a stale replica). A file another process is ingesting comes back
+ * `busy`.
+ */
+export async function resumeClaimedFiles(deps: DropPassDeps): Promise<PassedFile[]> {
+  const passed: PassedFile[] = [];
+  for (const file of await claimedFiles(deps.folder)) {
+    if (deps.signal?.aborted === true) break;
+    const meta = await deps.batches.get(file.batchId);
+    if (meta !== undefined && meta.state !== "ingesting") continue; // ingested: waiting for its report
+    if (meta === undefined)
+      deps.logger.warn(
+        { batch: file.batchId, file: file.name },
+        "a file in processing/ has no batch in Redis (Redis lost data?); ingesting it again with the same keys",
+      );
+    else deps.logger.info({ batch: file.batchId, file: file.name }, "resuming a file left in processing/");
     passed.push({ file, result: await ingestClaimed(deps, file) });
   }
   return passed;
