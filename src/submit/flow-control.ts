@@ -13,12 +13,6 @@ export interface FlowControlOptions {
   readonly coolDownCapMs: number;
 }
 
-export const DEFAULT_FLOW: Omit<FlowControlOptions, "maxConcurrency"> = {
-  outageThreshold: 8,
-  coolDownBaseMs: 1000,
-  coolDownCapMs: 60_000,
-};
-
 export class FlowControl {
   private window = 1;
   private failuresInRow = 0;
