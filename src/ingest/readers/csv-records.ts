@@ -24,6 +24,8 @@ type State = "fieldStart" | "unquoted" | "quoted" | "quoteInQuoted";
  * line breaks; records end with LF or CRLF (both may occur in one file); empty lines are skipped. A
  * quote inside an unquoted field is kept as text. A malformed or over-long record is reported alone and
  * reading goes on with the next one, so a bad row never hides the rows after it.
+ * Own splitter, not csv-parse, whose skip_records_with_error loses every row after an over-long record:
+ * see docs/csv-reader.md.
  */
 export async function* csvRecords(
   text: AsyncIterable<string>,
