@@ -56,20 +56,36 @@ export function overridesFrom(options: Record<string, unknown>): Overrides {
   return overrides;
 }
 
-/** Resolves on the first SIGTERM or SIGINT; a second one exits at once. */
-export function shutdownSignal(logger: Logger): Promise<NodeJS.Signals> {
+/**
+ * The one place that handles SIGTERM and SIGINT: the first aborts the returned signal (stop taking
+ * work, finish what is in flight), a second exits at once. Every long-running command takes its stop
+ * from here.
+ */
+export function shutdownOnSignals(logger: Logger): AbortSignal {
+  const controller = new AbortController();
+  const handler = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      logger.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    logger.info({ signal }, "stopping: no new work; finishing requests in flight");
+    controller.abort(signal);
+  };
+  process.on("SIGTERM", handler);
+  process.on("SIGINT", handler);
+  return controller.signal;
+}
+
+/** Resolves on the first SIGTERM or SIGINT (see shutdownOnSignals). */
+export function shutdownSignal(logger: Logger): Promise<void> {
+  const signal = shutdownOnSignals(logger);
   return new Promise((resolve) => {
-    let received = false;
-    const handler = (signal: NodeJS.Signals) => {
-      if (received) {
-        logger.warn({ signal }, "second signal: exiting now");
-        process.exit(1);
-      }
-      received = true;
-      logger.info({ signal }, "stopping: no new work; finishing requests in flight");
-      resolve(signal);
-    };
-    process.on("SIGTERM", handler);
-    process.on("SIGINT", handler);
+    signal.addEventListener(
+      "abort",
+      () => {
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

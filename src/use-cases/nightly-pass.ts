@@ -1,0 +1,163 @@
+import { access } from "node:fs/promises";
+import type { SubmitConfig } from "../config/load.js";
+import { dropPass, type DropPassDeps } from "../ingest/drop-pass.js";
+import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
+import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
+import { isFinished, PassUpkeep } from "../ingest/pass-upkeep.js";
+import { isRedisUnavailable, safeUrl } from "../queue/connection.js";
+import { readKeyRefusal } from "../queue/key-refusal.js";
+import { startSubmission } from "../queue/submission-service.js";
+import type { BatchMeta } from "../results/batch-store.js";
+import { finalizeCompleteBatches } from "../results/finalize.js";
+import type { RedisResultsStore } from "../results/redis-results-store.js";
+
+export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
+  readonly store: RedisResultsStore;
+  readonly config: SubmitConfig;
+}
+
+export interface NightlyPassOptions {
+  /** Epoch ms after which the pass stops waiting (work left continues next time). */
+  readonly deadline?: number | undefined;
+  /** Aborted (SIGTERM, SIGINT): ingest stops between chunks and waiting ends. */
+  readonly signal: AbortSignal;
+  readonly onProgress?: (progress: PassProgress) => void;
+  readonly pollMs?: number;
+}
+
+export interface PassProgress {
+  readonly files: number;
+  readonly filesDone: number;
+  readonly invoices: number;
+  readonly pending: number;
+  readonly retrying: number;
+}
+
+/**
+ * - `nothing-to-do`: no ready file and no unfinished batch;
+ * - `finished`: every batch waited for is reported, rejected, or `changed` (kept, never reported);
+ * - `key-refused`: the service refused the API key; submission is paused, nothing was marked failed;
+ * - `stopped`: interrupted or past the deadline, with invoices not final yet (they stay queued);
+ * - `failed`: ingest interrupted, or a batch Redis lost whose file is gone (the error says what to do).
+ */
+export type NightlyOutcome =
+  | { readonly kind: "nothing-to-do" }
+  | { readonly kind: "finished"; readonly batches: readonly BatchMeta[] }
+  | { readonly kind: "key-refused"; readonly httpStatus: number; readonly detail: string }
+  | {
+      readonly kind: "stopped";
+      readonly why: "interrupted" | "deadline";
+      readonly pending: number;
+      readonly redisDown: boolean;
+    }
+  | { readonly kind: "failed"; readonly error: BatchLostError | IngestInterruptedError };
+
+const POLL_MS = 250;
+
+/**
+ * One nightly pass: claim and ingest every ready file (and resume those left in processing/), submit,
+ * wait until every invoice of those files and of earlier unfinished ones is final, write the reports.
+ * Redis going away while it waits is waited out (every step is safe to repeat), within the deadline.
+ */
+export async function nightlyPass(
+  deps: NightlyPassDeps,
+  options: NightlyPassOptions,
+): Promise<NightlyOutcome> {
+  const { config, logger } = deps;
+  const service = await startSubmission(config, logger);
+  try {
+    const passDeps = { ...deps, signal: options.signal };
+    let passed;
+    try {
+      passed = await dropPass(passDeps, config.settleMs);
+    } catch (error) {
+      if (error instanceof IngestInterruptedError) return { kind: "failed", error };
+      throw error;
+    }
+    const targets = new Set(passed.map((p) => p.file.batchId));
+    for (const meta of await unfinishedBatches(deps)) targets.add(meta.id);
+    if (targets.size === 0) return { kind: "nothing-to-do" };
+    return await waitForBatches(passDeps, targets, options);
+  } finally {
+    await service.close(config.shutdownGraceMs);
+  }
+}
+
+async function waitForBatches(
+  deps: NightlyPassDeps & DropPassDeps,
+  targets: Set<string>,
+  options: NightlyPassOptions,
+): Promise<NightlyOutcome> {
+  const { config, logger } = deps;
+  const upkeep = new PassUpkeep(deps);
+  let metas: BatchMeta[] = [];
+  let outageSince: number | undefined;
+  for (;;) {
+    try {
+      await finalizeCompleteBatches(deps);
+      metas = await upkeep.round(targets);
+      if (metas.every(isFinished)) return { kind: "finished", batches: metas };
+      const refusal = await readKeyRefusal(deps.redis, config.queuePrefix);
+      if (refusal !== undefined)
+        return { kind: "key-refused", httpStatus: refusal.httpStatus, detail: refusal.detail };
+      options.onProgress?.(await progressOf(deps, metas));
+      if (outageSince !== undefined) {
+        logger.info({ downMs: Date.now() - outageSince }, "Redis is back; waiting for the invoices goes on");
+        outageSince = undefined;
+      }
+    } catch (error) {
+      if (error instanceof BatchLostError || error instanceof IngestInterruptedError)
+        return { kind: "failed", error };
+      // A Redis restart or failover must not end a pass that may have hours to run: every step above
+      // is safe to repeat, so wait for Redis (within the deadline) instead of giving up.
+      if (!isRedisUnavailable(deps.redis, error)) throw error;
+      if (outageSince === undefined) {
+        outageSince = Date.now();
+        logger.warn({ redis: safeUrl(config.redisUrl) }, "Redis is unreachable; waiting for it to come back");
+      }
+    }
+    const interrupted = options.signal.aborted;
+    if (interrupted || (options.deadline !== undefined && Date.now() > options.deadline)) {
+      return {
+        kind: "stopped",
+        why: interrupted ? "interrupted" : "deadline",
+        pending: metas.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
+        redisDown: outageSince !== undefined,
+      };
+    }
+    await new Promise((r) => setTimeout(r, options.pollMs ?? POLL_MS));
+  }
+}
+
+/**
+ * Batches from earlier runs still waiting on invoices, or whose file changed after its claim and is
+ * still kept in processing/ (each run says so again), their files on this machine.
+ */
+async function unfinishedBatches(deps: NightlyPassDeps): Promise<BatchMeta[]> {
+  const ids = await deps.batches.list();
+  const metas = await Promise.all(ids.map((id) => deps.batches.get(id)));
+  const open = metas.filter(
+    (m): m is BatchMeta =>
+      m !== undefined && (m.state === "ingested" || m.state === "ingesting" || m.state === "changed"),
+  );
+  const here = await Promise.all(
+    open.map((m) =>
+      access(m.path).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  return open.filter((_, i) => here[i]);
+}
+
+async function progressOf(deps: NightlyPassDeps, metas: readonly BatchMeta[]): Promise<PassProgress> {
+  const counts = await deps.store.counts();
+  return {
+    files: metas.length,
+    filesDone: metas.filter(isFinished).length,
+    invoices: metas.reduce((n, m) => n + (m.valid_rows ?? 0), 0),
+    pending: metas.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
+    retrying: counts.retrying,
+  };
+}
