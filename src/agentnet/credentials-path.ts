@@ -1,6 +1,6 @@
 import { isAbsolute, join } from "node:path";
 
-export const CREDENTIALS_FILE_NAME = "agentnet-credentials.json";
+const CREDENTIALS_FILE_NAME = "agentnet-credentials.json";
 
 /**
  * `$XDG_CONFIG_HOME/invoice-relay/agentnet-credentials.json`, else `~/.config/invoice-relay/…`. A relative

@@ -55,7 +55,7 @@ export interface DeveloperKeyResult {
   readonly otherKeyMayExist: boolean;
 }
 
-export const DEFAULT_TIMEOUT_MS = 15_000;
+const DEFAULT_TIMEOUT_MS = 15_000;
 const MAX_SUCCESS_BODY_BYTES = 64 * 1024;
 const MAX_ERROR_DETAIL_BYTES = 2 * 1024;
 

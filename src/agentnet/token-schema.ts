@@ -42,7 +42,7 @@ export function parseTokenRequest(input: TokenRequestInput): TokenRequest {
 }
 
 /** The answer of POST /api/v1/auth/token. Unknown extra fields are dropped. */
-export const tokenResponseSchema = z.object({
+const tokenResponseSchema = z.object({
   developer_id: z.string().trim().min(1, "must be a non-empty string"),
   api_key: z.string().min(1, "must be a non-empty string"),
   key_prefix: z.string(),

@@ -7,7 +7,7 @@ import type { AppContext } from "./context.js";
 import { countsOf } from "./summary-table.js";
 
 /** How many batches `status` shows without --batch; the total is always given. */
-export const STATUS_BATCH_LIMIT = 20;
+const STATUS_BATCH_LIMIT = 20;
 
 /**
  * What `status` reports, and exactly what `status --json` prints (one object). Field names are stable;
@@ -72,7 +72,7 @@ export interface BatchStatus {
   readonly counts: StatusCounts | null;
 }
 
-export const KEY_REFUSED_ACTION =
+const KEY_REFUSED_ACTION =
   "submission is paused and nothing was marked failed: set a valid INVOICE_API_KEY, then start " +
   "`invoice-relay run`, `start` or `worker` again (a new process retries the key and resumes the queue)";
 
@@ -126,7 +126,7 @@ async function recentBatches(ctx: AppContext, limit: number): Promise<BatchMeta[
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
-export function batchStatus(meta: BatchMeta): BatchStatus {
+function batchStatus(meta: BatchMeta): BatchStatus {
   return {
     id: meta.id,
     file: meta.file,

@@ -4,7 +4,7 @@ import { z } from "zod";
  * Every setting of invoice-relay in one place: its environment variable, its default and what it is
  * for. The README's configuration table is generated from the same list (`invoice-relay config`).
  */
-export interface Setting<T extends z.ZodType = z.ZodType> {
+interface Setting<T extends z.ZodType = z.ZodType> {
   readonly env: string;
   readonly description: string;
   readonly schema: T;

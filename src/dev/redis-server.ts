@@ -20,7 +20,7 @@ export interface RedisServerOptions {
 
 const CANDIDATES = ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"];
 
-export function findRedisServer(): string | undefined {
+function findRedisServer(): string | undefined {
   for (const dir of (process.env["PATH"] ?? "").split(":")) {
     if (dir !== "" && existsSync(join(dir, "redis-server"))) return join(dir, "redis-server");
   }

@@ -115,7 +115,7 @@ export async function findFileError(
 type SourceOptions = ReadOptions & { readonly format: FileFormat; readonly displayName: string };
 
 /** The same records in arrays, one per chunk of input: the hot path awaits once per chunk, not per row. */
-export async function* readInvoiceBatches(
+async function* readInvoiceBatches(
   source: AsyncIterable<Uint8Array>,
   options: SourceOptions,
 ): AsyncGenerator<ReadItem[]> {

@@ -6,7 +6,7 @@ import { resumeRequeues } from "../results/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { isDoneMarker, isDropName } from "./drop-folder.js";
 
-export const SCAN_QUEUE = "drop-scans";
+const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
 
 export interface ScanServiceOptions {

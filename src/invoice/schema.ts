@@ -2,8 +2,8 @@ import { z } from "zod";
 import { isCountryCode, isCurrencyCode } from "./iso-codes.js";
 
 /** The contract version this client speaks (spec, part A, "Versioning"). */
-export const SCHEMA_VERSION = "2026-10-16";
-export const DOCUMENT_TYPE = "invoice";
+const SCHEMA_VERSION = "2026-10-16";
+const DOCUMENT_TYPE = "invoice";
 
 // region: one or more [a-z0-9]+ parts joined by "-"; retention: a positive whole number and y, m or d.
 const ARCHIVE_POLICY = /^[a-z0-9]+(?:-[a-z0-9]+)*-[1-9][0-9]*[ymd]$/;

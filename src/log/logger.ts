@@ -3,7 +3,7 @@ import { pino, type Logger, type DestinationStream } from "pino";
 export type { Logger } from "pino";
 
 /** Field paths that may carry a credential; pino replaces their values before anything is written. */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   "apiKey",
   "api_key",
   "authorization",

@@ -25,7 +25,7 @@ export interface WrittenReport {
 }
 
 /** `reports/<source file name>.<batch id>.results.csv` and `.summary.json`. */
-export function reportPaths(
+function reportPaths(
   reportsDir: string,
   batch: Pick<BatchMeta, "file" | "id">,
 ): { csv: string; summary: string } {

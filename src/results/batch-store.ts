@@ -3,8 +3,7 @@ import { z } from "zod";
 import { RelayKeys } from "./redis-keys.js";
 
 /** `changed`: the file changed after its claim; kept in processing/, never reported (see FileChangedError). */
-export const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported", "changed"] as const;
-export type BatchState = (typeof BATCH_STATES)[number];
+const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported", "changed"] as const;
 
 const optionalInt = z.coerce.number().int().optional();
 

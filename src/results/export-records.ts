@@ -4,7 +4,7 @@ import { csvCell } from "./csv-cell.js";
 import { resultRecordSchema, type KeyStatus, type ResultRecord } from "./result-record.js";
 
 /** Columns of `results` without --batch: one line per idempotency key of this QUEUE_PREFIX. */
-export const EXPORT_HEADER = [
+const EXPORT_HEADER = [
   "idempotency_key",
   "external_id",
   "status",
@@ -20,7 +20,7 @@ export const EXPORT_HEADER = [
 ] as const;
 
 /** Appended only with --with-body: the service's answers may carry more than an operator should paste. */
-export const BODY_COLUMN = "response_body";
+const BODY_COLUMN = "response_body";
 
 /** One exported record; absent values are null (CSV: empty), times ISO 8601. */
 export interface ExportRow {

@@ -96,7 +96,7 @@ function requestsOfKey(res: ServerResponse, sim: SimulatorState, query: string):
 }
 
 /** An attempt as JSON: ISO time, and `null` rather than absent fields so every entry has one shape. */
-export function publicAttempt(a: Attempt) {
+function publicAttempt(a: Attempt) {
   return {
     at: new Date(a.at).toISOString(),
     status: a.status,

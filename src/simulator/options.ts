@@ -138,7 +138,7 @@ function checkRates<T extends Faults>(faults: T): T {
   return faults;
 }
 
-export function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => {
       const path = issue.path.map(String).join(".");

@@ -1,5 +1,5 @@
 /** What a secret is replaced with. */
-export const REDACTED = "[redacted]";
+const REDACTED = "[redacted]";
 
 /** A cut echo this short may stay (messages may show a secret's first characters); a longer one may not. */
 const SHOWN_PREFIX_CHARS = 3;

@@ -32,7 +32,7 @@ export const retryCommand: CommandFactory = () =>
     });
 
 /** What `retry` did and what happens next. Pure. */
-export function retryText(outcome: RetryOutcome, batchId: string | undefined, paused: boolean): string {
+function retryText(outcome: RetryOutcome, batchId: string | undefined, paused: boolean): string {
   const scope = batchId === undefined ? "" : ` of batch ${batchId}`;
   const lines = [
     `re-enqueued ${outcome.requeued} failed invoice(s)${scope} with their original keys`,

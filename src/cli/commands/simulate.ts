@@ -12,7 +12,7 @@ import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 
 /** The port `simulate` listens on unless told otherwise: fixed, so a demo's INVOICE_API_URL stays the same. */
-export const DEFAULT_SIMULATOR_PORT = 4010;
+const DEFAULT_SIMULATOR_PORT = 4010;
 
 /** Where the command writes and which signals stop it: injected so tests drive it without real signals. */
 export interface SimulateIo {
@@ -158,7 +158,7 @@ async function runSimulate(options: Record<string, unknown>, io: SimulateIo): Pr
 }
 
 /** The settings in one line, never the key. */
-export function describeFaults(faults: Faults, seed: number, rulesetVersion: string): string {
+function describeFaults(faults: Faults, seed: number, rulesetVersion: string): string {
   const { min, max } = faults.latencyMs;
   return (
     `faults: error-rate=${faults.errorRate} throttle-rate=${faults.throttleRate} lost-rate=${faults.lostRate} ` +
