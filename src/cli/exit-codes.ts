@@ -1,10 +1,13 @@
-/** Process exit codes, exactly as PRODUCT.md defines them for `run` (and used alike by the other commands). */
+/** Process exit codes, exactly as README.md's exit-code table defines them for `run` (the others alike). */
 export const ExitCode = {
   /** Every row succeeded or was a duplicate of an earlier success. */
   Ok: 0,
-  /** Could not finish: bad configuration, Redis unreachable, API key refused, deadline passed. */
+  /**
+   * Could not finish: bad configuration, Redis unreachable, API key refused, deadline passed, a file
+   * changed after it was claimed.
+   */
   CouldNotFinish: 1,
-  /** Finished, but some rows were rejected, failed or in conflict. */
+  /** Finished, but some rows were rejected, failed, in conflict or still pending in a report. */
   FinishedWithProblems: 2,
 } as const;
 

@@ -2,7 +2,8 @@ import { z } from "zod";
 
 /**
  * Every setting of invoice-relay in one place: its environment variable, its default and what it is
- * for. The README's configuration table is generated from the same list (`invoice-relay config`).
+ * for. docs/configuration.md lists the same settings (kept in step by hand; if the two disagree, the
+ * code wins and the page is wrong).
  */
 interface Setting<T extends z.ZodType = z.ZodType> {
   readonly env: string;

@@ -1,6 +1,6 @@
 import { csvCell } from "./csv-cell.js";
 
-/** Row statuses of a report, as PRODUCT.md names them. */
+/** Row statuses of a report, as README.md names them ("The drop folder"). */
 export const ROW_STATUSES = [
   "succeeded",
   "duplicate",

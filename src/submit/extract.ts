@@ -1,4 +1,7 @@
-/** Where the correlation ID and the ruleset version are found in an answer: PRODUCT.md's lists by default. */
+/**
+ * Where the correlation ID and the ruleset version are found in an answer. By default, the lists of
+ * CORRELATION_ID_HEADERS, CORRELATION_ID_FIELDS and RULESET_VERSION_FIELDS in docs/configuration.md.
+ */
 export interface ExtractionRules {
   readonly correlationIdHeaders: readonly string[];
   readonly correlationIdFields: readonly string[];

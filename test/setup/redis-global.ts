@@ -39,8 +39,9 @@ async function fromTestcontainers(): Promise<Provided | undefined> {
 }
 
 /**
- * Redis for the whole test run, in the order DEVELOPERS.md gives: REDIS_URL; a testcontainers Redis when
- * a Docker engine answers; else a private redis-server on a free port in a temp folder. None: fail loudly.
+ * Redis for the whole test run, in the order README.md gives (Requirements): REDIS_URL; a testcontainers
+ * Redis when a Docker engine answers; else a private redis-server on a free port in a temp folder. None:
+ * fail loudly.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let provided: Provided | undefined;

@@ -6,7 +6,7 @@ import { JsonInvoiceScanner, MAX_JSON_ELEMENT_CHARS, type ScanEvent } from "./js
 
 /**
  * Reads a JSON file: a top-level array of invoices or `{"invoices": [...]}`, streamed element by element.
- * `line` is the 1-based element index, as PRODUCT.md defines it for JSON arrays.
+ * `line` is the 1-based element index, as README.md defines it for JSON arrays ("The drop folder").
  */
 export async function* readJson(file: string, text: AsyncIterable<string>): AsyncGenerator<RawItem[]> {
   const scanner = new JsonInvoiceScanner();
