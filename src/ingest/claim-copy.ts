@@ -3,7 +3,7 @@ import { createReadStream } from "node:fs";
 import { lstat, open, readdir, rename, rm, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../log/logger.js";
-import { ClaimCopyLostError } from "./claim-copy-lost-error.js";
+import { ClaimCopyLostError } from "./errors/claim-copy-lost-error.js";
 import {
   claimedName,
   newBatchId,

@@ -1,4 +1,4 @@
-import { RelayError } from "../errors/relay-error.js";
+import { RelayError } from "../../errors/relay-error.js";
 
 /**
  * `ingest FILE` copied a file into processing/, and the copy was removed before it could be claimed: a
