@@ -125,7 +125,7 @@ describe("status and results after a night with succeeded, failed and rejected r
       attempts: 1,
     });
     expect(failed?.["last_attempt_at"]).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
-    expect(records.every((r) => !("response_body" in r))).toBe(true);
+    expect(records.filter((r) => "response_body" in r)).toEqual([]);
   });
 
   it("when results --with-body is asked, then the stored response bodies are included", async () => {
@@ -137,7 +137,7 @@ describe("status and results after a night with succeeded, failed and rejected r
       .map((l) => z.object({ status: z.string(), response_body: z.string().nullable() }).parse(JSON.parse(l)))
       .filter((r) => r.status === "succeeded");
     expect(succeeded).toHaveLength(3);
-    expect(succeeded.every((r) => (r.response_body ?? "").includes("ruleset_version"))).toBe(true);
+    expect(succeeded.filter((r) => !(r.response_body ?? "").includes("ruleset_version"))).toEqual([]);
   });
 
   it("when --batch names an unknown batch, then status, retry and results say so and exit 1", async () => {

@@ -51,7 +51,7 @@ describe("run killed mid-file", () => {
       expect(code, second.output()).toBe(0);
       const report = [...(await readReports(drop.dir)).values()][0];
       expect(report?.rows).toHaveLength(3000);
-      expect(report?.rows.every((r) => r.status === "succeeded")).toBe(true);
+      expect(report?.rows.filter((r) => r.status !== "succeeded")).toEqual([]);
       expect(sim.stats().effects).toMatchObject({ total: 3000, keysWithMultipleEffects: 0 });
       expect(await readdir(join(drop.dir, "processing"))).toEqual([]);
     } finally {

@@ -49,7 +49,7 @@ describe("run while Redis restarts", () => {
       expect(run.output()).toContain("Redis is unreachable; waiting for it to come back");
       const report = [...(await readReports(drop.dir)).values()][0];
       expect(report?.rows).toHaveLength(1500);
-      expect(report?.rows.every((r) => r.status === "succeeded")).toBe(true);
+      expect(report?.rows.filter((r) => r.status !== "succeeded")).toEqual([]);
       expect(sim.stats().effects).toMatchObject({ total: 1500, keysWithMultipleEffects: 0 });
       expect(await readdir(join(drop.dir, "processing"))).toEqual([]);
     } finally {

@@ -105,7 +105,9 @@ describe("normalising a record into the canonical invoice", () => {
   });
 
   it("when routing is not an object, then the record is rejected naming routing", () => {
-    expect(errorsOf({ ...good, routing: "DE" }).some((e) => e.field === "routing")).toBe(true);
+    expect(errorsOf({ ...good, routing: "DE" })).toContainEqual(
+      expect.objectContaining({ field: "routing" }),
+    );
   });
 
   it("when flat and nested forms disagree, then the record is rejected rather than guessed", () => {
@@ -129,12 +131,12 @@ describe("normalising a record into the canonical invoice", () => {
 describe("ISO code lists", () => {
   it("when the country list is built from Intl, then it has exactly the 249 assigned ISO 3166-1 codes", () => {
     expect(COUNTRY_CODES.size).toBe(249);
-    for (const code of ["DE", "US", "JP", "SS", "CW", "BQ", "AQ"]) expect(COUNTRY_CODES.has(code)).toBe(true);
+    expect(["DE", "US", "JP", "SS", "CW", "BQ", "AQ"].filter((code) => !COUNTRY_CODES.has(code))).toEqual([]);
   });
 
   it("when the currency list is built from Intl, then common codes are in and withdrawn ones are out", () => {
-    for (const code of ["EUR", "USD", "JPY", "CHF", "XOF", "SLE", "ZWG", "XCG"])
-      expect(CURRENCY_CODES.has(code)).toBe(true);
-    for (const code of ["HRK", "ZWL", "CUC", "XYZ"]) expect(CURRENCY_CODES.has(code)).toBe(false);
+    const current = ["EUR", "USD", "JPY", "CHF", "XOF", "SLE", "ZWG", "XCG"];
+    expect(current.filter((code) => !CURRENCY_CODES.has(code))).toEqual([]);
+    expect(["HRK", "ZWL", "CUC", "XYZ"].filter((code) => CURRENCY_CODES.has(code))).toEqual([]);
   });
 });
