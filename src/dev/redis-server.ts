@@ -20,7 +20,8 @@ export interface RedisServerOptions {
 
 const CANDIDATES = ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"];
 
-function findRedisServer(): string | undefined {
+/** The `redis-server` on PATH, else in a usual install location; its folder usually holds `redis-cli` too. */
+export function findRedisServer(): string | undefined {
   for (const dir of (process.env["PATH"] ?? "").split(":")) {
     if (dir !== "" && existsSync(join(dir, "redis-server"))) return join(dir, "redis-server");
   }
