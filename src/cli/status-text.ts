@@ -78,6 +78,11 @@ function nextSteps(report: StatusReport): string[] {
       `${keys.failed} invoice(s) failed: \`invoice-relay results --batch ID\` shows why; ` +
         "`invoice-relay retry` re-enqueues them with their original keys once the cause is fixed",
     );
+  if (keys.superseded > 0)
+    advice.push(
+      `${keys.superseded} invoice(s) superseded: each failed, and a newer version of its external_id was ` +
+        "sent since; nothing to do (`retry` never sends them)",
+    );
   if (queue.failed > 0)
     advice.push(
       `${queue.failed} job(s) stopped on unexpected errors (see the workers' logs); ` +

@@ -38,6 +38,8 @@ describe("retry after a corrected version of a failed invoice", () => {
     const night2 = await cli(["run"], s.env);
     expect(night2.code, night2.stderr).toBe(0);
     expect((await statusJson(s.env)).keys).toMatchObject({ succeeded: 1, failed: 1, superseded: 1 });
+    const text = await cli(["status"], s.env);
+    expect(text.stdout).toContain("1 invoice(s) superseded");
 
     const retry = await cli(["retry"], s.env);
     expect(retry.code, retry.stderr).toBe(0);
