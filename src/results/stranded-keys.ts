@@ -2,10 +2,10 @@ import type { Queue } from "bullmq";
 import type { KeyNamespace } from "../invoice/key.js";
 import { readInvoiceFileBatches } from "../ingest/read-invoice-file.js";
 import type { Logger } from "../log/logger.js";
-import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
+import type { EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import type { BatchMeta } from "./batch-store.js";
-import { isReplaceable } from "./requeued-jobs.js";
+import { ensureJob } from "./requeued-jobs.js";
 import type { ResultsStore } from "./results-store.js";
 
 export interface StrandedDeps {
@@ -32,9 +32,10 @@ export async function mayBeStranded(queue: Queue<InvoiceJobData>, pending: numbe
 
 /**
  * Gives every key of these batches that is still queued or retrying in the store, but has no job that
- * will send it, its job back: the file is read again (same rows, same keys) for the documents. A job
- * in BullMQ's failed set (an unexpected error) is left to `retry`. Adding a job for a key in flight is
- * always safe: the job id is the key, and a worker never sends a key the store has as final.
+ * will send it, its job back (ensureJob, as for a requeued key): the file is read again (same rows, same
+ * keys) for the documents. A job in BullMQ's failed set (an unexpected error) is left to `retry`. Adding
+ * a job for a key in flight is always safe: the job id is the key, and a worker never sends a key the
+ * store has as final.
  */
 export async function repairStranded(deps: StrandedDeps, batches: readonly BatchMeta[]): Promise<number> {
   let repaired = 0;
@@ -48,6 +49,7 @@ export async function repairStranded(deps: StrandedDeps, batches: readonly Batch
       namespace: deps.namespace,
       displayName: batch.file,
       format: batch.format,
+      length: batch.size, // the bytes ingested, as the report reads them
     }))
       for (const item of read) {
         if (item.kind !== "valid") continue;
@@ -63,17 +65,13 @@ export async function repairStranded(deps: StrandedDeps, batches: readonly Batch
 
 async function repairChunk(deps: StrandedDeps, items: readonly EnqueueItem[]): Promise<number> {
   const records = await deps.store.getMany(items.map((i) => i.key));
-  const waiting = items.filter((_, i) => {
+  let repaired = 0;
+  for (const [i, item] of items.entries()) {
     const status = records[i]?.status;
-    return status === "queued" || status === "retrying";
-  });
-  const missing: EnqueueItem[] = [];
-  for (const item of waiting) {
+    if (status !== "queued" && status !== "retrying") continue;
     const state = await deps.queue.getJobState(item.key);
-    if (state === "failed" || !isReplaceable(state)) continue;
-    if (state === "completed") await deps.queue.remove(item.key);
-    missing.push(item);
+    if (state === "failed") continue; // an unexpected error: `retry` re-drives it
+    if ((await ensureJob(deps, item.key, item.data, state)) === "added") repaired++;
   }
-  await enqueueInvoices(deps.queue, missing);
-  return missing.length;
+  return repaired;
 }
