@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RedisServer } from "../src/dev/redis-server.js";
 import { createRedis } from "../src/queue/connection.js";
-import { RedisResultsStore } from "../src/results/redis-results-store.js";
+import { RedisResultsStore } from "../src/ledger/redis-ledger.js";
 import { startSimulator } from "../src/simulator/index.js";
 import { AofTail } from "./chaos/aof-tail.js";
 import { writeDropFiles } from "./chaos/drop-files.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { claim, dropFolder, ensureDropFolder } from "../src/ingest/drop-folder.js";
-import { ingestClaimed } from "../src/ingest/drop-pass.js";
+import { ingestClaimed } from "../src/use-cases/drop-pass.js";
 import { INGEST_CHUNK_ROWS, INGEST_CHUNKS_IN_FLIGHT } from "../src/ingest/ingest-file.js";
 import { readInvoiceFileBatches } from "../src/ingest/read-invoice-file.js";
 import { WorkWindow } from "../src/ingest/work-window.js";
@@ -14,8 +14,8 @@ import { silentLogger } from "../src/log/logger.js";
 import { createRedis } from "../src/queue/connection.js";
 import { createInvoiceQueue, INVOICE_QUEUE, invoiceJobOptions } from "../src/queue/invoice-queue.js";
 import { INVOICE_JOB_NAME, type InvoiceJobData } from "../src/queue/job-data.js";
-import { BatchStore } from "../src/results/batch-store.js";
-import { RedisResultsStore } from "../src/results/redis-results-store.js";
+import { BatchStore } from "../src/ledger/batch-store.js";
+import { RedisResultsStore } from "../src/ledger/redis-ledger.js";
 import { writeCsv } from "./generate.js";
 
 export interface EnqueueFigures {

@@ -59,7 +59,7 @@ const FAMILIES = [
 ] as const;
 
 /**
- * The key families of one QUEUE_PREFIX (see src/results/redis-keys.ts and src/results/lua/scripts.ts),
+ * The key families of one QUEUE_PREFIX (see src/ledger/key-names.ts and src/ledger/scripts.ts),
  * then BullMQ's keys of the invoice queue. Order matters: a key counts in the first family it matches.
  */
 export function keyFamilies(prefix: string): Family[] {

@@ -14,7 +14,7 @@ import { createRedis } from "../src/queue/connection.js";
 import { createInvoiceQueue, enqueueInvoices, invoiceJobOptions } from "../src/queue/invoice-queue.js";
 import { INVOICE_JOB_NAME } from "../src/queue/job-data.js";
 import { startSubmission, type SubmissionService } from "../src/queue/submission-service.js";
-import { RedisResultsStore } from "../src/results/redis-results-store.js";
+import { RedisResultsStore } from "../src/ledger/redis-ledger.js";
 import {
   cpuMeter,
   describeCpu,

@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
-import { BatchStore } from "../../src/results/batch-store.js";
+import { BatchStore } from "../../src/ledger/batch-store.js";
 import { describeExit, spawnEntry } from "./processes.js";
 
 export interface IngestFigures {

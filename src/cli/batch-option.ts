@@ -1,4 +1,4 @@
-import type { BatchMeta, BatchStore } from "../results/batch-store.js";
+import type { BatchMeta, BatchStore } from "../ledger/batch-store.js";
 import { UnknownBatchError } from "./errors/unknown-batch-error.js";
 
 /** The `--batch ID` flag of the operator commands: absent, or a non-empty id. */

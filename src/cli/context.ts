@@ -8,8 +8,8 @@ import { createRedis, ensureConnected, safeUrl } from "../queue/connection.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import { checkRedis, type RedisAccess } from "../queue/redis-checks.js";
-import { BatchStore } from "../results/batch-store.js";
-import { RedisResultsStore } from "../results/redis-results-store.js";
+import { BatchStore } from "../ledger/batch-store.js";
+import { RedisResultsStore } from "../ledger/redis-ledger.js";
 import { commandLogger } from "./runtime.js";
 
 /** What most commands need: a Redis connection, the stores, the queue and the drop folder. */

@@ -1,6 +1,6 @@
 import { readKeyRefusal } from "../queue/key-refusal.js";
-import type { BatchMeta } from "../results/batch-store.js";
-import type { KeyStatus } from "../results/result-record.js";
+import type { BatchMeta } from "../ledger/batch-store.js";
+import type { KeyStatus } from "../ledger/record.js";
 import type { StatusCounts } from "../results/report-row.js";
 import { requireKnownBatch } from "./batch-option.js";
 import type { AppContext } from "./context.js";

@@ -1,4 +1,4 @@
-import type { BatchMeta } from "../results/batch-store.js";
+import type { BatchMeta } from "../ledger/batch-store.js";
 import { emptyCounts, ROW_STATUSES, type StatusCounts } from "../results/report-row.js";
 import { z } from "zod";
 

@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import { RelayKeys } from "../results/redis-keys.js";
+import { RelayKeys } from "../ledger/key-names.js";
 
 const refusalSchema = z.object({ httpStatus: z.number(), detail: z.string(), at: z.number() });
 export type KeyRefusal = z.infer<typeof refusalSchema>;

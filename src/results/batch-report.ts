@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { BatchMeta } from "./batch-store.js";
+import type { BatchMeta } from "../ledger/batch-store.js";
 import { batchRows, type BatchRowsDeps } from "./batch-rows.js";
 import { csvLine, emptyCounts, REPORT_HEADER, type StatusCounts } from "./report-row.js";
 

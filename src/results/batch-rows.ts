@@ -2,9 +2,9 @@ import type { KeyNamespace } from "../invoice/key.js";
 import { formatFieldErrors } from "../invoice/field-error.js";
 import type { ReadItem } from "../ingest/read-item.js";
 import { readInvoiceFileBatches } from "../ingest/read-invoice-file.js";
-import type { BatchMeta, BatchStore } from "./batch-store.js";
-import type { ResultRecord } from "./result-record.js";
-import type { ResultsStore } from "./results-store.js";
+import type { BatchMeta, BatchStore } from "../ledger/batch-store.js";
+import type { ResultRecord } from "../ledger/record.js";
+import type { ResultsStore } from "../ledger/ledger.js";
 import type { ReportRow, RowStatus } from "./report-row.js";
 
 export interface BatchRowsDeps {

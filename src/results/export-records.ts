@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
-import type { RelayKeys } from "./redis-keys.js";
+import type { RelayKeys } from "../ledger/key-names.js";
 import { csvCell } from "./csv-cell.js";
-import { resultRecordSchema, type KeyStatus, type ResultRecord } from "./result-record.js";
+import { resultRecordSchema, type KeyStatus, type ResultRecord } from "../ledger/record.js";
 
 /** Columns of `results` without --batch: one line per idempotency key of this QUEUE_PREFIX. */
 const EXPORT_HEADER = [

@@ -5,7 +5,7 @@ import { claimedName, moveClaimed, type DropFolder } from "../ingest/drop-folder
 import { findContentChange } from "../ingest/claimed-content.js";
 import { IngestLease } from "../ingest/ingest-lease.js";
 import type { Logger } from "../log/logger.js";
-import type { BatchMeta } from "./batch-store.js";
+import type { BatchMeta } from "../ledger/batch-store.js";
 import { writeBatchReport, type WrittenReport } from "./batch-report.js";
 import type { BatchRowsDeps } from "./batch-rows.js";
 

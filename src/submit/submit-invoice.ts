@@ -1,7 +1,7 @@
 import { invoiceJson } from "../invoice/key.js";
 import type { CanonicalInvoice } from "../invoice/schema.js";
-import type { FinalTransition, ResultsStore } from "../results/results-store.js";
-import { isFinal, type KeyStatus } from "../results/result-record.js";
+import type { FinalTransition, ResultsStore } from "../ledger/ledger.js";
+import { isFinal, type KeyStatus } from "../ledger/record.js";
 import { classify } from "./classify.js";
 import type { ExtractionRules } from "./extract.js";
 import type { Submitter } from "./submitter.js";

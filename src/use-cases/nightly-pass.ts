@@ -1,15 +1,15 @@
 import { access } from "node:fs/promises";
 import type { SubmitConfig } from "../config/load.js";
-import { dropPass, type DropPassDeps } from "../ingest/drop-pass.js";
+import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
-import { isFinished, PassUpkeep } from "../ingest/pass-upkeep.js";
+import { isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { isRedisUnavailable, safeUrl } from "../queue/connection.js";
 import { readKeyRefusal } from "../queue/key-refusal.js";
 import { startSubmission } from "../queue/submission-service.js";
-import type { BatchMeta } from "../results/batch-store.js";
+import type { BatchMeta } from "../ledger/batch-store.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
-import type { RedisResultsStore } from "../results/redis-results-store.js";
+import type { RedisResultsStore } from "../ledger/redis-ledger.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly store: RedisResultsStore;

@@ -7,7 +7,7 @@ import { invoiceJson } from "../../src/invoice/key.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { INVOICE_QUEUE } from "../../src/queue/invoice-queue.js";
 import type { InvoiceJobData } from "../../src/queue/job-data.js";
-import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
 import { cli, opsSetup, statusJson, type OpsSetup } from "./ops-support.js";
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hasProblems, summaryTable } from "../../src/cli/summary-table.js";
-import type { BatchMeta } from "../../src/results/batch-store.js";
+import type { BatchMeta } from "../../src/ledger/batch-store.js";
 
 function reported(counts: Record<string, number>): BatchMeta {
   return {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BatchStore } from "../../src/results/batch-store.js";
+import { BatchStore } from "../../src/ledger/batch-store.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { tempDropDir } from "../support/drop.js";
 import { spawnNode, until } from "../support/processes.js";

@@ -5,13 +5,13 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimedContent, findContentChange } from "../../src/ingest/claimed-content.js";
 import { claimedName, dropFolder, ensureDropFolder, newBatchId } from "../../src/ingest/drop-folder.js";
-import { dropPass } from "../../src/ingest/drop-pass.js";
+import { dropPass } from "../../src/use-cases/drop-pass.js";
 import { readInvoiceFileBatches } from "../../src/ingest/read-invoice-file.js";
 import { resolveNamespace } from "../../src/invoice/key.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
-import { BatchStore } from "../../src/results/batch-store.js";
-import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { BatchStore } from "../../src/ledger/batch-store.js";
+import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 const HEADER = "external_id,currency,destination_country,archive_policy\n";

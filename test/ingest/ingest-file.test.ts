@@ -9,8 +9,8 @@ import { readInvoiceFileBatches } from "../../src/ingest/read-invoice-file.js";
 import { resolveNamespace } from "../../src/invoice/key.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
-import { RedisResultsStore } from "../../src/results/redis-results-store.js";
-import type { ResultsStore } from "../../src/results/results-store.js";
+import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import type { ResultsStore } from "../../src/ledger/ledger.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 const ROWS = 2000;

@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { createRedis } from "../../src/queue/connection.js";
-import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { enqueueBatch, testConfig } from "../support/engine.js";
 import { testInvoices } from "../support/invoices.js";

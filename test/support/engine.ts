@@ -7,7 +7,7 @@ import {
   type SubmissionHooks,
   type SubmissionService,
 } from "../../src/queue/submission-service.js";
-import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
 import type { SubmitOutcome } from "../../src/submit/submit-invoice.js";
 import type { KeyedInvoice } from "./invoices.js";
 import { testPrefix, testRedisUrl } from "./redis.js";

@@ -1,6 +1,6 @@
 import { afterEach } from "vitest";
 import { createRedis } from "../../src/queue/connection.js";
-import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { startTestWorker, type testConfig } from "./engine.js";
 

@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import { Command } from "commander";
 import { claimGiven, FORCE_COPY_TEST_HOOK } from "../../ingest/claim-copy.js";
-import { dropPass, ingestClaimed, type PassedFile } from "../../ingest/drop-pass.js";
+import { dropPass, ingestClaimed, type PassedFile } from "../../use-cases/drop-pass.js";
 import { isDropName, isNameTooLong, MAX_DROP_NAME_BYTES } from "../../ingest/drop-folder.js";
 import { openContext, type AppContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";

@@ -1,6 +1,6 @@
 import { access } from "node:fs/promises";
 import { Command } from "commander";
-import type { BatchMeta } from "../../results/batch-store.js";
+import type { BatchMeta } from "../../ledger/batch-store.js";
 import { batchRows } from "../../results/batch-rows.js";
 import { exportCsvHeader, exportCsvLine, exportRow, scanRecords } from "../../results/export-records.js";
 import { csvLine, REPORT_HEADER } from "../../results/report-row.js";

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { retryFailed, type RetryOutcome, type Skipped } from "../../results/retry-failed.js";
+import { retryFailed, type RetryOutcome, type Skipped } from "../../use-cases/retry-failed.js";
 import { batchOption, requireKnownBatch } from "../batch-option.js";
 import { openContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";

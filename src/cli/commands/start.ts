@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
-import { startScanService } from "../../ingest/scan-service.js";
+import { startScanService } from "../../use-cases/scan-service.js";
 import { createRedis } from "../../queue/connection.js";
 import { startSubmission } from "../../queue/submission-service.js";
 import { openContext } from "../context.js";

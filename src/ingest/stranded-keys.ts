@@ -1,12 +1,12 @@
 import type { Queue } from "bullmq";
 import type { KeyNamespace } from "../invoice/key.js";
-import { readInvoiceFileBatches } from "../ingest/read-invoice-file.js";
+import { readInvoiceFileBatches } from "./read-invoice-file.js";
 import type { Logger } from "../log/logger.js";
 import type { EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
-import type { BatchMeta } from "./batch-store.js";
-import { ensureJob } from "./requeued-jobs.js";
-import type { ResultsStore } from "./results-store.js";
+import type { BatchMeta } from "../ledger/batch-store.js";
+import { ensureJob } from "../queue/requeued-jobs.js";
+import type { ResultsStore } from "../ledger/ledger.js";
 
 export interface StrandedDeps {
   readonly store: ResultsStore;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CallBatcher } from "../../src/results/call-batcher.js";
+import { CallBatcher } from "../../src/ledger/call-batcher.js";
 
 /** A batcher whose runs are recorded: it answers each input doubled. */
 function doubling(maxBatch?: number) {

@@ -1,10 +1,10 @@
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { invoiceJobDataSchema, type InvoiceJobData } from "../queue/job-data.js";
-import type { BatchStore } from "./batch-store.js";
-import type { RedisResultsStore } from "./redis-results-store.js";
-import { ensureJob, isReplaceable, jobDataOf, resumeRequeues } from "./requeued-jobs.js";
-import { isFinal, type ResultRecord } from "./result-record.js";
+import type { BatchStore } from "../ledger/batch-store.js";
+import type { RedisResultsStore } from "../ledger/redis-ledger.js";
+import { ensureJob, isReplaceable, jobDataOf, resumeRequeues } from "../queue/requeued-jobs.js";
+import { isFinal, type ResultRecord } from "../ledger/record.js";
 
 export interface RetryDeps {
   readonly redis: Redis;

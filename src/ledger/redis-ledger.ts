@@ -1,9 +1,9 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import { CallBatcher } from "./call-batcher.js";
-import { LuaScript } from "./lua/lua-script.js";
-import { ANSWERS, FINISH_INGEST, REGISTER, REQUEUE, STATUSES } from "./lua/scripts.js";
-import { RelayKeys } from "./redis-keys.js";
+import { LuaScript } from "./lua-script.js";
+import { ANSWERS, FINISH_INGEST, REGISTER, REQUEUE, STATUSES } from "./scripts.js";
+import { RelayKeys } from "./key-names.js";
 import {
   attemptPairs,
   KEY_STATUSES,
@@ -11,8 +11,8 @@ import {
   type AttemptFields,
   type KeyStatus,
   type ResultRecord,
-} from "./result-record.js";
-import type { FinalTransition, RequeueResult, ResultsStore, RowDecision, RowRef } from "./results-store.js";
+} from "./record.js";
+import type { FinalTransition, RequeueResult, ResultsStore, RowDecision, RowRef } from "./ledger.js";
 
 const scripts = {
   register: new LuaScript(REGISTER),

@@ -5,11 +5,11 @@ import type { Redis } from "ioredis";
 import type { KeyNamespace } from "../invoice/key.js";
 import type { Logger } from "../log/logger.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
-import type { BatchStore } from "../results/batch-store.js";
+import type { BatchStore } from "../ledger/batch-store.js";
 import { writeBatchReport } from "../results/batch-report.js";
-import type { ResultsStore } from "../results/results-store.js";
-import { removeStaleCopies } from "./claim-copy.js";
-import { claimedContent, EMPTY_CONTENT, findContentChange } from "./claimed-content.js";
+import type { ResultsStore } from "../ledger/ledger.js";
+import { removeStaleCopies } from "../ingest/claim-copy.js";
+import { claimedContent, EMPTY_CONTENT, findContentChange } from "../ingest/claimed-content.js";
 import {
   claim,
   claimedFiles,
@@ -18,12 +18,12 @@ import {
   readyFiles,
   type ClaimedFile,
   type DropFolder,
-} from "./drop-folder.js";
-import { IngestLease } from "./ingest-lease.js";
-import { ingestFile, type IngestResult } from "./ingest-file.js";
-import { formatOf } from "./read-invoice-file.js";
-import type { FileChangedError } from "./errors/file-changed-error.js";
-import { UnreadableFileError } from "./unreadable-file-error.js";
+} from "../ingest/drop-folder.js";
+import { IngestLease } from "../ingest/ingest-lease.js";
+import { ingestFile, type IngestResult } from "../ingest/ingest-file.js";
+import { formatOf } from "../ingest/read-invoice-file.js";
+import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
+import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
 
 export interface DropPassDeps {
   readonly folder: DropFolder;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisResultsStore } from "../../src/results/redis-results-store.js";
+import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 let redis: Redis;

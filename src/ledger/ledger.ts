@@ -1,4 +1,4 @@
-import type { AttemptFields, KeyStatus, ResultRecord } from "./result-record.js";
+import type { AttemptFields, KeyStatus, ResultRecord } from "./record.js";
 
 /** A row of a batch that waits on (or is decided against) an idempotency key. */
 export interface RowRef {
@@ -41,7 +41,7 @@ export interface ResultsStore {
   recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus | "unknown">;
   /** `retry`: failed → queued (its batches wait again), or → superseded. */
   requeueFailed(key: string): Promise<RequeueResult>;
-  /** Keys put back to queued whose job is not known to exist yet (src/results/requeued-jobs.ts). */
+  /** Keys put back to queued whose job is not known to exist yet (src/queue/requeued-jobs.ts). */
   requeuingKeys(): Promise<string[]>;
   /** The key's job exists (or it needs none): it leaves `requeuingKeys`. */
   requeued(key: string): Promise<void>;

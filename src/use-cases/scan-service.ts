@@ -2,9 +2,9 @@ import { watch, type FSWatcher } from "node:fs";
 import { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { finalizeCompleteBatches } from "../results/finalize.js";
-import { resumeRequeues } from "../results/requeued-jobs.js";
+import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
-import { isDoneMarker, isDropName } from "./drop-folder.js";
+import { isDoneMarker, isDropName } from "../ingest/drop-folder.js";
 
 const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import { RelayKeys } from "./redis-keys.js";
+import { RelayKeys } from "./key-names.js";
 
 /** `changed`: the file changed after its claim; kept in processing/, never reported (see FileChangedError). */
 const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported", "changed"] as const;

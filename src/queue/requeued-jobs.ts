@@ -1,9 +1,9 @@
 import type { Queue } from "bullmq";
 import { canonicalInvoiceSchema } from "../invoice/schema.js";
-import { enqueueInvoices } from "../queue/invoice-queue.js";
-import type { InvoiceJobData } from "../queue/job-data.js";
-import type { ResultsStore } from "./results-store.js";
-import type { ResultRecord } from "./result-record.js";
+import { enqueueInvoices } from "./invoice-queue.js";
+import type { InvoiceJobData } from "./job-data.js";
+import type { ResultsStore } from "../ledger/ledger.js";
+import type { ResultRecord } from "../ledger/record.js";
 
 export interface RequeuedJobsDeps {
   readonly store: ResultsStore;

@@ -1,9 +1,9 @@
-import type { BatchMeta } from "../results/batch-store.js";
-import { resumeRequeues } from "../results/requeued-jobs.js";
-import { mayBeStranded, repairStranded } from "../results/stranded-keys.js";
-import { claimedFiles } from "./drop-folder.js";
+import type { BatchMeta } from "../ledger/batch-store.js";
+import { resumeRequeues } from "../queue/requeued-jobs.js";
+import { mayBeStranded, repairStranded } from "../ingest/stranded-keys.js";
+import { claimedFiles } from "../ingest/drop-folder.js";
 import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
-import { BatchLostError } from "./errors/batch-lost-error.js";
+import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 
 // `changed`: kept in processing/ and never reported; the pass ends and says so (exit 1).
 const FINAL_STATES: ReadonlySet<BatchMeta["state"]> = new Set(["reported", "rejected", "changed"]);
