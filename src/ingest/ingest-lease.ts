@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../ledger/redis-client.js";
 
 const LEASE_MS = 15_000;
 const RENEW_MS = 5_000;
@@ -13,7 +13,7 @@ export class IngestLease {
   private readonly owner = `${hostname()}:${process.pid}`;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
   ) {}
 

@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../ledger/redis-client.js";
 import { INVOICE_JOB_NAME, type InvoiceJobData } from "./job-data.js";
 
 export const INVOICE_QUEUE = "invoices";
@@ -18,7 +18,7 @@ export function invoiceJobOptions(maxAttempts: number): JobsOptions {
 }
 
 export function createInvoiceQueue(
-  connection: Redis,
+  connection: RedisClient,
   prefix: string,
   maxAttempts: number,
 ): Queue<InvoiceJobData> {

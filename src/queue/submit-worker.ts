@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../ledger/redis-client.js";
 import type { Logger } from "../log/logger.js";
 import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
 import { RequestHeldBackError } from "../submit/errors/request-held-back-error.js";
@@ -11,7 +11,7 @@ import { INVOICE_QUEUE } from "./invoice-queue.js";
 import { invoiceJobDataSchema, type InvoiceJobData } from "./job-data.js";
 
 export interface SubmitWorkerOptions {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly prefix: string;
   /** The invoice queue, for queue-wide rate limits (cool-downs, a refused key). */
   readonly queue: Queue<InvoiceJobData>;

@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from "node:fs";
 import { Queue, Worker } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../ledger/redis-client.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
@@ -11,7 +11,7 @@ const SCHEDULER_ID = "drop-folder-scan";
 
 export interface ScanServiceOptions {
   readonly deps: DropPassDeps;
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly prefix: string;
   readonly cron: string;
   readonly tz: string | undefined;
