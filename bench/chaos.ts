@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RedisServer } from "../src/dev/redis-server.js";
 import { createRedis } from "../src/queue/connection.js";
-import { RedisResultsStore } from "../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../src/ledger/redis-ledger.js";
 import { startSimulator } from "../src/simulator/index.js";
 import { AofTail } from "./chaos/aof-tail.js";
 import { writeDropFiles } from "./chaos/drop-files.js";
@@ -68,7 +68,7 @@ const files = await writeDropFiles(dropDir, options.invoices, options.files);
 const prefix = `chaos-${options.seed}`;
 const monitor = createRedis(redis.url, "worker", "chaos-monitor"); // rides out the Redis restart
 monitor.on("error", () => undefined);
-const store = new RedisResultsStore(monitor, prefix);
+const store = new RedisLedger(monitor, prefix);
 
 const common = {
   REDIS_URL: redis.url,

@@ -3,7 +3,6 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { claim, dropFolder, ensureDropFolder } from "../src/ingest/drop-folder.js";
 import { ingestClaimed } from "../src/use-cases/drop-pass.js";
 import { INGEST_CHUNK_ROWS, INGEST_CHUNKS_IN_FLIGHT } from "../src/ingest/ingest-file.js";
@@ -15,7 +14,8 @@ import { createRedis } from "../src/queue/connection.js";
 import { createInvoiceQueue, INVOICE_QUEUE, invoiceJobOptions } from "../src/queue/invoice-queue.js";
 import { INVOICE_JOB_NAME, type InvoiceJobData } from "../src/queue/job-data.js";
 import { BatchStore } from "../src/ledger/batch-store.js";
-import { RedisResultsStore } from "../src/ledger/redis-ledger.js";
+import type { RedisClient } from "../src/ledger/redis-client.js";
+import { RedisLedger } from "../src/ledger/redis-ledger.js";
 import { writeCsv } from "./generate.js";
 
 export interface EnqueueFigures {
@@ -41,7 +41,7 @@ export async function measureEnqueue(redisUrl: string, dir: string, rows: number
     const deps = {
       folder,
       redis,
-      store: new RedisResultsStore(redis, prefix),
+      store: new RedisLedger(redis, prefix),
       batches: new BatchStore(redis, prefix),
       queue,
       namespace,
@@ -80,7 +80,7 @@ export async function measureEnqueue(redisUrl: string, dir: string, rows: number
 type RawJob = { name: string; data: InvoiceJobData; opts: { jobId: string } };
 
 /** Seconds to add `jobs` to a fresh queue with plain `addBulk` calls of ingest's chunk size. */
-async function timeAddBulk(redis: Redis, jobs: readonly RawJob[], underWay: number): Promise<number> {
+async function timeAddBulk(redis: RedisClient, jobs: readonly RawJob[], underWay: number): Promise<number> {
   const raw = new Queue<InvoiceJobData>(INVOICE_QUEUE, {
     connection: redis,
     prefix: `bench-raw-${randomUUID()}`,

@@ -50,16 +50,14 @@ export interface Family {
 }
 
 const FAMILIES = [
-  { name: "r", holds: "result record per idempotency key (hash)", after: "relay:r:" },
-  { name: "kb", holds: "batches that have the key (set)", after: "relay:kb:" },
-  { name: "x", holds: "live key per external_id (string)", after: "relay:x:" },
-  { name: "w", holds: "batches still waiting for the key (set)", after: "relay:w:" },
-  { name: "batch", holds: "batch hashes and their decisions", after: "relay:batch:" },
+  { name: "r", holds: "record per idempotency key (string: JSON head, answer body)", after: "relay:r:" },
+  { name: "external-ids", holds: "external_id -> key (one hash)", after: "relay:external-ids" },
+  { name: "batch", holds: "batch hashes, decisions and key lists", after: "relay:batch:" },
   { name: "bullmq", holds: "BullMQ invoice queue (jobs, lists, events)", after: "invoices:" },
 ] as const;
 
 /**
- * The key families of one QUEUE_PREFIX (see src/ledger/key-names.ts and src/ledger/scripts.ts),
+ * The key families of one QUEUE_PREFIX (see src/ledger/key-names.ts and docs/ledger.md),
  * then BullMQ's keys of the invoice queue. Order matters: a key counts in the first family it matches.
  */
 export function keyFamilies(prefix: string): Family[] {
@@ -129,13 +127,15 @@ async function freedByDeleting(redis: Redis, names: readonly string[]): Promise<
 /**
  * Every key of the database by family, by one SCAN per family's MATCH pattern and one over the rest,
  * with MEMORY USAGE of up to `perFamily` random keys of each; then, as a check on the sampling, each
- * family is deleted in turn and the fall of used_memory recorded. Destroys the families' data. The last
+ * family is deleted in turn (with `destroy`) and the fall of used_memory recorded. The last
  * entry is the keys outside every family (`family` undefined).
  */
 export async function footprint(
   redis: Redis,
   families: readonly Family[],
   perFamily: number,
+  /** Delete each family in turn to see what used_memory it frees (a check on the sampling). */
+  destroy: boolean,
 ): Promise<FamilyFootprint[]> {
   const scan = async (match: string): Promise<string[]> => {
     const names: string[] = [];
@@ -164,7 +164,7 @@ export async function footprint(
       keys: f.names.length,
       sampled: f.sampled,
       meanBytes: f.meanBytes,
-      freedBytes: f.family === undefined ? undefined : await freedByDeleting(redis, f.names),
+      freedBytes: f.family === undefined || !destroy ? undefined : await freedByDeleting(redis, f.names),
       names: f.family === undefined ? f.names.slice(0, 30).sort() : [],
     });
   }

@@ -14,7 +14,7 @@ import { createRedis } from "../src/queue/connection.js";
 import { createInvoiceQueue, enqueueInvoices, invoiceJobOptions } from "../src/queue/invoice-queue.js";
 import { INVOICE_JOB_NAME } from "../src/queue/job-data.js";
 import { startSubmission, type SubmissionService } from "../src/queue/submission-service.js";
-import { RedisResultsStore } from "../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../src/ledger/redis-ledger.js";
 import {
   cpuMeter,
   describeCpu,
@@ -75,7 +75,7 @@ async function relay(n: number, prefilled: boolean): Promise<Run> {
   const config = relayConfig(prefix);
   const docs = keyedInvoices(randomUUID(), n);
   const producer = createRedis(redisUrl, "producer", "bench-producer");
-  const store = new RedisResultsStore(producer, prefix);
+  const store = new RedisLedger(producer, prefix);
   const queue = createInvoiceQueue(producer, prefix, config.maxAttempts);
   const enqueuedAt = new Map<string, number>();
   const latencies: number[] = [];

@@ -106,7 +106,8 @@ export function describeCpu(cpu: CpuUse, seconds: number): string {
 
 /**
  * Gives the next contender an empty private Redis with a compacted AOF, so that no contender pays for
- * an AOF rewrite triggered by the data of the one before it. Never used on a REDIS_URL Redis.
+ * an AOF rewrite triggered by the data of the one before it. Never used on a REDIS_URL Redis. One
+ * server (`Redis`, not `RedisClient`): FLUSHALL and INFO speak for the server they are sent to.
  */
 export async function resetPrivateRedis(redis: Redis): Promise<void> {
   await redis.flushall();

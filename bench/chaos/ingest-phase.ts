@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../src/ledger/redis-client.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { describeExit, spawnEntry } from "./processes.js";
 
@@ -20,7 +20,7 @@ export interface IngestFigures {
  */
 export async function ingestKilledMidFile(
   env: Readonly<Record<string, string>>,
-  monitor: Redis,
+  monitor: RedisClient,
   prefix: string,
   dropDir: string,
   target: string,

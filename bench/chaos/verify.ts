@@ -1,10 +1,10 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { INVOICE_QUEUE } from "../../src/queue/invoice-queue.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
+import { scanKeys, type RedisClient } from "../../src/ledger/redis-client.js";
 import type { SimulatorStats } from "../../src/simulator/index.js";
 import type { DropFile } from "./drop-files.js";
 import { parseReportCsv, REPORT_HEADER, summarySchema, type ReportRow } from "./report-csv.js";
@@ -12,7 +12,7 @@ import { parseReportCsv, REPORT_HEADER, summarySchema, type ReportRow } from "./
 export interface VerifyInput {
   readonly dropDir: string;
   readonly files: readonly DropFile[];
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly stats: SimulatorStats;
   /** Effects per key, counted from the simulator's attempt events by the chaos process itself. */
@@ -135,7 +135,7 @@ async function checkStore(
   check: Check,
   bad: Set<string>,
 ): Promise<void> {
-  const store = new RedisResultsStore(input.redis, input.prefix);
+  const store = new RedisLedger(input.redis, input.prefix);
   const keys = [...expectedKeys];
   const notFinal: string[] = [];
   for (let i = 0; i < keys.length; i += 1000) {
@@ -149,13 +149,11 @@ async function checkStore(
     });
   }
   check(notFinal.length === 0, `${notFinal.length} record(s) not succeeded: ${names(notFinal)}`);
-  let records = 0;
-  let cursor = "0";
-  do {
-    const [next, found] = await input.redis.scan(cursor, "MATCH", store.keys.record("*"), "COUNT", 1000);
-    records += found.length;
-    cursor = next;
-  } while (cursor !== "0");
+  // SCAN on every master of a cluster; a key SCAN returns twice is counted once.
+  const found = new Set<string>();
+  for await (const page of scanKeys(input.redis, store.keys.record("*")))
+    for (const key of page) found.add(key);
+  const records = found.size;
   check(records === expectedKeys.size, `${records} result records for ${expectedKeys.size} keys`);
   const counts = await store.counts();
   check(

@@ -1,22 +1,23 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Config } from "../config/load.js";
+import { redisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log/logger.js";
 import { dropFolder, ensureDropFolder, type DropFolder } from "../ingest/drop-folder.js";
 import { resolveNamespace, type KeyNamespace } from "../invoice/key.js";
 import { createRedis, ensureConnected, safeUrl } from "../queue/connection.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
-import { checkRedis, type RedisAccess } from "../queue/redis-checks.js";
+import { checkKeyLayout, checkRedis, type RedisAccess } from "../queue/redis-checks.js";
 import { BatchStore } from "../ledger/batch-store.js";
-import { RedisResultsStore } from "../ledger/redis-ledger.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import { RedisLedger } from "../ledger/redis-ledger.js";
 import { commandLogger } from "./runtime.js";
 
 /** What most commands need: a Redis connection, the stores, the queue and the drop folder. */
 export interface AppContext {
   readonly config: Config;
-  readonly redis: Redis;
-  readonly store: RedisResultsStore;
+  readonly redis: RedisClient;
+  readonly store: RedisLedger;
   readonly batches: BatchStore;
   readonly queue: Queue<InvoiceJobData>;
   readonly folder: DropFolder;
@@ -39,11 +40,13 @@ export interface OpenContextOptions {
  * here, so a Redis it must refuse is refused before any key is written or any file claimed.
  */
 export async function openContext(config: Config, options: OpenContextOptions = {}): Promise<AppContext> {
-  const redis = createRedis(config.redisUrl, "producer", "invoice-relay-cli");
+  const target = redisTarget(config);
+  checkKeyLayout(target, config.queuePrefix);
+  const redis = createRedis(target, "producer", "invoice-relay-cli");
   // A failed connection attempt is reported by ensureConnected; keep ioredis from printing its own.
   redis.on("error", () => undefined);
   try {
-    await ensureConnected(redis, config.redisUrl);
+    await ensureConnected(redis, target);
     const warnings = await checkRedis(redis, {
       access: options.access ?? "read-write",
       allowEvicting: config.allowEvictingRedis,
@@ -61,7 +64,7 @@ export async function openContext(config: Config, options: OpenContextOptions = 
   return {
     config,
     redis,
-    store: new RedisResultsStore(redis, config.queuePrefix),
+    store: new RedisLedger(redis, config.queuePrefix),
     batches: new BatchStore(redis, config.queuePrefix),
     queue,
     folder,

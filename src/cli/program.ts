@@ -32,7 +32,8 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
     }
     const message = redisLost(error)
       ? "Redis became unreachable while this command was working. Nothing is lost: a file being ingested stays " +
-        "in processing/ and queued invoices wait; run the command again once Redis is back (check REDIS_URL)."
+        "in processing/ and queued invoices wait; run the command again once Redis is back (check REDIS_URL, or " +
+        "REDIS_CLUSTER_NODES for a Redis Cluster)."
       : error instanceof Error
         ? error.message
         : String(error);
@@ -43,10 +44,18 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
   }
 }
 
-/** ioredis gives up on a command when Redis stays away (producer connections fail fast by design). */
+/**
+ * ioredis gives up on a command when Redis stays away (producer connections fail fast by design): on
+ * one server after its retries, on a cluster after its redirections ("Too many Cluster redirections",
+ * whose last error is the closed connection) or when no node answers at all.
+ */
 function redisLost(error: unknown): boolean {
   return (
     error instanceof Error &&
-    (error.name === "MaxRetriesPerRequestError" || /Connection is closed/.test(error.message))
+    (error.name === "MaxRetriesPerRequestError" ||
+      error.name === "ClusterAllFailedError" ||
+      /Connection is closed|None of startup nodes is available|^Too many Cluster redirections/.test(
+        error.message,
+      ))
   );
 }

@@ -1,6 +1,9 @@
+import { formatDuration } from "../config/duration.js";
+import { ledgerSize } from "../ledger/footprint.js";
+import { Retention } from "../ledger/retention.js";
 import { readKeyRefusal } from "../queue/key-refusal.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
-import type { KeyStatus } from "../ledger/record.js";
+import type { KeyStatus } from "../ledger/statuses.js";
 import type { StatusCounts } from "../results/report-row.js";
 import { requireKnownBatch } from "./batch-option.js";
 import type { AppContext } from "./context.js";
@@ -25,6 +28,10 @@ const STATUS_BATCH_LIMIT = 20;
  *   valid_rows, pending, report_csv, summary_json, file_error, counts}` where `counts` are the row
  *   counts of the last written report `{succeeded, duplicate, rejected, failed, conflict, pending}`
  * - `batches_total`: how many batches this prefix has in all
+ * - `ledger`: `{records, batches, bytes, redis_used_memory, retention, oldest_batch}`: what the ledger
+ *   keeps in Redis (`bytes` estimated from MEMORY USAGE samples, null if refused), RESULTS_RETENTION as
+ *   written, and the oldest batch kept `{id, created_at, expires_at, kept_because}` (`expires_at` null
+ *   while it is not reported or its report counted failed rows; `kept_because` then says which), or null
  */
 export interface StatusReport {
   readonly queue_prefix: string;
@@ -34,6 +41,21 @@ export interface StatusReport {
   readonly key_refused: KeyRefusedStatus | null;
   readonly batches: readonly BatchStatus[];
   readonly batches_total: number;
+  readonly ledger: LedgerStatus;
+}
+
+export interface LedgerStatus {
+  readonly records: number;
+  readonly batches: number;
+  readonly bytes: number | null;
+  readonly redis_used_memory: number | null;
+  readonly retention: string;
+  readonly oldest_batch: {
+    readonly id: string;
+    readonly created_at: string;
+    readonly expires_at: string | null;
+    readonly kept_because: "not reported" | "failed rows" | null;
+  } | null;
 }
 
 export interface QueueCounts {
@@ -88,7 +110,7 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
     ctx.queue.getJobCounts("waiting", "active", "delayed", "failed", "paused"),
     ctx.queue.isPaused(),
     readKeyRefusal(ctx.redis, prefix),
-    ctx.redis.zcard(ctx.batches.keys.batches),
+    ctx.batches.count(),
   ]);
   const count = (name: string) => jobCounts[name] ?? 0;
   return {
@@ -114,12 +136,42 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
           },
     batches: metas.map(batchStatus),
     batches_total: total,
+    ledger: await ledgerStatus(ctx, keys),
+  };
+}
+
+async function ledgerStatus(ctx: AppContext, keys: Record<KeyStatus, number>): Promise<LedgerStatus> {
+  const records = Object.values(keys).reduce((a, b) => a + b, 0);
+  const size = await ledgerSize(ctx.redis, ctx.config.queuePrefix, ctx.batches, records);
+  const retention = new Retention(
+    ctx.redis,
+    ctx.config.queuePrefix,
+    ctx.batches,
+    ctx.config.resultsRetention,
+  );
+  const oldest = await retention.oldest();
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return {
+    records: size.records,
+    batches: size.batches,
+    bytes: size.bytes ?? null,
+    redis_used_memory: size.redisUsedMemory ?? null,
+    retention: formatDuration(ctx.config.resultsRetention),
+    oldest_batch:
+      oldest === undefined
+        ? null
+        : {
+            id: oldest.id,
+            created_at: new Date(oldest.createdAt).toISOString(),
+            expires_at: iso(oldest.expiresAt),
+            kept_because: oldest.why ?? null,
+          },
   };
 }
 
 /** The newest batches first; a record that vanished meanwhile is left out. */
 async function recentBatches(ctx: AppContext, limit: number): Promise<BatchMeta[]> {
-  const ids = await ctx.redis.zrevrange(ctx.batches.keys.batches, 0, limit - 1);
+  const ids = await ctx.batches.newest(limit);
   const metas = await Promise.all(ids.map((id) => ctx.batches.get(id)));
   return metas.filter((m): m is BatchMeta => m !== undefined);
 }

@@ -1,5 +1,5 @@
 import { ROW_STATUSES } from "../results/report-row.js";
-import type { BatchStatus, StatusReport } from "./status-report.js";
+import type { BatchStatus, LedgerStatus, StatusReport } from "./status-report.js";
 
 /** `status` for people: the totals, a table of batches, then what to do about what is not well. Pure. */
 export function statusText(report: StatusReport): string {
@@ -10,6 +10,7 @@ export function statusText(report: StatusReport): string {
     `invoices by key state  queued ${keys.queued}  retrying ${keys.retrying}  succeeded ${keys.succeeded}  failed ${keys.failed}  superseded ${keys.superseded}`,
     `queue jobs             waiting ${queue.waiting}  active ${queue.active}  delayed ${queue.delayed}  ` +
       `failed ${queue.failed}  paused ${queue.paused}  (${queue.is_paused ? "PAUSED" : "running"})`,
+    ledgerLine(report.ledger),
     "",
   ];
   if (report.batches.length === 0) lines.push("no batches yet: drop files and run `invoice-relay run`");
@@ -26,6 +27,25 @@ export function statusText(report: StatusReport): string {
 }
 
 const COUNT_COLUMNS = ROW_STATUSES;
+
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** What the ledger keeps in Redis, and when the oldest of it goes. */
+function ledgerLine(ledger: LedgerStatus): string {
+  const size = ledger.bytes === null ? "size unknown (MEMORY USAGE refused)" : `about ${mb(ledger.bytes)}`;
+  const redis = ledger.redis_used_memory === null ? "" : ` of Redis' ${mb(ledger.redis_used_memory)}`;
+  const oldest = ledger.oldest_batch;
+  const expiry =
+    oldest === null
+      ? "nothing kept"
+      : oldest.expires_at !== null
+        ? `oldest batch ${oldest.id} goes at ${oldest.expires_at}`
+        : `oldest batch ${oldest.id} is kept: ${oldest.kept_because === "failed rows" ? "its report has failed rows (retry or re-drop them)" : "not reported yet"}`;
+  return (
+    `ledger                 ${ledger.records} records  ${ledger.batches} batches  ${size}${redis}; ` +
+    `retention ${ledger.retention}, ${expiry}`
+  );
+}
 
 /** Counts come from the last written report; a batch not reported yet shows `-` there. */
 function batchTable(batches: readonly BatchStatus[]): string {

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { parseDuration } from "./duration.js";
+import { clusterNodesSchema, queuePrefixSchema } from "./redis-target.js";
 
 /**
  * Every setting of invoice-relay in one place: its environment variable, its default and what it is
@@ -36,6 +38,13 @@ export const SETTINGS = {
     schema: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
     default: "redis://127.0.0.1:6379",
   },
+  redisClusterNodes: {
+    env: "REDIS_CLUSTER_NODES",
+    description:
+      "Seed nodes of a Redis Cluster, comma-separated host:port or redis[s]://[user:password@]host:port " +
+      "(all alike); when set, REDIS_URL is not used and QUEUE_PREFIX needs a hash tag such as {invoice-relay}.",
+    schema: clusterNodesSchema.optional(),
+  },
   invoiceApiUrl: {
     env: "INVOICE_API_URL",
     description:
@@ -67,8 +76,10 @@ export const SETTINGS = {
   dropDir: { env: "DROP_DIR", description: "The drop folder.", schema: z.string().min(1), default: "./drop" },
   queuePrefix: {
     env: "QUEUE_PREFIX",
-    description: "Prefix of every Redis key; isolates deployments sharing one Redis.",
-    schema: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
+    description:
+      "Prefix of every Redis key; isolates deployments sharing one Redis. May hold one hash tag, e.g. " +
+      "{invoice-relay}: required on a Redis Cluster, where it puts every key of the deployment in one slot.",
+    schema: queuePrefixSchema,
     default: "invoice-relay",
   },
   idempotencyNamespace: {
@@ -184,6 +195,24 @@ export const SETTINGS = {
     description: "Bytes of each response body kept in the results store.",
     schema: int(0, 1_048_576),
     default: "4096",
+  },
+  resultsRetention: {
+    env: "RESULTS_RETENTION",
+    description:
+      "How long a reported batch's results stay in Redis (e.g. 90d, 12h, 30m, 45s); then they are removed, " +
+      "and a re-drop of the same file is sent again with the same keys. Failed rows keep their batch until retried.",
+    schema: z.string().transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined || ms < 1000) {
+        ctx.addIssue({
+          code: "custom",
+          message: "must be a duration of at least 1s, such as 7d, 12h, 30m or 45s",
+        });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+    default: "7d",
   },
 } satisfies Record<string, Setting>;
 

@@ -4,7 +4,8 @@ import type { Logger } from "../log/logger.js";
 import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import { ensureJob } from "../queue/requeued-jobs.js";
-import type { ResultsStore, RowDecision, RowRef } from "../ledger/ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
+import type { RowDecision, RowRef } from "../ledger/statuses.js";
 import type { ClaimedFile } from "./drop-folder.js";
 import { findFileError, formatOf, readInvoiceFileBatches } from "./read-invoice-file.js";
 import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
@@ -12,7 +13,7 @@ import type { UnreadableFileError } from "./unreadable-file-error.js";
 import { WorkWindow } from "./work-window.js";
 
 export interface IngestDeps {
-  readonly store: ResultsStore;
+  readonly store: Ledger;
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
   readonly logger: Logger;

@@ -6,10 +6,10 @@ import type { EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { ensureJob } from "../queue/requeued-jobs.js";
-import type { ResultsStore } from "../ledger/ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 
 export interface StrandedDeps {
-  readonly store: ResultsStore;
+  readonly store: Ledger;
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
   readonly logger: Logger;

@@ -1,6 +1,7 @@
-import type { Redis } from "ioredis";
 import { z } from "zod";
-import { RelayKeys } from "./key-names.js";
+import { LedgerKeys } from "./key-names.js";
+import type { RedisClient } from "./redis-client.js";
+import { unpackKeys } from "./redis-ledger.js";
 
 /** `changed`: the file changed after its claim; kept in processing/, never reported (see FileChangedError). */
 const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported", "changed"] as const;
@@ -48,14 +49,14 @@ export interface NewBatch {
 
 /** Batch records: what was dropped, where the file is, how far it got, where its report is. */
 export class BatchStore {
-  readonly keys: RelayKeys;
+  readonly keys: LedgerKeys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     private readonly now: () => number = Date.now,
   ) {
-    this.keys = new RelayKeys(prefix);
+    this.keys = new LedgerKeys(prefix);
   }
 
   /** Records a new batch; a batch resumed after a crash keeps its record. */
@@ -88,10 +89,33 @@ export class BatchStore {
     return this.require(batch.id);
   }
 
+  /**
+   * The batch's record, with what the scripts keep outside it: `pending` (keys it still waits for),
+   * `completed_at`, and `ingested` as the state of a reported batch that `retry` or a re-drop reopened.
+   */
   async get(id: string): Promise<BatchMeta | undefined> {
-    const fields = await this.redis.hgetall(this.keys.batch(id));
-    if (Object.keys(fields).length === 0) return undefined;
-    return batchMetaSchema.parse(fields);
+    const replies = await this.redis
+      .multi()
+      .hgetall(this.keys.batch(id))
+      .hget(this.keys.pending, id)
+      .zscore(this.keys.completed, id)
+      .exec();
+    const [fields, pending, completedAt] = (replies ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    const stored = z.record(z.string(), z.string()).parse(fields);
+    if (Object.keys(stored).length === 0) return undefined;
+    const meta = batchMetaSchema.parse(stored);
+    const waiting = typeof pending === "string" ? Math.max(0, Number(pending)) : undefined;
+    // Waiting for keys again (a retry or re-drop requeued one); a batch only to be reported again is not.
+    const reopened = meta.state === "reported" && (waiting ?? 0) > 0;
+    return {
+      ...meta,
+      ...(waiting === undefined ? {} : { pending: waiting }),
+      ...(typeof completedAt === "string" ? { completed_at: Number(completedAt) } : {}),
+      ...(reopened ? { state: "ingested" as const } : {}),
+    };
   }
 
   async require(id: string): Promise<BatchMeta> {
@@ -110,13 +134,38 @@ export class BatchStore {
     return this.redis.zrange(this.keys.batches, 0, limit - 1);
   }
 
-  /** Batches whose rows are all final and whose report is still to be written. */
+  /** Batch ids, newest first. */
+  async newest(limit: number): Promise<string[]> {
+    return this.redis.zrevrange(this.keys.batches, 0, limit - 1);
+  }
+
+  /** How many batches the ledger keeps. */
+  async count(): Promise<number> {
+    return this.redis.zcard(this.keys.batches);
+  }
+
+  /** The oldest batch kept and when it was created, if any. */
+  async oldest(): Promise<{ id: string; createdAt: number } | undefined> {
+    const [id, score] = await this.redis.zrange(this.keys.batches, 0, 0, "WITHSCORES");
+    return id === undefined ? undefined : { id, createdAt: Number(score) };
+  }
+
+  /** Batches whose rows are all final and whose report is still to be written, oldest first. */
   async complete(): Promise<string[]> {
-    return (await this.redis.smembers(this.keys.complete)).sort();
+    return this.redis.zrange(this.keys.completed, 0, -1);
   }
 
   async isComplete(id: string): Promise<boolean> {
-    return (await this.redis.sismember(this.keys.complete, id)) === 1;
+    return (await this.redis.zscore(this.keys.completed, id)) !== null;
+  }
+
+  /** The idempotency keys the batch has (new, requeued or joined rows), `pageKeys` at a time. */
+  async *keysOf(id: string, pageKeys = 1000): AsyncGenerator<string[]> {
+    for (let at = 0; ; at += 16 * pageKeys) {
+      const page = await this.redis.getrangeBuffer(this.keys.batchKeys(id), at, at + 16 * pageKeys - 1);
+      if (page.length > 0) yield unpackKeys(page);
+      if (page.length < 16 * pageKeys) return;
+    }
   }
 
   async markReported(
@@ -125,10 +174,16 @@ export class BatchStore {
     /** A file rejected as a whole keeps the state that says so. */
     state: "reported" | "rejected" = "reported",
   ): Promise<void> {
+    const completedAt = await this.redis.zscore(this.keys.completed, id);
     await this.redis
       .multi()
-      .hset(this.keys.batch(id), { ...fields, state, reported_at: this.now() })
-      .srem(this.keys.complete, id)
+      .hset(this.keys.batch(id), {
+        ...fields,
+        state,
+        reported_at: this.now(),
+        ...(completedAt === null ? {} : { completed_at: completedAt }),
+      })
+      .zrem(this.keys.completed, id)
       .exec();
   }
 
@@ -137,7 +192,7 @@ export class BatchStore {
     await this.redis
       .multi()
       .hset(this.keys.batch(id), { state: "changed", file_error: problem })
-      .srem(this.keys.complete, id)
+      .zrem(this.keys.completed, id)
       .exec();
   }
 

@@ -1,55 +1,108 @@
-/** Names of the results store's Redis keys, all under `{QUEUE_PREFIX}:relay:`. Pure. */
-export class RelayKeys {
-  readonly base: string;
+/**
+ * The only place that names the ledger's Redis keys: every one is `{QUEUE_PREFIX}:relay:…`, so with a
+ * hash-tagged prefix (`{invoice-relay}`) they share one Redis Cluster slot with BullMQ's queue keys.
+ * Scripts never build a name; they get these in KEYS. Pure.
+ *
+ * Per idempotency key there is one Redis key, its record; everything else is one key per batch or one
+ * key per deployment (see docs/ledger.md for what each holds).
+ */
+export class LedgerKeys {
+  readonly #base: string;
 
   constructor(prefix: string) {
-    this.base = `${prefix}:relay`;
+    this.#base = `${prefix}:relay`;
   }
 
-  /** Hash: the result record of one idempotency key. */
-  record(key: string): string {
-    return `${this.base}:r:${key}`;
+  /** String: the record of one idempotency key (JSON head, line break, answer body). */
+  record(idempotencyKey: string): string {
+    return `${this.#base}:r:${idempotencyKey}`;
   }
 
+  /** Where records start: what SCAN matches with a `*` after it. */
+  get recordStart(): string {
+    return this.record("");
+  }
+
+  /** Hash: the batch's record (file, state, counts, report). */
   batch(batchId: string): string {
-    return `${this.base}:batch:${batchId}`;
+    return `${this.#base}:batch:${batchId}`;
   }
 
-  /** Hash line → decision taken at ingest against other files (duplicate / conflict). */
+  /** Hash line → decision taken at ingest against other files (duplicate / conflict:<key>). */
   decisions(batchId: string): string {
-    return `${this.base}:batch:${batchId}:decisions`;
+    return `${this.#base}:batch:${batchId}:decisions`;
+  }
+
+  /** String: the idempotency keys the batch has, 16 bytes each (what retention removes with it). */
+  batchKeys(batchId: string): string {
+    return `${this.#base}:batch:${batchId}:keys`;
+  }
+
+  /** The lease of the process ingesting the batch (src/ingest/ingest-lease.ts). */
+  ingestLease(batchId: string): string {
+    return `${this.#base}:batch:${batchId}:lease`;
+  }
+
+  /** The lease of the process writing the batch's report. */
+  reportLease(batchId: string): string {
+    return `${this.#base}:batch:${batchId}:report-lease`;
   }
 
   /** Sorted set of batch ids by creation time. */
   get batches(): string {
-    return `${this.base}:batches`;
+    return `${this.#base}:batches`;
   }
 
-  /** Set of batches whose rows are all final and whose report is not written yet. */
-  get complete(): string {
-    return `${this.base}:batches:complete`;
+  /** Hash batch → number of keys it still waits for (0 once all are final). */
+  get pending(): string {
+    return `${this.#base}:pending`;
+  }
+
+  /** Set of batches whose ingest is not finished: they cannot complete yet. */
+  get ingesting(): string {
+    return `${this.#base}:ingesting`;
+  }
+
+  /** Sorted set of batches complete and not reported yet, scored by when they completed. */
+  get completed(): string {
+    return `${this.#base}:completed`;
+  }
+
+  /** Hash external_id → the idempotency key that carries it now. */
+  get externalIds(): string {
+    return `${this.#base}:external-ids`;
   }
 
   /** Set of keys that ended failed (what `retry` re-drives). */
   get failed(): string {
-    return `${this.base}:failed`;
+    return `${this.#base}:failed`;
   }
 
   /**
-   * Set of keys `retry` moved from failed back to queued whose job may not exist yet: a `retry`
-   * interrupted between the two steps finds them here and finishes the job.
+   * Set of keys moved from failed back to queued whose job may not exist yet: a `retry` interrupted
+   * between the two steps finds them here and finishes the job.
    */
   get requeuing(): string {
-    return `${this.base}:requeuing`;
+    return `${this.#base}:requeuing`;
   }
 
   /** Hash status → number of keys in it. */
   get counts(): string {
-    return `${this.base}:counts`;
+    return `${this.#base}:counts`;
   }
 
   /** The service refused the API key: why and when (JSON), until a run with a good key clears it. */
-  get keyRefused(): string {
-    return `${this.base}:key-refused`;
+  get apiKeyRefused(): string {
+    return `${this.#base}:key-refused`;
+  }
+
+  /** The data layout version of this prefix's ledger (see src/ledger/layout.ts). */
+  get layout(): string {
+    return `${this.#base}:layout`;
+  }
+
+  /** Key names of the layout before version 2, which a newer version must not misread. */
+  get layoutOneMarkers(): readonly string[] {
+    return [`${this.#base}:batches:complete`];
   }
 }

@@ -1,20 +1,41 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import { readFileSync } from "node:fs";
+import type { RedisClient } from "./redis-client.js";
 
-/** A Lua script run by SHA, loaded on first use or after a Redis restart (NOSCRIPT). */
+const INCLUDE = /^-- @include "([a-z-]+)"$/gm;
+const folder = new URL("./lua/", import.meta.url);
+
+/** A script's source with its `-- @include "name"` lines replaced by lua/includes/name.lua. */
+export function luaSource(name: string): string {
+  const source = readFileSync(new URL(`${name}.lua`, folder), "utf8");
+  return source.replace(INCLUDE, (_, include: string) =>
+    readFileSync(new URL(`includes/${include}.lua`, folder), "utf8"),
+  );
+}
+
+/**
+ * A Lua script of src/ledger/lua, run by SHA, loaded on first use or after a Redis restart (NOSCRIPT).
+ * Every key it touches is passed in KEYS, which is also how a cluster client routes it.
+ */
 export class LuaScript {
+  readonly source: string;
   readonly sha: string;
 
-  constructor(readonly source: string) {
-    this.sha = createHash("sha1").update(source).digest("hex");
+  constructor(readonly name: string) {
+    this.source = luaSource(name);
+    this.sha = createHash("sha1").update(this.source).digest("hex");
   }
 
-  async run(redis: Redis, args: readonly (string | number)[]): Promise<unknown> {
+  async run(
+    redis: RedisClient,
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+  ): Promise<unknown> {
     try {
-      return await redis.evalsha(this.sha, 0, ...args);
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {
       if (error instanceof Error && error.message.startsWith("NOSCRIPT"))
-        return redis.eval(this.source, 0, ...args);
+        return redis.eval(this.source, keys.length, ...keys, ...args);
       throw error;
     }
   }

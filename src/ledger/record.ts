@@ -1,44 +1,86 @@
 import { z } from "zod";
+import { KEY_STATUSES } from "./statuses.js";
 
 /**
- * Where an idempotency key stands. queued/retrying are in flight; succeeded, failed and superseded are
- * final. `superseded`: the key failed, and a newer version of the same external_id was sent since under
- * another key (`superseded_by`); `retry` never sends it again.
+ * One idempotency key's record, as its Redis string holds it: a JSON head on the first line, then the
+ * service's answer body as received. The Lua scripts decode and write only the head.
+ *
+ * Head fields (short names: a ledger keeps one per invoice for the retention):
+ * - `status`: see src/ledger/statuses.ts;
+ * - `eid`: the external_id; `line`: the row's line in the first batch's file;
+ * - `batches`: every batch that has the key, the first one first; `waiting`: those still waiting for
+ *   it (absent once the key is final);
+ * - `attempts`, `first`, `last`: attempts made, the first and last attempt's time (ms since the epoch);
+ * - `http`, `cid`, `ruleset`: the last answer's HTTP status, correlation id and ruleset version;
+ * - `error`: why the last attempt did not succeed;
+ * - `by`: the newer key of the same external_id that made this one `superseded`;
+ * - `document`: the canonical JSON sent, kept while the key is failed (what `retry` sends again once
+ *   the job is gone; keys in flight have it in their job).
  */
-export const KEY_STATUSES = ["queued", "retrying", "succeeded", "failed", "superseded"] as const;
-export type KeyStatus = (typeof KEY_STATUSES)[number];
-
-export const isFinal = (status: KeyStatus | undefined): boolean =>
-  status === "succeeded" || status === "failed" || status === "superseded";
-
-const optionalText = z.string().optional();
-const optionalInt = z.coerce.number().int().optional();
-
-/** One key's record as stored in its Redis hash (all values are strings there). */
-export const resultRecordSchema = z.object({
+const headSchema = z.object({
   status: z.enum(KEY_STATUSES),
-  external_id: z.string(),
-  batch: z.string(),
-  line: z.coerce.number().int(),
-  attempts: z.coerce.number().int().default(0),
-  http_status: optionalInt,
-  correlation_id: optionalText,
-  ruleset_version: optionalText,
-  error: optionalText,
-  /** The newer key of the same external_id that made this one `superseded`. */
-  superseded_by: optionalText,
-  response_body: optionalText,
-  /**
-   * Canonical JSON of the invoice as sent, kept once the key is failed: what `retry` sends again after
-   * the job is gone. Keys in flight have it in their job, and succeeded keys need it no more.
-   */
-  document: optionalText,
-  created_at: optionalInt,
-  first_attempt_at: optionalInt,
-  last_attempt_at: optionalInt,
+  eid: z.string(),
+  batches: z.array(z.string()).min(1),
+  waiting: z.array(z.string()).optional(),
+  line: z.number().int(),
+  attempts: z.number().int().default(0),
+  first: z.number().int().optional(),
+  last: z.number().int().optional(),
+  http: z.number().int().optional(),
+  cid: z.string().optional(),
+  ruleset: z.string().optional(),
+  error: z.string().optional(),
+  by: z.string().optional(),
+  document: z.string().optional(),
 });
 
-export type ResultRecord = z.infer<typeof resultRecordSchema> & { readonly key: string };
+/** A key's record as the rest of the product reads it. */
+export interface ResultRecord {
+  readonly key: string;
+  readonly status: z.infer<typeof headSchema>["status"];
+  readonly external_id: string;
+  /** The first batch that had the key, and the row's line in its file. */
+  readonly batch: string;
+  readonly line: number;
+  /** Every batch that has the key. */
+  readonly batches: readonly string[];
+  readonly attempts: number;
+  readonly http_status?: number;
+  readonly correlation_id?: string;
+  readonly ruleset_version?: string;
+  readonly error?: string;
+  readonly superseded_by?: string;
+  readonly response_body?: string;
+  readonly document?: string;
+  readonly first_attempt_at?: number;
+  readonly last_attempt_at?: number;
+}
+
+/** Reads a record's stored string; throws (zod) when it is not one. */
+export function decodeRecord(key: string, stored: string): ResultRecord {
+  const nl = stored.indexOf("\n");
+  const head = headSchema.parse(JSON.parse(nl === -1 ? stored : stored.slice(0, nl)));
+  const body = nl === -1 ? undefined : stored.slice(nl + 1);
+  const optional = <T>(name: string, value: T | undefined) => (value === undefined ? {} : { [name]: value });
+  return {
+    key,
+    status: head.status,
+    external_id: head.eid,
+    batch: head.batches[0] ?? "",
+    line: head.line,
+    batches: head.batches,
+    attempts: head.attempts,
+    ...optional("http_status", head.http),
+    ...optional("correlation_id", head.cid),
+    ...optional("ruleset_version", head.ruleset),
+    ...optional("error", head.error),
+    ...optional("superseded_by", head.by),
+    ...optional("response_body", body),
+    ...optional("document", head.document),
+    ...optional("first_attempt_at", head.first),
+    ...optional("last_attempt_at", head.last),
+  };
+}
 
 /** What an attempt's outcome writes into the record. */
 export interface AttemptFields {
@@ -51,17 +93,18 @@ export interface AttemptFields {
   readonly document?: string | undefined;
 }
 
-/** Flattens attempt fields into HSET pairs, skipping what is absent. */
+/** Attempt fields as the ANSWERS script takes them (head names, or `body`), skipping what is absent. */
 export function attemptPairs(fields: AttemptFields): string[] {
   const pairs: string[] = [];
   const put = (name: string, value: string | number | undefined) => {
     if (value !== undefined) pairs.push(name, String(value));
   };
-  put("http_status", fields.httpStatus);
-  put("correlation_id", fields.correlationId);
-  put("ruleset_version", fields.rulesetVersion);
+  put("http", fields.httpStatus);
+  put("cid", fields.correlationId);
+  put("ruleset", fields.rulesetVersion);
   put("error", fields.error);
-  put("response_body", fields.responseBody);
+  // A line break would end the head; the body is stored after it as received.
+  put("body", fields.responseBody);
   put("document", fields.document);
   return pairs;
 }

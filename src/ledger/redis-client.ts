@@ -15,7 +15,11 @@ export function isCluster(client: RedisClient): client is Cluster {
  * Every key matching `pattern`, in pages of about `count`: SCAN on one server, SCAN on each master of a
  * cluster (SCAN is per node there). A key may come twice (SCAN's own guarantee); callers dedupe.
  */
-export async function* scanKeys(client: RedisClient, pattern: string, count = 1000): AsyncGenerator<string[]> {
+export async function* scanKeys(
+  client: RedisClient,
+  pattern: string,
+  count = 1000,
+): AsyncGenerator<string[]> {
   const nodes = isCluster(client) ? client.nodes("master") : [client];
   for (const node of nodes) {
     let cursor = "0";

@@ -1,49 +1,50 @@
-import type { Redis } from "ioredis";
+import { parse as parseUuid, stringify as uuidString } from "uuid";
 import { z } from "zod";
 import { CallBatcher } from "./call-batcher.js";
+import type { Ledger } from "./ledger.js";
+import { LedgerKeys } from "./key-names.js";
 import { LuaScript } from "./lua-script.js";
-import { ANSWERS, FINISH_INGEST, REGISTER, REQUEUE, STATUSES } from "./scripts.js";
-import { RelayKeys } from "./key-names.js";
+import { attemptPairs, decodeRecord, type AttemptFields, type ResultRecord } from "./record.js";
+import { scanKeys, type RedisClient } from "./redis-client.js";
 import {
-  attemptPairs,
   KEY_STATUSES,
-  resultRecordSchema,
-  type AttemptFields,
+  type AnswerWritten,
   type KeyStatus,
-  type ResultRecord,
-} from "./record.js";
-import type { FinalTransition, RequeueResult, ResultsStore, RowDecision, RowRef } from "./ledger.js";
+  type RequeueResult,
+  type RowDecision,
+  type RowRef,
+} from "./statuses.js";
 
 const scripts = {
-  register: new LuaScript(REGISTER),
-  finishIngest: new LuaScript(FINISH_INGEST),
-  answers: new LuaScript(ANSWERS),
-  statuses: new LuaScript(STATUSES),
-  requeue: new LuaScript(REQUEUE),
+  register: new LuaScript("register"),
+  finishIngest: new LuaScript("finish-ingest"),
+  answers: new LuaScript("answers"),
+  statuses: new LuaScript("statuses"),
+  requeue: new LuaScript("requeue"),
 };
 
 const stringsSchema = z.array(z.string());
-const finalSchema = z.enum(["ok", "already", "already-succeeded", "unknown"]);
+const answerSchema = z.enum(["ok", "already", "already-succeeded", "unknown"]);
 const statusSchema = z.enum(KEY_STATUSES);
 const retryingSchema = z.enum([...KEY_STATUSES, "unknown"]);
-const SIMPLE_DECISIONS = new Set([
+const requeueSchema = z.enum(["requeued", "superseded", "not-failed", "stale"]);
+const SIMPLE_DECISIONS: ReadonlySet<string> = new Set([
   "new",
   "requeue",
   "join",
-  "queued",
-  "retrying",
-  "succeeded",
-  "failed",
   "duplicate",
+  ...KEY_STATUSES,
 ]);
+/** Re-reads of the external-id index before a caller gives up (each needs a concurrent change). */
+const STALE_ROUNDS = 20;
 
 function toDecision(raw: string): RowDecision {
   if (raw.startsWith("conflict:")) return { kind: "conflict", earlierKey: raw.slice("conflict:".length) };
   if (SIMPLE_DECISIONS.has(raw)) return { kind: raw as Exclude<RowDecision["kind"], "conflict"> };
-  throw new Error(`results store returned an unknown decision "${raw}"`);
+  throw new Error(`the ledger returned an unknown decision "${raw}"`);
 }
 
-/** An attempt's answer as the ANSWERS script takes it. */
+/** An attempt's answer as answers.lua takes it. */
 interface AnswerInput {
   readonly key: string;
   readonly status: "succeeded" | "failed" | "retrying";
@@ -51,41 +52,91 @@ interface AnswerInput {
 }
 
 /**
- * The results store on Redis: hashes per key, Lua for every transition. The worker's per-invoice calls
- * (the status read before sending, the answer after) are batched per event-loop turn: one round trip
- * and one script run for all the invoices a turn heard about.
+ * The ledger on Redis: one string per key, Lua for every transition (src/ledger/lua). The worker's
+ * per-invoice calls (the status read before sending, the answer after) are batched per event-loop turn:
+ * one round trip and one script run for all the invoices a turn heard about.
  */
-export class RedisResultsStore implements ResultsStore {
-  readonly keys: RelayKeys;
+export class RedisLedger implements Ledger {
+  readonly keys: LedgerKeys;
   readonly #statuses: CallBatcher<string, string>;
   readonly #answers: CallBatcher<AnswerInput, string>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     private readonly now: () => number = Date.now,
   ) {
-    this.keys = new RelayKeys(prefix);
+    this.keys = new LedgerKeys(prefix);
     this.#statuses = new CallBatcher(async (keys) =>
-      stringsSchema.parse(await scripts.statuses.run(this.redis, [this.keys.base, ...keys])),
+      stringsSchema.parse(
+        await scripts.statuses.run(
+          this.redis,
+          keys.map((k) => this.keys.record(k)),
+          [],
+        ),
+      ),
     );
     this.#answers = new CallBatcher(async (answers) => {
-      const args: (string | number)[] = [this.keys.base, this.now()];
+      const args: (string | number)[] = [this.now()];
       for (const a of answers) args.push(a.key, a.status, a.pairs.length, ...a.pairs);
-      return stringsSchema.parse(await scripts.answers.run(this.redis, args));
+      return stringsSchema.parse(
+        await scripts.answers.run(
+          this.redis,
+          [
+            this.keys.counts,
+            this.keys.failed,
+            this.keys.pending,
+            this.keys.ingesting,
+            this.keys.completed,
+            ...answers.map((a) => this.keys.record(a.key)),
+          ],
+          args,
+        ),
+      );
     });
   }
 
   async registerRows(batchId: string, rows: readonly RowRef[]): Promise<RowDecision[]> {
     if (rows.length === 0) return [];
-    const args: (string | number)[] = [this.keys.base, batchId, this.now()];
+    const packed = Buffer.concat(rows.map((row) => parseUuid(row.key)));
+    const args: (string | number | Buffer)[] = [batchId, this.now(), packed, rows.length];
     for (const row of rows) args.push(row.line, row.key, row.externalId);
-    const raw = stringsSchema.parse(await scripts.register.run(this.redis, args));
-    return raw.map(toDecision);
+    const keys = [
+      this.keys.counts,
+      this.keys.failed,
+      this.keys.requeuing,
+      this.keys.pending,
+      this.keys.ingesting,
+      this.keys.completed,
+      this.keys.externalIds,
+      this.keys.batch(batchId),
+      this.keys.decisions(batchId),
+      this.keys.batchKeys(batchId),
+      ...rows.map((row) => this.keys.record(row.key)),
+    ];
+    // Optimistic: most rows' external_ids are new. When the index names keys the call did not declare,
+    // the script writes nothing and says which; the next call declares them too.
+    const lives: string[] = [];
+    for (let round = 0; round < STALE_ROUNDS; round++) {
+      const raw = stringsSchema.parse(
+        await scripts.register.run(
+          this.redis,
+          [...keys, ...lives.map((k) => this.keys.record(k))],
+          [...args, ...lives],
+        ),
+      );
+      if (raw[0] !== "stale") return raw.map(toDecision);
+      for (const live of raw.slice(1)) if (!lives.includes(live)) lives.push(live);
+    }
+    throw new Error(`registering batch ${batchId}: the external-id index kept changing; run again`);
   }
 
   async finishIngest(batchId: string): Promise<void> {
-    await scripts.finishIngest.run(this.redis, [this.keys.base, batchId, this.now()]);
+    await scripts.finishIngest.run(
+      this.redis,
+      [this.keys.pending, this.keys.ingesting, this.keys.completed, this.keys.batch(batchId)],
+      [batchId, this.now()],
+    );
   }
 
   async statusOf(key: string): Promise<KeyStatus | undefined> {
@@ -99,23 +150,43 @@ export class RedisResultsStore implements ResultsStore {
 
   async getMany(keys: readonly string[]): Promise<(ResultRecord | undefined)[]> {
     if (keys.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const key of keys) pipeline.hgetall(this.keys.record(key));
-    const replies = (await pipeline.exec()) ?? [];
+    const stored = await this.redis.mget(...keys.map((k) => this.keys.record(k)));
     return keys.map((key, i) => {
-      const [error, value] = replies[i] ?? [null, null];
-      if (error) throw error;
-      const fields = value as Record<string, string> | null;
-      if (fields === null || Object.keys(fields).length === 0) return undefined;
-      return { ...resultRecordSchema.parse(fields), key };
+      const value = stored[i];
+      return value === null || value === undefined ? undefined : decodeRecord(key, value);
     });
   }
 
-  async recordSucceeded(key: string, fields: AttemptFields): Promise<FinalTransition> {
-    return this.final(key, "succeeded", { ...fields, error: fields.error ?? "" });
+  /**
+   * Every record of this prefix, a page at a time: SCAN (never KEYS, which blocks Redis) and one MGET
+   * per page, so memory stays constant however many keys there are. SCAN may return a key twice if
+   * Redis resizes its table meanwhile; deduplicating would cost memory per key, so a rare repeated
+   * record is accepted. A value that does not read as a record is passed to `onMalformed`, then skipped.
+   */
+  async *scanRecords(
+    options: { pageSize?: number; onMalformed?: (key: string, problem: string) => void } = {},
+  ): AsyncGenerator<ResultRecord> {
+    const start = this.keys.recordStart;
+    for await (const names of scanKeys(this.redis, `${escapeGlob(start)}*`, options.pageSize)) {
+      const stored = await this.redis.mget(...names);
+      for (const [i, name] of names.entries()) {
+        const key = name.slice(start.length);
+        const value = stored[i];
+        if (value === null || value === undefined) continue; // removed between SCAN and MGET
+        try {
+          yield decodeRecord(key, value);
+        } catch (error) {
+          options.onMalformed?.(key, error instanceof Error ? error.message : String(error));
+        }
+      }
+    }
   }
 
-  async recordFailed(key: string, fields: AttemptFields): Promise<FinalTransition> {
+  async recordSucceeded(key: string, fields: AttemptFields): Promise<AnswerWritten> {
+    return this.final(key, "succeeded", fields);
+  }
+
+  async recordFailed(key: string, fields: AttemptFields): Promise<AnswerWritten> {
     return this.final(key, "failed", fields);
   }
 
@@ -123,8 +194,8 @@ export class RedisResultsStore implements ResultsStore {
     key: string,
     status: "succeeded" | "failed",
     fields: AttemptFields,
-  ): Promise<FinalTransition> {
-    return finalSchema.parse(await this.#answers.call({ key, status, pairs: attemptPairs(fields) }));
+  ): Promise<AnswerWritten> {
+    return answerSchema.parse(await this.#answers.call({ key, status, pairs: attemptPairs(fields) }));
   }
 
   async recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus | "unknown"> {
@@ -133,11 +204,38 @@ export class RedisResultsStore implements ResultsStore {
   }
 
   async requeueFailed(key: string): Promise<RequeueResult> {
-    const result = await scripts.requeue.run(this.redis, [this.keys.base, key]);
-    return result === 1 ? "requeued" : result === 2 ? "superseded" : "not-failed";
+    for (let round = 0; round < STALE_ROUNDS; round++) {
+      const record = await this.get(key);
+      if (record?.status !== "failed") return "not-failed";
+      const live = (await this.redis.hget(this.keys.externalIds, record.external_id)) ?? "";
+      const result = requeueSchema.parse(
+        await scripts.requeue.run(
+          this.redis,
+          [
+            this.keys.counts,
+            this.keys.failed,
+            this.keys.requeuing,
+            this.keys.pending,
+            this.keys.ingesting,
+            this.keys.completed,
+            this.keys.externalIds,
+            this.keys.record(key),
+            this.keys.record(live === "" ? key : live),
+          ],
+          [key, live, this.now()],
+        ),
+      );
+      if (result !== "stale") return result;
+    }
+    throw new Error(`retry of ${key}: the external-id index kept changing; run retry again`);
   }
 
-  /** Keys requeued by `retry` whose job may not exist yet (see RelayKeys.requeuing). */
+  /** The batches that have the key, the first one first ([] if it has no record). */
+  async batchesOf(key: string): Promise<readonly string[]> {
+    return (await this.get(key))?.batches ?? [];
+  }
+
+  /** Keys requeued by `retry` whose job may not exist yet (see LedgerKeys.requeuing). */
   async requeuingKeys(): Promise<string[]> {
     return this.redis.smembers(this.keys.requeuing);
   }
@@ -157,4 +255,16 @@ export class RedisResultsStore implements ResultsStore {
     for (const status of KEY_STATUSES) counts[status] = Math.max(0, Number(raw[status] ?? 0));
     return counts;
   }
+}
+
+/** The keys packed in a batch's key list (16 bytes each), as UUID strings. */
+export function unpackKeys(packed: Buffer): string[] {
+  const keys: string[] = [];
+  for (let at = 0; at + 16 <= packed.length; at += 16) keys.push(uuidString(packed.subarray(at, at + 16)));
+  return keys;
+}
+
+/** A prefix is matched literally: a QUEUE_PREFIX holding `*`, `?` or `[` must not widen the pattern. */
+export function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }

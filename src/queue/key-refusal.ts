@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { z } from "zod";
-import { RelayKeys } from "../ledger/key-names.js";
+import { LedgerKeys } from "../ledger/key-names.js";
+import type { RedisClient } from "../ledger/redis-client.js";
 
 const refusalSchema = z.object({ httpStatus: z.number(), detail: z.string(), at: z.number() });
 export type KeyRefusal = z.infer<typeof refusalSchema>;
@@ -11,25 +11,25 @@ export type KeyRefusal = z.infer<typeof refusalSchema>;
  * recorded so `run` and `status` can say why. A later start with a working key clears both.
  */
 export async function recordKeyRefused(
-  redis: Redis,
+  redis: RedisClient,
   queue: Queue,
   prefix: string,
   refusal: KeyRefusal,
 ): Promise<void> {
   await queue.pause();
-  await redis.set(new RelayKeys(prefix).keyRefused, JSON.stringify(refusal));
+  await redis.set(new LedgerKeys(prefix).apiKeyRefused, JSON.stringify(refusal));
 }
 
-export async function readKeyRefusal(redis: Redis, prefix: string): Promise<KeyRefusal | undefined> {
-  const raw = await redis.get(new RelayKeys(prefix).keyRefused);
+export async function readKeyRefusal(redis: RedisClient, prefix: string): Promise<KeyRefusal | undefined> {
+  const raw = await redis.get(new LedgerKeys(prefix).apiKeyRefused);
   if (raw === null) return undefined;
   const parsed = refusalSchema.safeParse(JSON.parse(raw));
   return parsed.success ? parsed.data : undefined;
 }
 
 /** Resumes a queue paused for a refused key; the caller has a (presumably new) key to try. */
-export async function clearKeyRefusal(redis: Redis, queue: Queue, prefix: string): Promise<boolean> {
-  const removed = await redis.del(new RelayKeys(prefix).keyRefused);
+export async function clearKeyRefusal(redis: RedisClient, queue: Queue, prefix: string): Promise<boolean> {
+  const removed = await redis.del(new LedgerKeys(prefix).apiKeyRefused);
   if (removed > 0) await queue.resume();
   return removed > 0;
 }

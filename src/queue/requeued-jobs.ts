@@ -2,11 +2,11 @@ import type { Queue } from "bullmq";
 import { canonicalInvoiceSchema } from "../invoice/schema.js";
 import { enqueueInvoices } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
-import type { ResultsStore } from "../ledger/ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 import type { ResultRecord } from "../ledger/record.js";
 
 export interface RequeuedJobsDeps {
-  readonly store: ResultsStore;
+  readonly store: Ledger;
   readonly queue: Queue<InvoiceJobData>;
 }
 

@@ -1,9 +1,11 @@
 import type { Queue, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import type { SubmitConfig } from "../config/load.js";
+import { redisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log/logger.js";
-import { RedisResultsStore } from "../ledger/redis-ledger.js";
-import type { ResultsStore } from "../ledger/ledger.js";
+import { BatchStore } from "../ledger/batch-store.js";
+import { RedisLedger } from "../ledger/redis-ledger.js";
+import { Retention } from "../ledger/retention.js";
+import type { Ledger } from "../ledger/ledger.js";
 import { HttpSubmitter } from "../submit/http-submitter.js";
 import type { Submitter } from "../submit/submitter.js";
 import type { SubmitOutcome } from "../submit/submit-invoice.js";
@@ -11,12 +13,13 @@ import { createRedis } from "./connection.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
 import { clearKeyRefusal, recordKeyRefused } from "./key-refusal.js";
+import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 
 export interface SubmissionService {
   readonly worker: Worker<InvoiceJobData>;
   readonly queue: Queue<InvoiceJobData>;
-  readonly store: ResultsStore;
+  readonly store: Ledger;
   /** Stops taking jobs, lets in-flight requests finish within `graceMs`, then closes everything. */
   close(graceMs: number): Promise<void>;
 }
@@ -39,9 +42,10 @@ export async function startSubmission(
   logger: Logger,
   hooks: SubmissionHooks = {},
 ): Promise<SubmissionService> {
-  const connection = createRedis(config.redisUrl, "worker", "invoice-relay-worker");
-  const commands: Redis = createRedis(config.redisUrl, "worker", "invoice-relay-store");
-  const store = new RedisResultsStore(commands, config.queuePrefix);
+  const target = redisTarget(config);
+  const connection = createRedis(target, "worker", "invoice-relay-worker");
+  const commands = createRedis(target, "worker", "invoice-relay-store");
+  const store = new RedisLedger(commands, config.queuePrefix);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
   const submitter =
     hooks.submitter ??
@@ -97,6 +101,15 @@ export async function startSubmission(
   // process (BullMQ re-emits the aborted start as an "error" after removing its listeners), as a `run`
   // with nothing to do closed it at once.
   await worker.waitUntilReady();
+  const sweeps = startRetentionSweeps(
+    new Retention(
+      commands,
+      config.queuePrefix,
+      new BatchStore(commands, config.queuePrefix),
+      config.resultsRetention,
+    ),
+    logger,
+  );
 
   let closing: Promise<void> | undefined;
   const close = (graceMs: number): Promise<void> => {
@@ -116,6 +129,7 @@ export async function startSubmission(
         // away that one never settles (it waits for an "end" event ioredis does not emit for a connection
         // dropped while reconnecting). Stop waiting; the jobs' locks lapse and the next worker takes them.
       }
+      await sweeps.stop();
       await submitter.close();
       await queue.close();
       commands.disconnect();

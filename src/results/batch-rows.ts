@@ -4,11 +4,11 @@ import type { ReadItem } from "../ingest/read-item.js";
 import { readInvoiceFileBatches } from "../ingest/read-invoice-file.js";
 import type { BatchMeta, BatchStore } from "../ledger/batch-store.js";
 import type { ResultRecord } from "../ledger/record.js";
-import type { ResultsStore } from "../ledger/ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 import type { ReportRow, RowStatus } from "./report-row.js";
 
 export interface BatchRowsDeps {
-  readonly store: ResultsStore;
+  readonly store: Ledger;
   readonly batches: BatchStore;
   readonly namespace: KeyNamespace;
 }

@@ -1,7 +1,6 @@
-import type { Redis } from "ioredis";
-import type { RelayKeys } from "../ledger/key-names.js";
 import { csvCell } from "./csv-cell.js";
-import { resultRecordSchema, type KeyStatus, type ResultRecord } from "../ledger/record.js";
+import type { ResultRecord } from "../ledger/record.js";
+import type { KeyStatus } from "../ledger/statuses.js";
 
 /** Columns of `results` without --batch: one line per idempotency key of this QUEUE_PREFIX. */
 const EXPORT_HEADER = [
@@ -67,53 +66,4 @@ export function exportCsvHeader(withBody: boolean): string {
 export function exportCsvLine(row: ExportRow, withBody: boolean): string {
   const names: readonly (keyof ExportRow)[] = withBody ? [...EXPORT_HEADER, BODY_COLUMN] : EXPORT_HEADER;
   return `${names.map((name) => csvCell(row[name] ?? "")).join(",")}\r\n`;
-}
-
-export interface ScanOptions {
-  /** SCAN COUNT: keys looked at per round trip (a hint to Redis, not a cap). */
-  readonly pageSize?: number;
-  /** A key whose hash does not read as a record: reported, then skipped. */
-  readonly onMalformed?: (key: string, problem: string) => void;
-}
-
-/**
- * Every result record of a prefix, a page at a time: SCAN (never KEYS, which blocks Redis) and one
- * pipelined HGETALL per page, so memory stays constant however many keys there are, and the next page
- * is only read when the consumer asks for more. SCAN may return a key twice if Redis resizes its table
- * meanwhile; deduplicating would cost memory per key, so a rare repeated line is accepted.
- */
-export async function* scanRecords(
-  redis: Redis,
-  keys: RelayKeys,
-  options: ScanOptions = {},
-): AsyncGenerator<ResultRecord> {
-  const recordPrefix = keys.record("");
-  const match = `${escapeGlob(recordPrefix)}*`;
-  let cursor = "0";
-  do {
-    const [next, names] = await redis.scan(cursor, "MATCH", match, "COUNT", options.pageSize ?? 1000);
-    cursor = next;
-    if (names.length === 0) continue;
-    const pipeline = redis.pipeline();
-    for (const name of names) pipeline.hgetall(name);
-    const replies = (await pipeline.exec()) ?? [];
-    for (const [i, name] of names.entries()) {
-      const key = name.slice(recordPrefix.length);
-      const [error, value] = replies[i] ?? [null, null];
-      const parsed = error ? undefined : resultRecordSchema.safeParse(value);
-      if (parsed?.success === true) yield { ...parsed.data, key };
-      else if (!isEmptyHash(value)) {
-        // deleted between SCAN and HGETALL reads as an empty hash: not a problem, just gone
-        options.onMalformed?.(key, error?.message ?? parsed?.error.issues[0]?.message ?? "unreadable");
-      }
-    }
-  } while (cursor !== "0");
-}
-
-const isEmptyHash = (value: unknown): boolean =>
-  typeof value === "object" && value !== null && Object.keys(value).length === 0;
-
-/** A prefix is matched literally: a QUEUE_PREFIX holding `*`, `?` or `[` must not widen the pattern. */
-export function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }

@@ -1,11 +1,11 @@
 import { access } from "node:fs/promises";
 import { join } from "node:path";
-import type { Redis } from "ioredis";
 import { claimedName, moveClaimed, type DropFolder } from "../ingest/drop-folder.js";
 import { findContentChange } from "../ingest/claimed-content.js";
 import { IngestLease } from "../ingest/ingest-lease.js";
 import type { Logger } from "../log/logger.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
+import type { RedisClient } from "../ledger/redis-client.js";
 import { writeBatchReport, type WrittenReport } from "./batch-report.js";
 import type { BatchRowsDeps } from "./batch-rows.js";
 
@@ -28,12 +28,12 @@ async function locate(folder: DropFolder, batch: BatchMeta): Promise<string | un
  * is not on this machine are left to the process that has it. Safe to run from several processes.
  */
 export async function finalizeCompleteBatches(
-  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger; readonly redis: Redis },
+  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger; readonly redis: RedisClient },
 ): Promise<WrittenReport[]> {
   const written: WrittenReport[] = [];
   for (const id of await deps.batches.complete()) {
     // One process writes a given report at a time; the others skip it this round.
-    const lease = new IngestLease(deps.redis, `${deps.batches.keys.batch(id)}:report-lease`);
+    const lease = new IngestLease(deps.redis, deps.batches.keys.reportLease(id));
     if (!(await lease.acquire())) continue;
     try {
       const report = await finalizeBatch(deps, id);

@@ -1,13 +1,13 @@
 import { invoiceJson } from "../invoice/key.js";
 import type { CanonicalInvoice } from "../invoice/schema.js";
-import type { FinalTransition, ResultsStore } from "../ledger/ledger.js";
-import { isFinal, type KeyStatus } from "../ledger/record.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { isFinal, type AnswerWritten, type KeyStatus } from "../ledger/statuses.js";
 import { classify } from "./classify.js";
 import type { ExtractionRules } from "./extract.js";
 import type { Submitter } from "./submitter.js";
 
 export interface SubmitDeps {
-  readonly store: ResultsStore;
+  readonly store: Ledger;
   readonly submitter: Submitter;
   readonly rules: ExtractionRules;
   readonly now: () => number;
@@ -26,7 +26,7 @@ export type SubmitOutcome =
   | { readonly kind: "skipped"; readonly status: KeyStatus }
   | {
       readonly kind: "succeeded";
-      readonly transition: FinalTransition;
+      readonly transition: AnswerWritten;
       readonly correlationId: string | undefined;
     }
   | { readonly kind: "failed"; readonly detail: string }

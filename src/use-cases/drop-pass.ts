@@ -1,13 +1,13 @@
 import { lstat } from "node:fs/promises";
 import { hostname } from "node:os";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { KeyNamespace } from "../invoice/key.js";
 import type { Logger } from "../log/logger.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import type { BatchStore } from "../ledger/batch-store.js";
+import type { RedisClient } from "../ledger/redis-client.js";
 import { writeBatchReport } from "../results/batch-report.js";
-import type { ResultsStore } from "../ledger/ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 import { removeStaleCopies } from "../ingest/claim-copy.js";
 import { claimedContent, EMPTY_CONTENT, findContentChange } from "../ingest/claimed-content.js";
 import {
@@ -27,8 +27,8 @@ import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
 
 export interface DropPassDeps {
   readonly folder: DropFolder;
-  readonly redis: Redis;
-  readonly store: ResultsStore;
+  readonly redis: RedisClient;
+  readonly store: Ledger;
   readonly batches: BatchStore;
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
@@ -118,7 +118,7 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
     ...measured,
   });
   const claimed = { size: meta.size ?? measured.size, sha256: meta.sha256 ?? measured.sha256 };
-  const lease = new IngestLease(deps.redis, `${deps.batches.keys.batch(file.batchId)}:lease`);
+  const lease = new IngestLease(deps.redis, deps.batches.keys.ingestLease(file.batchId));
   if (!(await lease.acquire())) return { kind: "busy" };
   try {
     const change =

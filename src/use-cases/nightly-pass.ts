@@ -1,18 +1,19 @@
 import { access } from "node:fs/promises";
 import type { SubmitConfig } from "../config/load.js";
+import { describeTarget, redisTarget } from "../config/redis-target.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { isFinished, PassUpkeep } from "./pass-upkeep.js";
-import { isRedisUnavailable, safeUrl } from "../queue/connection.js";
+import { isRedisUnavailable } from "../queue/connection.js";
 import { readKeyRefusal } from "../queue/key-refusal.js";
 import { startSubmission } from "../queue/submission-service.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
-import type { RedisResultsStore } from "../ledger/redis-ledger.js";
+import type { RedisLedger } from "../ledger/redis-ledger.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
-  readonly store: RedisResultsStore;
+  readonly store: RedisLedger;
   readonly config: SubmitConfig;
 }
 
@@ -113,7 +114,10 @@ async function waitForBatches(
       if (!isRedisUnavailable(deps.redis, error)) throw error;
       if (outageSince === undefined) {
         outageSince = Date.now();
-        logger.warn({ redis: safeUrl(config.redisUrl) }, "Redis is unreachable; waiting for it to come back");
+        logger.warn(
+          { redis: describeTarget(redisTarget(config)) },
+          "Redis is unreachable; waiting for it to come back",
+        );
       }
     }
     const interrupted = options.signal.aborted;

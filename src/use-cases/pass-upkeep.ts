@@ -26,6 +26,8 @@ export class PassUpkeep {
   #pending = -1;
   #movedAt = Date.now();
   #checkedAt = 0;
+  /** Batches seen finished: one gone since has passed its retention (RESULTS_RETENTION), it is not lost. */
+  readonly #finished = new Set<string>();
 
   constructor(private readonly deps: DropPassDeps) {}
 
@@ -38,7 +40,7 @@ export class PassUpkeep {
       for (const file of await claimedFiles(this.deps.folder)) targets.add(file.batchId);
       metas = await this.metas(targets);
       const known = new Set(metas.map((m) => m.id));
-      const lost = [...targets].filter((id) => !known.has(id));
+      const lost = [...targets].filter((id) => !known.has(id) && !this.#finished.has(id));
       if (lost.length > 0) throw new BatchLostError(lost);
     }
     await this.repairIfStuck(metas);
@@ -47,7 +49,9 @@ export class PassUpkeep {
 
   private async metas(targets: ReadonlySet<string>): Promise<BatchMeta[]> {
     const metas = await Promise.all([...targets].map((id) => this.deps.batches.get(id)));
-    return metas.filter((m): m is BatchMeta => m !== undefined);
+    const found = metas.filter((m): m is BatchMeta => m !== undefined);
+    for (const meta of found) if (isFinished(meta)) this.#finished.add(meta.id);
+    return found;
   }
 
   private async repairIfStuck(metas: readonly BatchMeta[]): Promise<void> {

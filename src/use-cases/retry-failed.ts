@@ -1,14 +1,13 @@
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { invoiceJobDataSchema, type InvoiceJobData } from "../queue/job-data.js";
 import type { BatchStore } from "../ledger/batch-store.js";
-import type { RedisResultsStore } from "../ledger/redis-ledger.js";
+import type { RedisLedger } from "../ledger/redis-ledger.js";
 import { ensureJob, isReplaceable, jobDataOf, resumeRequeues } from "../queue/requeued-jobs.js";
-import { isFinal, type ResultRecord } from "../ledger/record.js";
+import type { ResultRecord } from "../ledger/record.js";
+import { isFinal } from "../ledger/statuses.js";
 
 export interface RetryDeps {
-  readonly redis: Redis;
-  readonly store: RedisResultsStore;
+  readonly store: RedisLedger;
   readonly batches: BatchStore;
   readonly queue: Queue<InvoiceJobData>;
 }
@@ -68,9 +67,12 @@ export async function retryFailed(deps: RetryDeps, batchId?: string): Promise<Re
   const failed = await deps.store.failedKeys();
   for (let i = 0; i < failed.length; i += CHUNK) {
     const chunk = failed.slice(i, i + CHUNK);
-    const keys = batchId === undefined ? chunk : await keysOfBatch(deps, chunk, batchId);
-    const records = await deps.store.getMany(keys);
-    for (const [j, key] of keys.entries()) await requeueKey(deps, key, records[j], outcome);
+    const records = await deps.store.getMany(chunk);
+    for (const [j, key] of chunk.entries()) {
+      const record = records[j];
+      if (batchId === undefined || record?.batches.includes(batchId) === true)
+        await requeueKey(deps, key, record, outcome);
+    }
   }
   await redriveFailedJobs(deps, batchId, outcome);
   return outcome;
@@ -99,7 +101,7 @@ async function requeueKey(
   if (requeue === "superseded") skip(outcome.superseded, key);
   if (requeue !== "requeued") return;
   // REQUEUE made the key's batches wait again (a reported one back to ingested); they are named.
-  for (const id of await deps.redis.smembers(keyBatches(deps, key))) outcome.batches.add(id);
+  for (const id of record.batches) outcome.batches.add(id);
   await ensureJob(deps, key, data, state);
   outcome.requeued++;
 }
@@ -109,23 +111,6 @@ async function resumeInterrupted(deps: RetryDeps, outcome: RetryOutcome): Promis
   const resumed = await resumeRequeues(deps);
   outcome.resumed += resumed.resumed;
   for (const key of resumed.noDocument) skip(outcome.noDocument, key);
-}
-
-/** `{prefix}:relay:kb:<key>`: the batches that have the key (kept by REGISTER in lua/scripts.ts). */
-function keyBatches(deps: RetryDeps, key: string): string {
-  return `${deps.store.keys.base}:kb:${key}`;
-}
-
-async function keysOfBatch(deps: RetryDeps, keys: readonly string[], batchId: string): Promise<string[]> {
-  if (keys.length === 0) return [];
-  const pipeline = deps.redis.pipeline();
-  for (const key of keys) pipeline.sismember(keyBatches(deps, key), batchId);
-  const replies = (await pipeline.exec()) ?? [];
-  return keys.filter((_, i) => {
-    const [error, member] = replies[i] ?? [null, 0];
-    if (error) throw error;
-    return member === 1;
-  });
 }
 
 async function redriveFailedJobs(deps: RetryDeps, batchId: string | undefined, outcome: RetryOutcome) {
@@ -163,7 +148,7 @@ async function belongsTo(
   data: InvoiceJobData | undefined,
   batchId: string,
 ): Promise<boolean> {
-  if ((await deps.redis.sismember(keyBatches(deps, key), batchId)) === 1) return true;
+  if ((await deps.store.batchesOf(key)).includes(batchId)) return true;
   return data?.batch === batchId;
 }
 

@@ -5,8 +5,9 @@ import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { recordKeyRefused } from "../../src/queue/key-refusal.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
-import { escapeGlob, exportCsvLine, exportRow } from "../../src/results/export-records.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { exportCsvLine, exportRow } from "../../src/results/export-records.js";
+import { escapeGlob } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { testInvoices } from "../support/invoices.js";
 import { distPath } from "../support/processes.js";
 import { testPrefix, testRedisUrl } from "../support/redis.js";
@@ -72,7 +73,7 @@ describe("status, retry and results at the edges", () => {
 
   it("when the reader of results goes away early (`| head`), then the export stops quietly with exit 0", async () => {
     const prefix = testPrefix();
-    const store = new RedisResultsStore(redisFor(), prefix);
+    const store = new RedisLedger(redisFor(), prefix);
     const rows = testInvoices(5000, `pipe-${randomUUID()}`).map((inv, i) => ({
       line: i + 2,
       key: inv.key,
@@ -103,6 +104,7 @@ describe("status, retry and results at the edges", () => {
       status: "succeeded" as const,
       external_id: 'ACME, "0001"',
       batch: "b1",
+      batches: ["b1"],
       line: 2,
       attempts: 2,
       http_status: 201,

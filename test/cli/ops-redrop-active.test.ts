@@ -7,7 +7,7 @@ import { invoiceJson } from "../../src/invoice/key.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { INVOICE_QUEUE } from "../../src/queue/invoice-queue.js";
 import type { InvoiceJobData } from "../../src/queue/job-data.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { cli, opsSetup, statusJson, type OpsSetup } from "./ops-support.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -23,7 +23,7 @@ const CSV = "external_id,currency,destination_country,archive_policy\nINV-A,EUR,
  */
 function holdingWorker(s: OpsSetup) {
   const redis = createRedis(s.env["REDIS_URL"] ?? "", "worker");
-  const store = new RedisResultsStore(redis, s.env["QUEUE_PREFIX"] ?? "");
+  const store = new RedisLedger(redis, s.env["QUEUE_PREFIX"] ?? "");
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
   let held: (key: string) => void = () => undefined;

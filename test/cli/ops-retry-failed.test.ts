@@ -5,7 +5,8 @@ import { invoiceJson } from "../../src/invoice/key.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue, enqueueInvoices, INVOICE_QUEUE } from "../../src/queue/invoice-queue.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
+import type { RedisClient } from "../../src/ledger/redis-client.js";
 import { retryFailed, type RetryDeps } from "../../src/use-cases/retry-failed.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { enqueueBatch, startTestWorker, testConfig } from "../support/engine.js";
@@ -17,7 +18,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function deps(config: ReturnType<typeof testConfig>): RetryDeps {
+function deps(config: ReturnType<typeof testConfig>): RetryDeps & { redis: RedisClient } {
   const redis = createRedis(config.redisUrl, "producer");
   const queue = createInvoiceQueue(redis, config.queuePrefix, config.maxAttempts);
   cleanups.push(async () => {
@@ -27,7 +28,7 @@ function deps(config: ReturnType<typeof testConfig>): RetryDeps {
   return {
     redis,
     queue,
-    store: new RedisResultsStore(redis, config.queuePrefix),
+    store: new RedisLedger(redis, config.queuePrefix),
     batches: new BatchStore(redis, config.queuePrefix),
   };
 }

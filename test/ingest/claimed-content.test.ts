@@ -11,7 +11,7 @@ import { resolveNamespace } from "../../src/invoice/key.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 const HEADER = "external_id,currency,destination_country,archive_policy\n";
@@ -86,7 +86,7 @@ describe("resuming a claimed file", () => {
         {
           folder,
           redis,
-          store: new RedisResultsStore(redis, prefix),
+          store: new RedisLedger(redis, prefix),
           batches,
           queue,
           namespace: resolveNamespace(),

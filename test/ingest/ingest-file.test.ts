@@ -9,8 +9,8 @@ import { readInvoiceFileBatches } from "../../src/ingest/read-invoice-file.js";
 import { resolveNamespace } from "../../src/invoice/key.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
-import type { ResultsStore } from "../../src/ledger/ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
+import type { Ledger } from "../../src/ledger/ledger.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 const ROWS = 2000;
@@ -28,10 +28,10 @@ afterAll(async () => {
 });
 
 /** The store, except that its `failAt`-th registration fails as a dropped connection would. */
-function failingStore(store: RedisResultsStore, failAt: number): ResultsStore {
+function failingStore(store: RedisLedger, failAt: number): Ledger {
   let calls = 0;
-  return Object.assign(Object.create(store) as RedisResultsStore, {
-    registerRows: (batchId: string, rows: Parameters<ResultsStore["registerRows"]>[1]) =>
+  return Object.assign(Object.create(store) as RedisLedger, {
+    registerRows: (batchId: string, rows: Parameters<Ledger["registerRows"]>[1]) =>
       ++calls === failAt
         ? Promise.reject(new Error("Connection is closed."))
         : store.registerRows(batchId, rows),
@@ -44,10 +44,10 @@ describe("ingest with several chunks under way", () => {
     const lines = Array.from({ length: ROWS }, (_, i) => `G-${i},EUR,DE,eu-10y`);
     await writeFile(path, ["external_id,currency,destination_country,archive_policy", ...lines].join("\n"));
     const prefix = testPrefix();
-    const store = new RedisResultsStore(redis, prefix);
+    const store = new RedisLedger(redis, prefix);
     const queue = createInvoiceQueue(redis, prefix, 10);
     const file = { batchId: "b-gap", name: "gap.csv", path };
-    const deps = (s: ResultsStore): IngestDeps => ({
+    const deps = (s: Ledger): IngestDeps => ({
       store: s,
       queue,
       namespace: resolveNamespace(),
@@ -73,7 +73,7 @@ describe("ingest with several chunks under way", () => {
         superseded: 0,
       });
       expect(await queue.getWaitingCount()).toBe(ROWS);
-      expect(await redis.hget(store.keys.batch(file.batchId), "pending")).toBe(String(ROWS));
+      expect(await redis.hget(store.keys.pending, file.batchId)).toBe(String(ROWS));
     } finally {
       await queue.close();
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 let redis: Redis;
@@ -12,8 +12,13 @@ afterAll(async () => {
   await redis.quit();
 });
 
-function store(): RedisResultsStore {
-  return new RedisResultsStore(redis, testPrefix());
+function store(): RedisLedger {
+  return new RedisLedger(redis, testPrefix());
+}
+
+/** Whether the batch waits for its report (every key final, ingest finished). */
+async function isComplete(s: RedisLedger, batchId: string): Promise<boolean> {
+  return (await redis.zscore(s.keys.completed, batchId)) !== null;
 }
 
 const row = (line: number, key = randomUUID(), externalId = `INV-${line}`) => ({
@@ -22,18 +27,18 @@ const row = (line: number, key = randomUUID(), externalId = `INV-${line}`) => ({
   externalId,
 });
 
-describe("results store", () => {
+describe("ledger", () => {
   it("when a batch registers new rows, then each is new, queued and the batch waits for all of them", async () => {
     const s = store();
     const rows = [row(2), row(3)];
     expect(await s.registerRows("b1", rows)).toEqual([{ kind: "new" }, { kind: "new" }]);
     await s.finishIngest("b1");
     expect(await s.statusOf(rows[0]?.key ?? "")).toBe("queued");
-    expect(await redis.sismember(s.keys.complete, "b1")).toBe(0);
+    expect(await isComplete(s, "b1")).toBe(false);
     await s.recordSucceeded(rows[0]?.key ?? "", { httpStatus: 201, correlationId: "c1" });
-    expect(await redis.sismember(s.keys.complete, "b1")).toBe(0);
+    expect(await isComplete(s, "b1")).toBe(false);
     await s.recordFailed(rows[1]?.key ?? "", { httpStatus: 422, error: "bad" });
-    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    expect(await isComplete(s, "b1")).toBe(true);
     expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 1, failed: 1, superseded: 0 });
   });
 
@@ -42,7 +47,7 @@ describe("results store", () => {
     const rows = [row(2), row(3)];
     await s.registerRows("b1", rows);
     expect(await s.registerRows("b1", rows)).toEqual([{ kind: "queued" }, { kind: "queued" }]);
-    expect(await redis.hget(s.keys.batch("b1"), "pending")).toBe("2");
+    expect(await redis.hget(s.keys.pending, "b1")).toBe("2");
     expect((await s.counts()).queued).toBe(2);
   });
 
@@ -53,7 +58,7 @@ describe("results store", () => {
     await s.recordSucceeded(r.key, { httpStatus: 201, correlationId: "c1" });
     expect(await s.registerRows("b2", [r])).toEqual([{ kind: "duplicate" }]);
     await s.finishIngest("b2");
-    expect(await redis.sismember(s.keys.complete, "b2")).toBe(1);
+    expect(await isComplete(s, "b2")).toBe(true);
   });
 
   it("when a key is still in flight and another batch has it, then that batch joins and completes with it", async () => {
@@ -64,7 +69,7 @@ describe("results store", () => {
     expect(await s.registerRows("b2", [r])).toEqual([{ kind: "join" }]);
     await s.finishIngest("b2");
     await s.recordSucceeded(r.key, { httpStatus: 201 });
-    expect((await redis.smembers(s.keys.complete)).sort()).toEqual(["b1", "b2"]);
+    expect((await redis.zrange(s.keys.completed, 0, -1)).sort()).toEqual(["b1", "b2"]);
   });
 
   it("when the same external_id comes with other content while the first is live, then it is a conflict naming the first key", async () => {
@@ -93,12 +98,12 @@ describe("results store", () => {
     await s.registerRows("b1", [first]);
     await s.finishIngest("b1");
     await s.recordFailed(first.key, { httpStatus: 422, error: "bad" });
-    await redis.srem(s.keys.complete, "b1"); // b1's report was written
+    await redis.zrem(s.keys.completed, "b1"); // b1's report was written
     await s.registerRows("b2", [corrected]);
     expect(await s.get(first.key)).toMatchObject({ status: "superseded", superseded_by: corrected.key });
     expect(await s.failedKeys()).toEqual([]);
     expect(await s.counts()).toMatchObject({ queued: 1, failed: 0, superseded: 1 });
-    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    expect(await isComplete(s, "b1")).toBe(true);
     expect(await s.requeueFailed(first.key)).toBe("not-failed");
     // a late answer of the outdated version does not turn it back into failed, nor retrying
     expect(await s.recordFailed(first.key, { httpStatus: 500, error: "late" })).toBe("already");
@@ -113,7 +118,7 @@ describe("results store", () => {
     await s.registerRows("b2", [corrected]); // a conflict while the first is queued
     await s.recordFailed(first.key, { httpStatus: 422, error: "bad" });
     // the state an earlier version of invoice-relay could leave: the index on the newer key, the old one failed
-    await redis.set(`${s.keys.base}:x:INV-T`, corrected.key);
+    await redis.hset(s.keys.externalIds, "INV-T", corrected.key);
     await s.registerRows("b3", [{ ...corrected, line: 2 }]); // the newer key gets its record
     expect(await s.requeueFailed(first.key)).toBe("superseded");
     expect(await s.get(first.key)).toMatchObject({ status: "superseded", superseded_by: corrected.key });
@@ -150,14 +155,14 @@ describe("results store", () => {
     await s.registerRows("b1", [r]);
     await s.finishIngest("b1");
     await s.recordFailed(r.key, { error: "gave up" });
-    await redis.srem(s.keys.complete, "b1");
+    await redis.zrem(s.keys.completed, "b1");
     expect(await s.failedKeys()).toEqual([r.key]);
     expect(await s.requeueFailed(r.key)).toBe("requeued");
     expect(await s.requeueFailed(r.key)).toBe("not-failed");
     expect(await s.failedKeys()).toEqual([]);
-    expect(await redis.hget(s.keys.batch("b1"), "pending")).toBe("1");
+    expect(await redis.hget(s.keys.pending, "b1")).toBe("1");
     await s.recordSucceeded(r.key, { httpStatus: 201 });
-    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    expect(await isComplete(s, "b1")).toBe(true);
     expect(await s.get(r.key)).toMatchObject({ status: "succeeded", attempts: 2 });
   });
 
@@ -189,7 +194,7 @@ describe("results store", () => {
 
   it("when attempts are recorded, then they are counted and the first and last attempt times kept", async () => {
     let now = 1_000;
-    const s = new RedisResultsStore(redis, testPrefix(), () => now);
+    const s = new RedisLedger(redis, testPrefix(), () => now);
     const r = row(2);
     await s.registerRows("b1", [r]);
     now = 2_000;
@@ -213,7 +218,7 @@ describe("results store", () => {
   });
 });
 
-describe("results store, answers recorded in the same turn", () => {
+describe("ledger, answers recorded in the same turn", () => {
   it("when many keys are answered at once, then each gets its own transition and the counts and batch are exact", async () => {
     const s = store();
     const rows = Array.from({ length: 40 }, (_, i) => row(i + 2));
@@ -242,8 +247,8 @@ describe("results store, answers recorded in the same turn", () => {
       superseded: 0,
     });
     expect((await s.failedKeys()).sort()).toEqual(failed.map((r) => r.key).sort());
-    expect(await redis.hget(s.keys.batch("b1"), "pending")).toBe("0");
-    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    expect(await redis.hget(s.keys.pending, "b1")).toBe("0");
+    expect(await isComplete(s, "b1")).toBe(true);
     const sample = rest[1];
     expect(await s.get(sample?.key ?? "")).toMatchObject({ status: "succeeded", correlation_id: "c-4" });
     expect(await s.get(late.key)).toMatchObject({
@@ -263,9 +268,10 @@ describe("results store, answers recorded in the same turn", () => {
       s.recordSucceeded(r.key, { httpStatus: 201, correlationId: "c1" }),
     ]);
     expect([retrying, succeeded]).toEqual(["retrying", "ok"]);
-    expect(await s.get(r.key)).toMatchObject({ status: "succeeded", attempts: 2, error: "" });
+    expect(await s.get(r.key)).toMatchObject({ status: "succeeded", attempts: 2 });
+    expect((await s.get(r.key))?.error).toBeUndefined();
     expect(await s.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 1, failed: 0, superseded: 0 });
-    expect(await redis.sismember(s.keys.complete, "b1")).toBe(1);
+    expect(await isComplete(s, "b1")).toBe(true);
   });
 
   it("when keys of two batches are answered at once, then each batch completes when its last key does", async () => {
@@ -275,8 +281,8 @@ describe("results store, answers recorded in the same turn", () => {
     await s.registerRows("b2", [b, shared]);
     await Promise.all([s.finishIngest("b1"), s.finishIngest("b2")]);
     await Promise.all([s.recordSucceeded(a.key, {}), s.recordSucceeded(shared.key, {})]);
-    expect(await redis.smembers(s.keys.complete)).toEqual(["b1"]);
-    expect(await redis.hget(s.keys.batch("b2"), "pending")).toBe("1");
+    expect(await redis.zrange(s.keys.completed, 0, -1)).toEqual(["b1"]);
+    expect(await redis.hget(s.keys.pending, "b2")).toBe("1");
     const statuses = await Promise.all([a, b, shared].map((x) => s.statusOf(x.key)));
     expect(statuses).toEqual(["succeeded", "queued", "succeeded"]);
     expect(await s.statusOf(randomUUID())).toBeUndefined();

@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { createRedis } from "../../src/queue/connection.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { enqueueBatch, testConfig } from "../support/engine.js";
 import { testInvoices } from "../support/invoices.js";
@@ -41,7 +41,7 @@ describe("a worker killed mid-batch", () => {
       BACKOFF_CAP_MS: "500",
       LOG_LEVEL: "warn",
     };
-    const store = new RedisResultsStore(client, prefix);
+    const store = new RedisLedger(client, prefix);
 
     const first = spawnNode("workers/submit-worker.js", [], env);
     await until(() => Promise.resolve(sim.stats().effects.total >= 300), 30_000, "300 effects");
@@ -75,7 +75,7 @@ describe("a worker killed mid-batch", () => {
       QUEUE_PREFIX: prefix,
       LOG_LEVEL: "warn",
     };
-    const store = new RedisResultsStore(client, prefix);
+    const store = new RedisLedger(client, prefix);
     const before = sim.stats().effects.total;
 
     const first = spawnNode("workers/submit-worker.js", [], { ...env, SHUTDOWN_GRACE_MS: "5000" });

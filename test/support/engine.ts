@@ -7,7 +7,7 @@ import {
   type SubmissionHooks,
   type SubmissionService,
 } from "../../src/queue/submission-service.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import type { SubmitOutcome } from "../../src/submit/submit-invoice.js";
 import type { KeyedInvoice } from "./invoices.js";
 import { testPrefix, testRedisUrl } from "./redis.js";
@@ -45,7 +45,7 @@ export async function enqueueBatch(
   invoices: readonly KeyedInvoice[],
 ): Promise<void> {
   const redis = createRedis(config.redisUrl, "producer");
-  const store = new RedisResultsStore(redis, config.queuePrefix);
+  const store = new RedisLedger(redis, config.queuePrefix);
   const queue = createInvoiceQueue(redis, config.queuePrefix, config.maxAttempts);
   try {
     const rows = invoices.map((inv, i) => ({

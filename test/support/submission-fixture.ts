@@ -1,6 +1,6 @@
 import { afterEach } from "vitest";
 import { createRedis } from "../../src/queue/connection.js";
-import { RedisResultsStore } from "../../src/ledger/redis-ledger.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { startTestWorker, type testConfig } from "./engine.js";
 
@@ -28,13 +28,13 @@ export function submissionFixture(apiKey: string) {
     return w;
   }
 
-  function storeOf(config: Config): RedisResultsStore {
+  function storeOf(config: Config): RedisLedger {
     const redis = createRedis(config.redisUrl, "producer");
     cleanups.push(() => {
       redis.disconnect();
       return Promise.resolve();
     });
-    return new RedisResultsStore(redis, config.queuePrefix);
+    return new RedisLedger(redis, config.queuePrefix);
   }
 
   return { cleanups, simulator, worker, storeOf };

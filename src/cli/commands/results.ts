@@ -2,7 +2,7 @@ import { access } from "node:fs/promises";
 import { Command } from "commander";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import { batchRows } from "../../results/batch-rows.js";
-import { exportCsvHeader, exportCsvLine, exportRow, scanRecords } from "../../results/export-records.js";
+import { exportCsvHeader, exportCsvLine, exportRow } from "../../results/export-records.js";
 import { csvLine, REPORT_HEADER } from "../../results/report-row.js";
 import { reportRowJson } from "../../results/report-row-json.js";
 import { batchOption, requireKnownBatch } from "../batch-option.js";
@@ -78,7 +78,7 @@ async function exportBatch(ctx: AppContext, meta: BatchMeta, format: Format, out
 async function exportAll(ctx: AppContext, format: Format, withBody: boolean, out: OutputSink) {
   if (format === "csv" && !(await out.write(exportCsvHeader(withBody)))) return;
   let malformed = 0;
-  const records = scanRecords(ctx.redis, ctx.store.keys, {
+  const records = ctx.store.scanRecords({
     onMalformed: (key, problem) => {
       if (++malformed <= 5) process.stderr.write(`skipped unreadable result record ${key}: ${problem}\n`);
     },

@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
 import { nightlyPass, type NightlyOutcome } from "../../use-cases/nightly-pass.js";
 import { openContext } from "../context.js";
-import { parseDuration } from "../duration.js";
+import { parseDuration } from "../../config/duration.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import { Progress } from "../progress.js";

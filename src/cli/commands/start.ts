@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
+import { redisTarget } from "../../config/redis-target.js";
 import { startScanService } from "../../use-cases/scan-service.js";
 import { createRedis } from "../../queue/connection.js";
 import { startSubmission } from "../../queue/submission-service.js";
@@ -36,7 +37,7 @@ export const startCommand: CommandFactory = () =>
         throw new Error(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
       const ctx = await openContext(config, { dropFolder: true, logger });
       const submission = await startSubmission(config, logger);
-      const scanConnection = createRedis(config.redisUrl, "worker", "invoice-relay-scan");
+      const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
       const scans = await startScanService({
         deps: { ...ctx, logger },
         connection: scanConnection,

@@ -13,3 +13,15 @@ export function parseDuration(text: string): number | undefined {
   }
   return consumed === trimmed.length && consumed > 0 ? Math.round(total) : undefined;
 }
+
+/** A duration in the largest whole unit that fits (`7d`, `36h`, `90s`, `1500ms`): how settings show it. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1000],
+  ] as const)
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}

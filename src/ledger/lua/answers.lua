@@ -1,0 +1,97 @@
+--[[
+  Records the answers of attempts, for many keys at once (the worker records what one turn of its event
+  loop heard in one run).
+
+  KEYS[1] counts      hash   status -> number of keys
+  KEYS[2] failed      set    keys that ended failed
+  KEYS[3] pending     hash   batch -> keys it still waits for
+  KEYS[4] ingesting   set    batches whose ingest is not finished
+  KEYS[5] completed   zset   batches complete and not yet reported (score: when)
+  KEYS[5+i]           string the record of the i-th answer's key
+
+  ARGV[1] now (ms), then per answer: key, status (succeeded | failed | retrying), the number m of
+  field/value items that follow, and those m items (head fields of src/ledger/record.ts, or `body`).
+
+  - succeeded is never overwritten; failed or superseded may become succeeded (a late success is still
+    a success); superseded is not overwritten by failed;
+  - retrying never overwrites a final status;
+  - a key with no record is left without one ('unknown'): Redis lost it (a restart without persistence,
+    a failover to a stale replica) and its batch is ingested again with the same keys.
+  Returns one string per answer: 'ok', 'already', 'already-succeeded' or 'unknown' for a final answer;
+  for a retrying one the status the key is left in, or 'unknown'.
+]]
+-- @include "record"
+-- @include "status"
+
+local counts, failed, pending, ingesting, completed = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local now = tonumber(ARGV[1])
+local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0, superseded = 0 }
+local released, released_order = {}, {}
+local out = {}
+local i, a = 2, 0
+while i <= #ARGV do
+  a = a + 1
+  local key, status, first = ARGV[i], ARGV[i + 1], i + 3
+  i = first + tonumber(ARGV[i + 2])
+  local rkey = KEYS[5 + a]
+  local head, body = read_record(rkey)
+  local current = head and head.status
+  local final = status ~= 'retrying'
+  if not current then
+    out[a] = 'unknown'
+  elseif current == 'succeeded' then
+    out[a] = final and 'already-succeeded' or current
+  elseif final and current == status then
+    out[a] = 'already'
+  elseif (current == 'failed' or current == 'superseded') and not final then
+    out[a] = current
+  elseif current == 'superseded' and status == 'failed' then
+    out[a] = 'already'
+  else
+    head.status = status
+    head.attempts = (head.attempts or 0) + 1
+    head.first = head.first or now
+    head.last = now
+    for f = first, i - 1, 2 do
+      local name, value = ARGV[f], ARGV[f + 1]
+      if name == 'body' then body = value
+      elseif name == 'http' or name == 'attempts' then head[name] = tonumber(value)
+      elseif value == '' then head[name] = nil
+      else head[name] = value end
+    end
+    if status == 'succeeded' then
+      head.document = nil -- what retry would resend; a success needs it no more
+      head.by = nil
+      head.error = nil
+    end
+    delta[current] = delta[current] - 1
+    delta[status] = delta[status] + 1
+    if status == 'failed' then redis.call('SADD', failed, key)
+    elseif current == 'failed' or current == 'superseded' then
+      redis.call('SREM', failed, key)
+      -- batches that already reported this key as failed are reported again
+      for _, b in ipairs(head.batches or {}) do complete_if_done(pending, ingesting, completed, b, now) end
+    end
+    if final then
+      for _, b in ipairs(head.waiting or {}) do
+        if not released[b] then released[b] = 0; released_order[#released_order + 1] = b end
+        released[b] = released[b] + 1
+      end
+      head.waiting = nil
+      out[a] = 'ok'
+    else
+      out[a] = 'retrying'
+    end
+    write_record(rkey, head, body)
+  end
+end
+for _, s in ipairs({ 'queued', 'retrying', 'succeeded', 'failed', 'superseded' }) do
+  if delta[s] ~= 0 then redis.call('HINCRBY', counts, s, delta[s]) end
+end
+for _, b in ipairs(released_order) do
+  if redis.call('HEXISTS', pending, b) == 1 then
+    redis.call('HINCRBY', pending, b, -released[b])
+    complete_if_done(pending, ingesting, completed, b, now)
+  end
+end
+return out

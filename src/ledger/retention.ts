@@ -1,0 +1,148 @@
+import { z } from "zod";
+import type { BatchStore } from "./batch-store.js";
+import { LedgerKeys } from "./key-names.js";
+import { LuaScript } from "./lua-script.js";
+import type { RedisClient } from "./redis-client.js";
+
+const scripts = { keys: new LuaScript("expire-keys"), batch: new LuaScript("expire-batch") };
+
+/** Keys per expire-keys.lua run: one short script, so Redis never pauses long for a sweep. */
+const CHUNK = 200;
+/** Candidate batches read per round trip. */
+const PAGE = 500;
+
+export interface SweepOutcome {
+  /** Batches removed, with their records. */
+  batches: number;
+  records: number;
+  /** Batches past their retention kept because their last report counted failed or pending rows. */
+  keptForFailed: number;
+}
+
+/** What `status` shows of the retention: how long, and the oldest batch kept and when it goes. */
+export interface OldestKept {
+  readonly id: string;
+  readonly createdAt: number;
+  /** When its retention ends; undefined while it is not reported, or kept for failed rows. */
+  readonly expiresAt: number | undefined;
+  readonly why?: "not reported" | "failed rows";
+}
+
+const countsSchema = z.record(z.string(), z.number());
+
+/**
+ * Retention: a batch's records are kept `retentionMs` after its report is written, then removed with
+ * everything that points at them (external-id index entries, the batch, its decisions and key list).
+ * Never removed: anything of a batch not reported (or reopened), a key still in flight, and a batch
+ * whose report counted failed rows (retry needs them); see README.md, "Retention". Each step re-checks
+ * in Redis that the batch may go, so two processes sweeping at once, or a retry meanwhile, are safe.
+ */
+export class Retention {
+  readonly #keys: LedgerKeys;
+
+  constructor(
+    private readonly redis: RedisClient,
+    prefix: string,
+    private readonly batches: BatchStore,
+    readonly retentionMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#keys = new LedgerKeys(prefix);
+  }
+
+  /** Removes every batch whose retention has passed; safe to call often (it reads little when none has). */
+  async sweep(): Promise<SweepOutcome> {
+    const outcome: SweepOutcome = { batches: 0, records: 0, keptForFailed: 0 };
+    const now = this.now();
+    // Created before now - retention: only those can have been reported that long ago.
+    for (let offset = 0; ; offset += PAGE) {
+      const ids = await this.redis.zrangebyscore(
+        this.#keys.batches,
+        "-inf",
+        now - this.retentionMs,
+        "LIMIT",
+        offset,
+        PAGE,
+      );
+      for (const id of ids) {
+        const state = await this.#state(id, now);
+        if (state === "failed rows") outcome.keptForFailed++;
+        if (state !== "expired") continue;
+        const removed = await this.#expire(id, now);
+        if (removed === undefined) continue;
+        outcome.records += removed;
+        outcome.batches++;
+        offset--; // the batch left the set: the next page starts one earlier
+      }
+      if (ids.length < PAGE) return outcome;
+    }
+  }
+
+  /** The records removed, or undefined when the batch turned out not to be removable (reopened meanwhile). */
+  async #expire(id: string, now: number): Promise<number | undefined> {
+    const args = [id, now, this.retentionMs];
+    const k = this.#keys;
+    let removed = 0;
+    for await (const page of this.batches.keysOf(id)) {
+      for (let at = 0; at < page.length; at += CHUNK) {
+        const chunk = page.slice(at, at + CHUNK);
+        const result = Number(
+          await scripts.keys.run(
+            this.redis,
+            [
+              k.counts,
+              k.externalIds,
+              k.pending,
+              k.completed,
+              k.batches,
+              k.batch(id),
+              ...chunk.map((key) => k.record(key)),
+            ],
+            [...args, ...chunk],
+          ),
+        );
+        if (result < 0) return undefined;
+        removed += result;
+      }
+    }
+    const gone = await scripts.batch.run(
+      this.redis,
+      [k.pending, k.ingesting, k.completed, k.batches, k.batch(id), k.decisions(id), k.batchKeys(id)],
+      args,
+    );
+    return gone === 1 ? removed : undefined;
+  }
+
+  /** The oldest batch kept, and when it goes; undefined when the ledger keeps none. */
+  async oldest(): Promise<OldestKept | undefined> {
+    const oldest = await this.batches.oldest();
+    if (oldest === undefined) return undefined;
+    const meta = await this.batches.get(oldest.id);
+    const reportedAt = meta?.reported_at;
+    if (
+      meta === undefined ||
+      (meta.state !== "reported" && meta.state !== "rejected") ||
+      reportedAt === undefined
+    )
+      return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: undefined, why: "not reported" };
+    if (hasOpenRows(meta.counts))
+      return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: undefined, why: "failed rows" };
+    return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: reportedAt + this.retentionMs };
+  }
+
+  /** What the sweep may do with the batch now (the scripts check the same again, atomically). */
+  async #state(id: string, now: number): Promise<"expired" | "kept" | "failed rows"> {
+    const meta = await this.batches.get(id);
+    if (meta === undefined) return "kept";
+    if (meta.state !== "reported" && meta.state !== "rejected") return "kept";
+    if (meta.reported_at === undefined || meta.reported_at + this.retentionMs > now) return "kept";
+    if (hasOpenRows(meta.counts)) return "failed rows";
+    return "expired";
+  }
+}
+
+function hasOpenRows(countsJson: string | undefined): boolean {
+  if (countsJson === undefined) return false;
+  const counts = countsSchema.safeParse(JSON.parse(countsJson));
+  return counts.success && ((counts.data["failed"] ?? 0) > 0 || (counts.data["pending"] ?? 0) > 0);
+}
