@@ -151,7 +151,7 @@ async function checkStore(
   check(notFinal.length === 0, `${notFinal.length} record(s) not succeeded: ${names(notFinal)}`);
   // SCAN on every master of a cluster; a key SCAN returns twice is counted once.
   const found = new Set<string>();
-  for await (const page of scanKeys(input.redis, store.keys.record("*")))
+  for await (const page of scanKeys(input.redis, store.names.record("*")))
     for (const key of page) found.add(key);
   const records = found.size;
   check(records === expectedKeys.size, `${records} result records for ${expectedKeys.size} keys`);

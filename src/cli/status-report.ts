@@ -1,7 +1,7 @@
 import { formatDuration } from "../config/duration.js";
 import { ledgerSize } from "../ledger/footprint.js";
 import { Retention } from "../ledger/retention.js";
-import { readKeyRefusal } from "../queue/key-refusal.js";
+import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import type { KeyStatus } from "../ledger/statuses.js";
 import type { StatusCounts } from "../results/report-row.js";
@@ -38,7 +38,7 @@ export interface StatusReport {
   readonly generated_at: string;
   readonly keys: Record<KeyStatus, number>;
   readonly queue: QueueCounts;
-  readonly key_refused: KeyRefusedStatus | null;
+  readonly key_refused: ApiKeyRefusedStatus | null;
   readonly batches: readonly BatchStatus[];
   readonly batches_total: number;
   readonly ledger: LedgerStatus;
@@ -67,7 +67,7 @@ export interface QueueCounts {
   readonly is_paused: boolean;
 }
 
-export interface KeyRefusedStatus {
+export interface ApiKeyRefusedStatus {
   readonly http_status: number;
   readonly detail: string;
   readonly at: string;
@@ -109,7 +109,7 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
     ctx.store.counts(),
     ctx.queue.getJobCounts("waiting", "active", "delayed", "failed", "paused"),
     ctx.queue.isPaused(),
-    readKeyRefusal(ctx.redis, prefix),
+    readApiKeyRefusal(ctx.redis, prefix),
     ctx.batches.count(),
   ]);
   const count = (name: string) => jobCounts[name] ?? 0;

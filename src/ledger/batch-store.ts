@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LedgerKeys } from "./key-names.js";
+import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
 import { unpackKeys } from "./redis-ledger.js";
 
@@ -49,19 +49,19 @@ export interface NewBatch {
 
 /** Batch records: what was dropped, where the file is, how far it got, where its report is. */
 export class BatchStore {
-  readonly keys: LedgerKeys;
+  readonly names: LedgerNames;
 
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
     private readonly now: () => number = Date.now,
   ) {
-    this.keys = new LedgerKeys(prefix);
+    this.names = new LedgerNames(prefix);
   }
 
   /** Records a new batch; a batch resumed after a crash keeps its record. */
   async open(batch: NewBatch): Promise<BatchMeta> {
-    const key = this.keys.batch(batch.id);
+    const key = this.names.batch(batch.id);
     const created = await this.redis.hsetnx(key, "id", batch.id);
     if (created === 1) {
       const now = this.now();
@@ -77,7 +77,7 @@ export class BatchStore {
           ...(batch.sha256 === undefined ? {} : { sha256: batch.sha256 }),
           created_at: now,
         })
-        .zadd(this.keys.batches, now, batch.id)
+        .zadd(this.names.batches, now, batch.id)
         .exec();
     } else {
       // A record from before claims were measured takes this measure; a measured one keeps its own.
@@ -96,9 +96,9 @@ export class BatchStore {
   async get(id: string): Promise<BatchMeta | undefined> {
     const replies = await this.redis
       .multi()
-      .hgetall(this.keys.batch(id))
-      .hget(this.keys.pending, id)
-      .zscore(this.keys.completed, id)
+      .hgetall(this.names.batch(id))
+      .hget(this.names.pending, id)
+      .zscore(this.names.completed, id)
       .exec();
     const [fields, pending, completedAt] = (replies ?? []).map(([error, value]) => {
       if (error) throw error;
@@ -126,43 +126,43 @@ export class BatchStore {
   }
 
   async update(id: string, fields: Partial<Record<keyof BatchMeta, string | number>>): Promise<void> {
-    await this.redis.hset(this.keys.batch(id), fields);
+    await this.redis.hset(this.names.batch(id), fields);
   }
 
   /** Batch ids, oldest first. */
   async list(limit = 10_000): Promise<string[]> {
-    return this.redis.zrange(this.keys.batches, 0, limit - 1);
+    return this.redis.zrange(this.names.batches, 0, limit - 1);
   }
 
   /** Batch ids, newest first. */
   async newest(limit: number): Promise<string[]> {
-    return this.redis.zrevrange(this.keys.batches, 0, limit - 1);
+    return this.redis.zrevrange(this.names.batches, 0, limit - 1);
   }
 
   /** How many batches the ledger keeps. */
   async count(): Promise<number> {
-    return this.redis.zcard(this.keys.batches);
+    return this.redis.zcard(this.names.batches);
   }
 
   /** The oldest batch kept and when it was created, if any. */
   async oldest(): Promise<{ id: string; createdAt: number } | undefined> {
-    const [id, score] = await this.redis.zrange(this.keys.batches, 0, 0, "WITHSCORES");
+    const [id, score] = await this.redis.zrange(this.names.batches, 0, 0, "WITHSCORES");
     return id === undefined ? undefined : { id, createdAt: Number(score) };
   }
 
   /** Batches whose rows are all final and whose report is still to be written, oldest first. */
   async complete(): Promise<string[]> {
-    return this.redis.zrange(this.keys.completed, 0, -1);
+    return this.redis.zrange(this.names.completed, 0, -1);
   }
 
   async isComplete(id: string): Promise<boolean> {
-    return (await this.redis.zscore(this.keys.completed, id)) !== null;
+    return (await this.redis.zscore(this.names.completed, id)) !== null;
   }
 
   /** The idempotency keys the batch has (new, requeued or joined rows), `pageKeys` at a time. */
   async *keysOf(id: string, pageKeys = 1000): AsyncGenerator<string[]> {
     for (let at = 0; ; at += 16 * pageKeys) {
-      const page = await this.redis.getrangeBuffer(this.keys.batchKeys(id), at, at + 16 * pageKeys - 1);
+      const page = await this.redis.getrangeBuffer(this.names.batchKeyList(id), at, at + 16 * pageKeys - 1);
       if (page.length > 0) yield unpackKeys(page);
       if (page.length < 16 * pageKeys) return;
     }
@@ -174,16 +174,16 @@ export class BatchStore {
     /** A file rejected as a whole keeps the state that says so. */
     state: "reported" | "rejected" = "reported",
   ): Promise<void> {
-    const completedAt = await this.redis.zscore(this.keys.completed, id);
+    const completedAt = await this.redis.zscore(this.names.completed, id);
     await this.redis
       .multi()
-      .hset(this.keys.batch(id), {
+      .hset(this.names.batch(id), {
         ...fields,
         state,
         reported_at: this.now(),
         ...(completedAt === null ? {} : { completed_at: completedAt }),
       })
-      .zrem(this.keys.completed, id)
+      .zrem(this.names.completed, id)
       .exec();
   }
 
@@ -191,14 +191,14 @@ export class BatchStore {
   async markChanged(id: string, problem: string): Promise<void> {
     await this.redis
       .multi()
-      .hset(this.keys.batch(id), { state: "changed", file_error: problem })
-      .zrem(this.keys.completed, id)
+      .hset(this.names.batch(id), { state: "changed", file_error: problem })
+      .zrem(this.names.completed, id)
       .exec();
   }
 
   /** The cross-file decisions (duplicate, conflict:<key>) taken at ingest for these lines. */
   async decisions(id: string, lines: readonly number[]): Promise<(string | null)[]> {
     if (lines.length === 0) return [];
-    return this.redis.hmget(this.keys.decisions(id), ...lines.map(String));
+    return this.redis.hmget(this.names.decisions(id), ...lines.map(String));
   }
 }

@@ -1,5 +1,5 @@
 import type { BatchStore } from "./batch-store.js";
-import { LedgerKeys } from "./key-names.js";
+import { LedgerNames } from "./names.js";
 import { isCluster, type RedisClient } from "./redis-client.js";
 
 /** Records sampled with MEMORY USAGE to estimate the ledger's bytes. */
@@ -25,7 +25,7 @@ export async function ledgerSize(
   batches: BatchStore,
   records: number,
 ): Promise<LedgerSize> {
-  const keys = new LedgerKeys(prefix);
+  const keys = new LedgerNames(prefix);
   const count = await batches.count();
   return {
     records,
@@ -37,7 +37,7 @@ export async function ledgerSize(
 
 async function estimateBytes(
   redis: RedisClient,
-  keys: LedgerKeys,
+  keys: LedgerNames,
   batches: BatchStore,
   records: number,
 ): Promise<number | undefined> {

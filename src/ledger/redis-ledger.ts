@@ -2,7 +2,7 @@ import { parse as parseUuid, stringify as uuidString } from "uuid";
 import { z } from "zod";
 import { CallBatcher } from "./call-batcher.js";
 import type { Ledger } from "./ledger.js";
-import { LedgerKeys } from "./key-names.js";
+import { LedgerNames } from "./names.js";
 import { LuaScript } from "./lua-script.js";
 import { attemptPairs, decodeRecord, type AttemptFields, type ResultRecord } from "./record.js";
 import { scanKeys, type RedisClient } from "./redis-client.js";
@@ -57,7 +57,7 @@ interface AnswerInput {
  * one round trip and one script run for all the invoices a turn heard about.
  */
 export class RedisLedger implements Ledger {
-  readonly keys: LedgerKeys;
+  readonly names: LedgerNames;
   readonly #statuses: CallBatcher<string, string>;
   readonly #answers: CallBatcher<AnswerInput, string>;
 
@@ -66,12 +66,12 @@ export class RedisLedger implements Ledger {
     prefix: string,
     private readonly now: () => number = Date.now,
   ) {
-    this.keys = new LedgerKeys(prefix);
+    this.names = new LedgerNames(prefix);
     this.#statuses = new CallBatcher(async (keys) =>
       stringsSchema.parse(
         await scripts.statuses.run(
           this.redis,
-          keys.map((k) => this.keys.record(k)),
+          keys.map((k) => this.names.record(k)),
           [],
         ),
       ),
@@ -83,12 +83,12 @@ export class RedisLedger implements Ledger {
         await scripts.answers.run(
           this.redis,
           [
-            this.keys.counts,
-            this.keys.failed,
-            this.keys.pending,
-            this.keys.ingesting,
-            this.keys.completed,
-            ...answers.map((a) => this.keys.record(a.key)),
+            this.names.counts,
+            this.names.failed,
+            this.names.pending,
+            this.names.ingesting,
+            this.names.completed,
+            ...answers.map((a) => this.names.record(a.key)),
           ],
           args,
         ),
@@ -102,17 +102,17 @@ export class RedisLedger implements Ledger {
     const args: (string | number | Buffer)[] = [batchId, this.now(), packed, rows.length];
     for (const row of rows) args.push(row.line, row.key, row.externalId);
     const keys = [
-      this.keys.counts,
-      this.keys.failed,
-      this.keys.requeuing,
-      this.keys.pending,
-      this.keys.ingesting,
-      this.keys.completed,
-      this.keys.externalIds,
-      this.keys.batch(batchId),
-      this.keys.decisions(batchId),
-      this.keys.batchKeys(batchId),
-      ...rows.map((row) => this.keys.record(row.key)),
+      this.names.counts,
+      this.names.failed,
+      this.names.requeuing,
+      this.names.pending,
+      this.names.ingesting,
+      this.names.completed,
+      this.names.externalIds,
+      this.names.batch(batchId),
+      this.names.decisions(batchId),
+      this.names.batchKeyList(batchId),
+      ...rows.map((row) => this.names.record(row.key)),
     ];
     // Optimistic: most rows' external_ids are new. When the index names keys the call did not declare,
     // the script writes nothing and says which; the next call declares them too.
@@ -121,7 +121,7 @@ export class RedisLedger implements Ledger {
       const raw = stringsSchema.parse(
         await scripts.register.run(
           this.redis,
-          [...keys, ...lives.map((k) => this.keys.record(k))],
+          [...keys, ...lives.map((k) => this.names.record(k))],
           [...args, ...lives],
         ),
       );
@@ -134,7 +134,7 @@ export class RedisLedger implements Ledger {
   async finishIngest(batchId: string): Promise<void> {
     await scripts.finishIngest.run(
       this.redis,
-      [this.keys.pending, this.keys.ingesting, this.keys.completed, this.keys.batch(batchId)],
+      [this.names.pending, this.names.ingesting, this.names.completed, this.names.batch(batchId)],
       [batchId, this.now()],
     );
   }
@@ -150,7 +150,7 @@ export class RedisLedger implements Ledger {
 
   async getMany(keys: readonly string[]): Promise<(ResultRecord | undefined)[]> {
     if (keys.length === 0) return [];
-    const stored = await this.redis.mget(...keys.map((k) => this.keys.record(k)));
+    const stored = await this.redis.mget(...keys.map((k) => this.names.record(k)));
     return keys.map((key, i) => {
       const value = stored[i];
       return value === null || value === undefined ? undefined : decodeRecord(key, value);
@@ -166,7 +166,7 @@ export class RedisLedger implements Ledger {
   async *scanRecords(
     options: { pageSize?: number; onMalformed?: (key: string, problem: string) => void } = {},
   ): AsyncGenerator<ResultRecord> {
-    const start = this.keys.recordStart;
+    const start = this.names.recordStart;
     for await (const names of scanKeys(this.redis, `${escapeGlob(start)}*`, options.pageSize)) {
       const stored = await this.redis.mget(...names);
       for (const [i, name] of names.entries()) {
@@ -207,20 +207,20 @@ export class RedisLedger implements Ledger {
     for (let round = 0; round < STALE_ROUNDS; round++) {
       const record = await this.get(key);
       if (record?.status !== "failed") return "not-failed";
-      const live = (await this.redis.hget(this.keys.externalIds, record.external_id)) ?? "";
+      const live = (await this.redis.hget(this.names.externalIds, record.external_id)) ?? "";
       const result = requeueSchema.parse(
         await scripts.requeue.run(
           this.redis,
           [
-            this.keys.counts,
-            this.keys.failed,
-            this.keys.requeuing,
-            this.keys.pending,
-            this.keys.ingesting,
-            this.keys.completed,
-            this.keys.externalIds,
-            this.keys.record(key),
-            this.keys.record(live === "" ? key : live),
+            this.names.counts,
+            this.names.failed,
+            this.names.requeuing,
+            this.names.pending,
+            this.names.ingesting,
+            this.names.completed,
+            this.names.externalIds,
+            this.names.record(key),
+            this.names.record(live === "" ? key : live),
           ],
           [key, live, this.now()],
         ),
@@ -235,22 +235,22 @@ export class RedisLedger implements Ledger {
     return (await this.get(key))?.batches ?? [];
   }
 
-  /** Keys requeued by `retry` whose job may not exist yet (see LedgerKeys.requeuing). */
+  /** Keys requeued by `retry` whose job may not exist yet (see LedgerNames.requeuing). */
   async requeuingKeys(): Promise<string[]> {
-    return this.redis.smembers(this.keys.requeuing);
+    return this.redis.smembers(this.names.requeuing);
   }
 
   /** The key's job exists (or it needs none): it is no longer in `requeuingKeys`. */
   async requeued(key: string): Promise<void> {
-    await this.redis.srem(this.keys.requeuing, key);
+    await this.redis.srem(this.names.requeuing, key);
   }
 
   async failedKeys(): Promise<string[]> {
-    return this.redis.smembers(this.keys.failed);
+    return this.redis.smembers(this.names.failed);
   }
 
   async counts(): Promise<Record<KeyStatus, number>> {
-    const raw = await this.redis.hgetall(this.keys.counts);
+    const raw = await this.redis.hgetall(this.names.counts);
     const counts = { queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 };
     for (const status of KEY_STATUSES) counts[status] = Math.max(0, Number(raw[status] ?? 0));
     return counts;

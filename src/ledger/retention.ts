@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type { BatchStore } from "./batch-store.js";
-import { LedgerKeys } from "./key-names.js";
+import { LedgerNames } from "./names.js";
 import { LuaScript } from "./lua-script.js";
 import type { RedisClient } from "./redis-client.js";
 
-const scripts = { keys: new LuaScript("expire-keys"), batch: new LuaScript("expire-batch") };
+const scripts = { expireKeys: new LuaScript("expire-keys"), expireBatch: new LuaScript("expire-batch") };
 
 /** Keys per expire-keys.lua run: one short script, so Redis never pauses long for a sweep. */
 const CHUNK = 200;
@@ -38,7 +38,7 @@ const countsSchema = z.record(z.string(), z.number());
  * in Redis that the batch may go, so two processes sweeping at once, or a retry meanwhile, are safe.
  */
 export class Retention {
-  readonly #keys: LedgerKeys;
+  readonly #names: LedgerNames;
 
   constructor(
     private readonly redis: RedisClient,
@@ -47,7 +47,7 @@ export class Retention {
     readonly retentionMs: number,
     private readonly now: () => number = Date.now,
   ) {
-    this.#keys = new LedgerKeys(prefix);
+    this.#names = new LedgerNames(prefix);
   }
 
   /** Removes every batch whose retention has passed; safe to call often (it reads little when none has). */
@@ -57,7 +57,7 @@ export class Retention {
     // Created before now - retention: only those can have been reported that long ago.
     for (let offset = 0; ; offset += PAGE) {
       const ids = await this.redis.zrangebyscore(
-        this.#keys.batches,
+        this.#names.batches,
         "-inf",
         now - this.retentionMs,
         "LIMIT",
@@ -81,13 +81,13 @@ export class Retention {
   /** The records removed, or undefined when the batch turned out not to be removable (reopened meanwhile). */
   async #expire(id: string, now: number): Promise<number | undefined> {
     const args = [id, now, this.retentionMs];
-    const k = this.#keys;
+    const k = this.#names;
     let removed = 0;
     for await (const page of this.batches.keysOf(id)) {
       for (let at = 0; at < page.length; at += CHUNK) {
         const chunk = page.slice(at, at + CHUNK);
         const result = Number(
-          await scripts.keys.run(
+          await scripts.expireKeys.run(
             this.redis,
             [
               k.counts,
@@ -105,9 +105,9 @@ export class Retention {
         removed += result;
       }
     }
-    const gone = await scripts.batch.run(
+    const gone = await scripts.expireBatch.run(
       this.redis,
-      [k.pending, k.ingesting, k.completed, k.batches, k.batch(id), k.decisions(id), k.batchKeys(id)],
+      [k.pending, k.ingesting, k.completed, k.batches, k.batch(id), k.decisions(id), k.batchKeyList(id)],
       args,
     );
     return gone === 1 ? removed : undefined;

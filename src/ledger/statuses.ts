@@ -4,7 +4,7 @@
  * - **idempotency key** (`key` in code): the UUID derived from an invoice's external_id and content
  *   (src/invoice/key.ts). Sent as the `Idempotency-Key` header; the ledger keeps one record per key.
  *   Not the API key (`apiKey`, the service's bearer secret, never stored) nor a Redis key name (built
- *   only by `LedgerKeys`).
+ *   only by `LedgerNames`).
  * - **KeyStatus**: where a key stands (the table below). `queued` and `retrying` are in flight;
  *   `succeeded`, `failed` and `superseded` are final until `retry` or a re-drop moves them.
  * - **RowDecision**: what registering a row of a file decided: the key is `new` (this batch enqueues

@@ -12,7 +12,7 @@ import type { SubmitOutcome } from "../submit/submit-invoice.js";
 import { createRedis } from "./connection.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
-import { clearKeyRefusal, recordKeyRefused } from "./key-refusal.js";
+import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 
@@ -25,7 +25,7 @@ export interface SubmissionService {
 }
 
 export interface SubmissionHooks {
-  readonly onKeyRefused?: (httpStatus: number, detail: string) => void;
+  readonly onApiKeyRefused?: (httpStatus: number, detail: string) => void;
   readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
@@ -34,6 +34,11 @@ export interface SubmissionHooks {
     readonly coolDownBaseMs: number;
     readonly coolDownCapMs: number;
   };
+  /**
+   * The clock of the ledger's records and batches, from which RESULTS_RETENTION counts (tests move it
+   * instead of waiting); Date.now when absent. Retry-After and the sweeps' interval stay on real time.
+   */
+  readonly now?: (() => number) | undefined;
 }
 
 /** Starts a submission worker from configuration: connections, store, HTTP client, BullMQ worker. */
@@ -45,7 +50,8 @@ export async function startSubmission(
   const target = redisTarget(config);
   const connection = createRedis(target, "worker", "invoice-relay-worker");
   const commands = createRedis(target, "worker", "invoice-relay-store");
-  const store = new RedisLedger(commands, config.queuePrefix);
+  const now = hooks.now ?? Date.now;
+  const store = new RedisLedger(commands, config.queuePrefix, now);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
   const submitter =
     hooks.submitter ??
@@ -58,7 +64,7 @@ export async function startSubmission(
     });
 
   // A new process with (possibly) a new key gives the service another chance.
-  if (await clearKeyRefusal(commands, queue, config.queuePrefix)) {
+  if (await clearApiKeyRefusal(commands, queue, config.queuePrefix)) {
     logger.info("the API key was refused earlier; resuming submission with the current key");
   }
 
@@ -87,13 +93,13 @@ export async function startSubmission(
     },
     lockDurationMs: config.lockDurationMs,
     ...(hooks.flow === undefined ? {} : { flow: hooks.flow }),
-    onKeyRefused: async (httpStatus, detail) => {
+    onApiKeyRefused: async (httpStatus, detail) => {
       logger.error(
         { httpStatus, detail },
         "the invoice service refused the API key: submission paused; fix INVOICE_API_KEY",
       );
-      await recordKeyRefused(commands, queue, config.queuePrefix, { httpStatus, detail, at: Date.now() });
-      hooks.onKeyRefused?.(httpStatus, detail);
+      await recordApiKeyRefused(commands, queue, config.queuePrefix, { httpStatus, detail, at: Date.now() });
+      hooks.onApiKeyRefused?.(httpStatus, detail);
     },
     ...(hooks.onOutcome === undefined ? {} : { onOutcome: hooks.onOutcome }),
   });
@@ -105,8 +111,9 @@ export async function startSubmission(
     new Retention(
       commands,
       config.queuePrefix,
-      new BatchStore(commands, config.queuePrefix),
+      new BatchStore(commands, config.queuePrefix, now),
       config.resultsRetention,
+      now,
     ),
     logger,
   );

@@ -29,7 +29,7 @@ export interface SubmitWorkerOptions {
     readonly coolDownCapMs: number;
   };
   /** Called when the service refuses the API key; the queue is paused by then. */
-  readonly onKeyRefused: (httpStatus: number, detail: string) => Promise<void>;
+  readonly onApiKeyRefused: (httpStatus: number, detail: string) => Promise<void>;
   /** Called after every outcome (progress, metrics). */
   readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
 }
@@ -129,11 +129,11 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         log().info({ error: outcome.detail, retryAfterMs: outcome.retryAfterMs }, "will retry");
         throw new RetryableSubmitError(outcome.detail, outcome.httpStatus, outcome.retryAfterMs);
       }
-      case "key-refused":
-        flow.onKeyRefused();
+      case "api-key-refused":
+        flow.onApiKeyRefused();
         followWindow();
         slots.hold(KEY_REFUSED_HOLD_MS);
-        await options.onKeyRefused(outcome.httpStatus, outcome.detail);
+        await options.onApiKeyRefused(outcome.httpStatus, outcome.detail);
         // Back to the queue without spending an attempt; the queue is paused until the key is fixed.
         await options.queue.rateLimit(KEY_REFUSED_HOLD_MS);
         throw Worker.RateLimitError();

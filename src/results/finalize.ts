@@ -33,7 +33,7 @@ export async function finalizeCompleteBatches(
   const written: WrittenReport[] = [];
   for (const id of await deps.batches.complete()) {
     // One process writes a given report at a time; the others skip it this round.
-    const lease = new IngestLease(deps.redis, deps.batches.keys.reportLease(id));
+    const lease = new IngestLease(deps.redis, deps.batches.names.reportLease(id));
     if (!(await lease.acquire())) continue;
     try {
       const report = await finalizeBatch(deps, id);

@@ -23,7 +23,7 @@ export type Verdict =
       readonly detail: string;
     }
   /** 401/403: the API key is refused. Stop submitting; mark nothing failed. */
-  | { readonly kind: "key-refused"; readonly httpStatus: number; readonly detail: string }
+  | { readonly kind: "api-key-refused"; readonly httpStatus: number; readonly detail: string }
   | {
       readonly kind: "failed";
       readonly httpStatus: number;
@@ -59,7 +59,7 @@ export function classify(answer: Answer, rules: ExtractionRules, now: number): V
     const retryAfter = parseRetryAfter(firstHeaderValue(headers["retry-after"]), now);
     return { kind: "retry", httpStatus: status, retryAfterMs: retryAfter, detail };
   }
-  if (status === 401 || status === 403) return { kind: "key-refused", httpStatus: status, detail };
+  if (status === 401 || status === 403) return { kind: "api-key-refused", httpStatus: status, detail };
   return {
     kind: "failed",
     httpStatus: status,

@@ -50,7 +50,7 @@ export class FlowControl {
     return coolDown;
   }
 
-  onKeyRefused(): void {
+  onApiKeyRefused(): void {
     this.window = 1;
   }
 }

@@ -36,7 +36,7 @@ export type SubmitOutcome =
       readonly httpStatus: number | undefined;
       readonly retryAfterMs: number | undefined;
     }
-  | { readonly kind: "key-refused"; readonly httpStatus: number; readonly detail: string };
+  | { readonly kind: "api-key-refused"; readonly httpStatus: number; readonly detail: string };
 
 /**
  * One attempt for one invoice: check the store, send, classify, record. The store is read first so a
@@ -67,8 +67,8 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
         document,
       });
       return { kind: "failed", detail: verdict.detail };
-    case "key-refused":
-      return { kind: "key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
+    case "api-key-refused":
+      return { kind: "api-key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
     case "retry": {
       if (task.attempt >= task.maxAttempts) {
         const detail = `gave up after ${task.attempt} attempt(s); last: ${verdict.detail}`;

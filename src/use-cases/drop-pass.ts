@@ -35,6 +35,11 @@ export interface DropPassDeps {
   readonly logger: Logger;
   /** Aborted by a signal: ingest stops between chunks (IngestInterruptedError); the file stays claimed. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The clock of the ledger's records and batches, from which RESULTS_RETENTION counts (give `store` and
+   * `batches` the same one); Date.now when absent. Waiting (settle time, leases, deadlines) is real time.
+   */
+  readonly now?: (() => number) | undefined;
 }
 
 /** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */
@@ -118,7 +123,7 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
     ...measured,
   });
   const claimed = { size: meta.size ?? measured.size, sha256: meta.sha256 ?? measured.sha256 };
-  const lease = new IngestLease(deps.redis, deps.batches.keys.ingestLease(file.batchId));
+  const lease = new IngestLease(deps.redis, deps.batches.names.ingestLease(file.batchId));
   if (!(await lease.acquire())) return { kind: "busy" };
   try {
     const change =
@@ -161,7 +166,7 @@ async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: Unreadab
     state: "rejected",
     file_error: error.message,
     path,
-    completed_at: Date.now(),
+    completed_at: (deps.now ?? Date.now)(),
   });
   const meta = await deps.batches.require(file.batchId);
   const report = await writeBatchReport(

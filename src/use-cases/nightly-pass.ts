@@ -6,7 +6,7 @@ import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { isRedisUnavailable } from "../queue/connection.js";
-import { readKeyRefusal } from "../queue/key-refusal.js";
+import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import { startSubmission } from "../queue/submission-service.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
@@ -37,14 +37,14 @@ export interface PassProgress {
 /**
  * - `nothing-to-do`: no ready file and no unfinished batch;
  * - `finished`: every batch waited for is reported, rejected, or `changed` (kept, never reported);
- * - `key-refused`: the service refused the API key; submission is paused, nothing was marked failed;
+ * - `api-key-refused`: the service refused the API key; submission is paused, nothing was marked failed;
  * - `stopped`: interrupted or past the deadline, with invoices not final yet (they stay queued);
  * - `failed`: ingest interrupted, or a batch Redis lost whose file is gone (the error says what to do).
  */
 export type NightlyOutcome =
   | { readonly kind: "nothing-to-do" }
   | { readonly kind: "finished"; readonly batches: readonly BatchMeta[] }
-  | { readonly kind: "key-refused"; readonly httpStatus: number; readonly detail: string }
+  | { readonly kind: "api-key-refused"; readonly httpStatus: number; readonly detail: string }
   | {
       readonly kind: "stopped";
       readonly why: "interrupted" | "deadline";
@@ -65,7 +65,8 @@ export async function nightlyPass(
   options: NightlyPassOptions,
 ): Promise<NightlyOutcome> {
   const { config, logger } = deps;
-  const service = await startSubmission(config, logger);
+  // The worker's answers and the retention sweeps go by the same clock as the ingest (deps.now).
+  const service = await startSubmission(config, logger, { now: deps.now });
   try {
     const passDeps = { ...deps, signal: options.signal };
     let passed;
@@ -98,9 +99,9 @@ async function waitForBatches(
       await finalizeCompleteBatches(deps);
       metas = await upkeep.round(targets);
       if (metas.every(isFinished)) return { kind: "finished", batches: metas };
-      const refusal = await readKeyRefusal(deps.redis, config.queuePrefix);
+      const refusal = await readApiKeyRefusal(deps.redis, config.queuePrefix);
       if (refusal !== undefined)
-        return { kind: "key-refused", httpStatus: refusal.httpStatus, detail: refusal.detail };
+        return { kind: "api-key-refused", httpStatus: refusal.httpStatus, detail: refusal.detail };
       options.onProgress?.(await progressOf(deps, metas));
       if (outageSince !== undefined) {
         logger.info({ downMs: Date.now() - outageSince }, "Redis is back; waiting for the invoices goes on");

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
-import { recordKeyRefused } from "../../src/queue/key-refusal.js";
+import { recordApiKeyRefused } from "../../src/queue/api-key-refusal.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { exportCsvLine, exportRow } from "../../src/results/export-records.js";
 import { escapeGlob } from "../../src/ledger/redis-ledger.js";
@@ -38,7 +38,7 @@ describe("status, retry and results at the edges", () => {
     const redis = redisFor();
     const queue = createInvoiceQueue(redis, prefix, 3);
     cleanups.push(() => queue.close());
-    await recordKeyRefused(redis, queue, prefix, {
+    await recordApiKeyRefused(redis, queue, prefix, {
       httpStatus: 401,
       detail: "invalid API key",
       at: Date.now(),

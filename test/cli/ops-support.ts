@@ -157,6 +157,21 @@ const statusJsonSchema = z.strictObject({
     }),
   ),
   batches_total: z.number(),
+  ledger: z.strictObject({
+    records: z.number(),
+    batches: z.number(),
+    bytes: z.number().nullable(),
+    redis_used_memory: z.number().nullable(),
+    retention: z.string(),
+    oldest_batch: z
+      .strictObject({
+        id: z.string(),
+        created_at: iso,
+        expires_at: iso.nullable(),
+        kept_because: z.enum(["not reported", "failed rows"]).nullable(),
+      })
+      .nullable(),
+  }),
 });
 
 /** `status --json`, checked against its documented shape. */

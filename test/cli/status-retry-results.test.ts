@@ -49,6 +49,14 @@ describe("status and results after a night with succeeded, failed and rejected r
       counts: { succeeded: 3, duplicate: 0, rejected: 1, failed: 1, conflict: 0, superseded: 0, pending: 0 },
     });
     expect(status.batches[0]?.report_csv).toMatch(/reports\/night\.csv\..+\.results\.csv$/);
+    // the batch has a failed row: it is kept past its retention until retried (README.md, "Retention")
+    expect(status.ledger).toMatchObject({
+      records: 4,
+      batches: 1,
+      retention: "7d",
+      oldest_batch: { id: batchId, expires_at: null, kept_because: "failed rows" },
+    });
+    expect(status.ledger.bytes).toBeGreaterThan(0);
     expect(await statusJson(setup.env, ["--batch", batchId])).toMatchObject({ batches: [{ id: batchId }] });
   });
 
@@ -57,6 +65,9 @@ describe("status and results after a night with succeeded, failed and rejected r
     expect(code).toBe(0);
     expect(stdout).toMatch(/queued 0 +retrying 0 +succeeded 3 +failed 1/);
     expect(stdout).toMatch(/waiting 0 .*\(running\)/);
+    expect(stdout).toMatch(
+      /ledger +4 records +1 batches +about [\d.]+ MB.*retention 7d, oldest batch \S+ is kept: its report has failed rows/,
+    );
     const row = stdout.split("\n").find((l) => l.startsWith(batchId)) ?? "";
     expect(row).toMatch(/night\.csv +reported +5 +4 +0 +3 +0 +1 +1 +0 +0 +\/.+\.results\.csv$/);
     expect(stdout).toContain("1 invoice(s) failed");

@@ -43,7 +43,7 @@ describe("run stopped while it ingests a large file", () => {
       const registered = async () => {
         const [id] = await batches.list();
         if (id === undefined) return 0;
-        return Number((await redis.hget(batches.keys.batch(id), "registered_line")) ?? 0);
+        return Number((await redis.hget(batches.names.batch(id), "registered_line")) ?? 0);
       };
       await until(async () => (await registered()) > 0, 30_000, "the first rows registered");
       run.child.kill("SIGTERM");

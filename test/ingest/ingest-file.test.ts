@@ -73,7 +73,7 @@ describe("ingest with several chunks under way", () => {
         superseded: 0,
       });
       expect(await queue.getWaitingCount()).toBe(ROWS);
-      expect(await redis.hget(store.keys.pending, file.batchId)).toBe(String(ROWS));
+      expect(await redis.hget(store.names.pending, file.batchId)).toBe(String(ROWS));
     } finally {
       await queue.close();
     }

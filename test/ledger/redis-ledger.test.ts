@@ -18,7 +18,7 @@ function store(): RedisLedger {
 
 /** Whether the batch waits for its report (every key final, ingest finished). */
 async function isComplete(s: RedisLedger, batchId: string): Promise<boolean> {
-  return (await redis.zscore(s.keys.completed, batchId)) !== null;
+  return (await redis.zscore(s.names.completed, batchId)) !== null;
 }
 
 const row = (line: number, key = randomUUID(), externalId = `INV-${line}`) => ({
@@ -47,7 +47,7 @@ describe("ledger", () => {
     const rows = [row(2), row(3)];
     await s.registerRows("b1", rows);
     expect(await s.registerRows("b1", rows)).toEqual([{ kind: "queued" }, { kind: "queued" }]);
-    expect(await redis.hget(s.keys.pending, "b1")).toBe("2");
+    expect(await redis.hget(s.names.pending, "b1")).toBe("2");
     expect((await s.counts()).queued).toBe(2);
   });
 
@@ -69,7 +69,7 @@ describe("ledger", () => {
     expect(await s.registerRows("b2", [r])).toEqual([{ kind: "join" }]);
     await s.finishIngest("b2");
     await s.recordSucceeded(r.key, { httpStatus: 201 });
-    expect((await redis.zrange(s.keys.completed, 0, -1)).sort()).toEqual(["b1", "b2"]);
+    expect((await redis.zrange(s.names.completed, 0, -1)).sort()).toEqual(["b1", "b2"]);
   });
 
   it("when the same external_id comes with other content while the first is live, then it is a conflict naming the first key", async () => {
@@ -98,7 +98,7 @@ describe("ledger", () => {
     await s.registerRows("b1", [first]);
     await s.finishIngest("b1");
     await s.recordFailed(first.key, { httpStatus: 422, error: "bad" });
-    await redis.zrem(s.keys.completed, "b1"); // b1's report was written
+    await redis.zrem(s.names.completed, "b1"); // b1's report was written
     await s.registerRows("b2", [corrected]);
     expect(await s.get(first.key)).toMatchObject({ status: "superseded", superseded_by: corrected.key });
     expect(await s.failedKeys()).toEqual([]);
@@ -118,7 +118,7 @@ describe("ledger", () => {
     await s.registerRows("b2", [corrected]); // a conflict while the first is queued
     await s.recordFailed(first.key, { httpStatus: 422, error: "bad" });
     // the state an earlier version of invoice-relay could leave: the index on the newer key, the old one failed
-    await redis.hset(s.keys.externalIds, "INV-T", corrected.key);
+    await redis.hset(s.names.externalIds, "INV-T", corrected.key);
     await s.registerRows("b3", [{ ...corrected, line: 2 }]); // the newer key gets its record
     expect(await s.requeueFailed(first.key)).toBe("superseded");
     expect(await s.get(first.key)).toMatchObject({ status: "superseded", superseded_by: corrected.key });
@@ -155,12 +155,12 @@ describe("ledger", () => {
     await s.registerRows("b1", [r]);
     await s.finishIngest("b1");
     await s.recordFailed(r.key, { error: "gave up" });
-    await redis.zrem(s.keys.completed, "b1");
+    await redis.zrem(s.names.completed, "b1");
     expect(await s.failedKeys()).toEqual([r.key]);
     expect(await s.requeueFailed(r.key)).toBe("requeued");
     expect(await s.requeueFailed(r.key)).toBe("not-failed");
     expect(await s.failedKeys()).toEqual([]);
-    expect(await redis.hget(s.keys.pending, "b1")).toBe("1");
+    expect(await redis.hget(s.names.pending, "b1")).toBe("1");
     await s.recordSucceeded(r.key, { httpStatus: 201 });
     expect(await isComplete(s, "b1")).toBe(true);
     expect(await s.get(r.key)).toMatchObject({ status: "succeeded", attempts: 2 });
@@ -247,7 +247,7 @@ describe("ledger, answers recorded in the same turn", () => {
       superseded: 0,
     });
     expect((await s.failedKeys()).sort()).toEqual(failed.map((r) => r.key).sort());
-    expect(await redis.hget(s.keys.pending, "b1")).toBe("0");
+    expect(await redis.hget(s.names.pending, "b1")).toBe("0");
     expect(await isComplete(s, "b1")).toBe(true);
     const sample = rest[1];
     expect(await s.get(sample?.key ?? "")).toMatchObject({ status: "succeeded", correlation_id: "c-4" });
@@ -281,8 +281,8 @@ describe("ledger, answers recorded in the same turn", () => {
     await s.registerRows("b2", [b, shared]);
     await Promise.all([s.finishIngest("b1"), s.finishIngest("b2")]);
     await Promise.all([s.recordSucceeded(a.key, {}), s.recordSucceeded(shared.key, {})]);
-    expect(await redis.zrange(s.keys.completed, 0, -1)).toEqual(["b1"]);
-    expect(await redis.hget(s.keys.pending, "b2")).toBe("1");
+    expect(await redis.zrange(s.names.completed, 0, -1)).toEqual(["b1"]);
+    expect(await redis.hget(s.names.pending, "b2")).toBe("1");
     const statuses = await Promise.all([a, b, shared].map((x) => s.statusOf(x.key)));
     expect(statuses).toEqual(["succeeded", "queued", "succeeded"]);
     expect(await s.statusOf(randomUUID())).toBeUndefined();

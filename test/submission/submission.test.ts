@@ -148,7 +148,7 @@ describe("submitting invoices through the queue", () => {
     let refused: () => void = () => undefined;
     const refusal = new Promise<void>((resolve) => (refused = resolve));
     const first = await startTestWorker(bad, {
-      onKeyRefused: () => {
+      onApiKeyRefused: () => {
         refused();
       },
     });

@@ -62,7 +62,7 @@ describe("classifying the service's answer", () => {
   );
 
   it.each([401, 403])("when the service answers %i, then the key is refused and nothing fails", (status) => {
-    expect(classify(response(status), DEFAULT_EXTRACTION_RULES, NOW).kind).toBe("key-refused");
+    expect(classify(response(status), DEFAULT_EXTRACTION_RULES, NOW).kind).toBe("api-key-refused");
   });
 
   it.each([400, 404, 410, 422, 301, 302])(

@@ -73,7 +73,7 @@ function render(outcome: NightlyOutcome, dropDir: string): number {
       if (changed.length > 0) return ExitCode.CouldNotFinish;
       return hasProblems(outcome.batches) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
     }
-    case "key-refused":
+    case "api-key-refused":
       say(
         `the invoice service refused the API key (HTTP ${outcome.httpStatus}: ${outcome.detail}). ` +
           "Submission is paused and nothing was marked failed; fix INVOICE_API_KEY and run again.",

@@ -6,7 +6,7 @@
  * Per idempotency key there is one Redis key, its record; everything else is one key per batch or one
  * key per deployment (see docs/ledger.md for what each holds).
  */
-export class LedgerKeys {
+export class LedgerNames {
   readonly #base: string;
 
   constructor(prefix: string) {
@@ -34,7 +34,7 @@ export class LedgerKeys {
   }
 
   /** String: the idempotency keys the batch has, 16 bytes each (what retention removes with it). */
-  batchKeys(batchId: string): string {
+  batchKeyList(batchId: string): string {
     return `${this.#base}:batch:${batchId}:keys`;
   }
 
