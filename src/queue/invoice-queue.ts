@@ -17,6 +17,12 @@ export function invoiceJobOptions(maxAttempts: number): JobsOptions {
   };
 }
 
+/**
+ * BullMQ's event stream keeps this many recent job events (10,000 by default, about 1.1 MB): nothing in
+ * invoice-relay reads it (the ledger is the record), so it only serves an operator's dashboard.
+ */
+const EVENTS_KEPT = 1000;
+
 export function createInvoiceQueue(
   connection: RedisClient,
   prefix: string,
@@ -26,6 +32,7 @@ export function createInvoiceQueue(
     connection,
     prefix,
     defaultJobOptions: invoiceJobOptions(maxAttempts),
+    streams: { events: { maxLen: EVENTS_KEPT } },
   });
 }
 
