@@ -10,6 +10,7 @@ import type { InvoiceJobData } from "../queue/job-data.js";
 import { checkKeyLayout, checkRedis, type RedisAccess } from "../queue/redis-checks.js";
 import { BatchStore } from "../ledger/batch-store.js";
 import type { RedisClient } from "../ledger/redis-client.js";
+import { checkLayout } from "../ledger/layout.js";
 import { RedisLedger } from "../ledger/redis-ledger.js";
 import { commandLogger } from "./runtime.js";
 
@@ -52,6 +53,12 @@ export async function openContext(config: Config, options: OpenContextOptions = 
       allowEvicting: config.allowEvictingRedis,
       safeUrl: safeUrl(config.redisUrl),
     });
+    const write = (options.access ?? "read-write") === "read-write";
+    if (await checkLayout(redis, config.queuePrefix, write))
+      warnings.push(
+        `QUEUE_PREFIX=${config.queuePrefix} holds results of invoice-relay 0.1, which this version does not read ` +
+          '(docs/ledger.md, "Upgrading from 0.1")',
+      );
     const logger = options.logger ?? commandLogger(config);
     for (const warning of warnings) logger.warn(warning);
   } catch (error) {

@@ -100,9 +100,4 @@ export class LedgerNames {
   get layout(): string {
     return `${this.#base}:layout`;
   }
-
-  /** Key names of the layout before version 2, which a newer version must not misread. */
-  get layoutOneMarkers(): readonly string[] {
-    return [`${this.#base}:batches:complete`];
-  }
 }

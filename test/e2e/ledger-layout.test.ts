@@ -1,0 +1,73 @@
+import { randomUUID } from "node:crypto";
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { runCli } from "../support/cli-run.js";
+import { tempDropDir } from "../support/drop.js";
+import { testRedis, testRedisUrl } from "../support/redis.js";
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+const CSV = "external_id,currency,destination_country,archive_policy\nLAY-1,EUR,DE,eu-10y\n";
+let redis: Redis;
+let sim: SimulatorHandle;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  redis = testRedis();
+  sim = await startSimulator({ apiKey: API_KEY, seed: 5 });
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+afterAll(async () => {
+  await redis.quit();
+  await sim.close();
+});
+
+async function setup() {
+  const drop = await tempDropDir();
+  cleanups.push(drop.cleanup);
+  await writeFile(join(drop.dir, "night.csv"), CSV);
+  const prefix = `layout-${randomUUID()}`;
+  const env = {
+    REDIS_URL: testRedisUrl(),
+    INVOICE_API_URL: sim.url,
+    INVOICE_API_KEY: API_KEY,
+    QUEUE_PREFIX: prefix,
+    DROP_DIR: drop.dir,
+    SETTLE_MS: "0",
+    LOG_LEVEL: "warn",
+  };
+  return { dir: drop.dir, prefix, env };
+}
+
+describe("a ledger written by invoice-relay 0.1", () => {
+  it("when the prefix holds 0.1's results, then run, ingest, worker and retry exit 1 saying how to upgrade, and status only warns", async () => {
+    const s = await setup();
+    // what 0.1 leaves: its status counts and a result record as a hash, and no layout mark
+    await redis.hset(`${s.prefix}:relay:counts`, "succeeded", "1");
+    await redis.hset(`${s.prefix}:relay:r:${randomUUID()}`, "status", "succeeded", "external_id", "OLD-1");
+    for (const args of [["run"], ["ingest"], ["worker"], ["retry"]]) {
+      const result = await runCli(args, s.env, 15_000);
+      expect(result.code, `${args.join(" ")}: ${result.output}`).toBe(1);
+      expect(result.output).toContain("holds results written by invoice-relay 0.1");
+      expect(result.output).toContain("Upgrading from 0.1");
+    }
+    expect(await readdir(s.dir)).toContain("night.csv");
+    expect(await redis.exists(`${s.prefix}:relay:layout`)).toBe(0);
+    const status = await runCli(["status"], s.env, 15_000);
+    expect(status.code, status.output).toBe(0);
+    expect(status.output).toContain("holds results of invoice-relay 0.1");
+  });
+
+  it("when the prefix is new, then the first command that writes marks it with this layout and run goes ahead", async () => {
+    const s = await setup();
+    const result = await runCli(["run"], s.env, 60_000);
+    expect(result.code, result.output).toBe(0);
+    expect(await redis.get(`${s.prefix}:relay:layout`)).toBe("2");
+    const again = await runCli(["run"], s.env, 60_000);
+    expect(again.code, again.output).toBe(0);
+  });
+});
