@@ -45,7 +45,11 @@ export const TRANSITIONS: readonly {
     by: "`retry` (requeue.lua) or a re-drop of the same invoice (register.lua)",
   },
   { from: "failed", to: "superseded", by: "a newer version of its external_id is registered" },
-  { from: "superseded", to: "queued", by: "a re-drop of this version (register.lua)" },
+  {
+    from: "superseded",
+    to: "queued",
+    by: "a re-drop of this version once the newer one failed (register.lua)",
+  },
   { from: "failed", to: "succeeded", by: "a late 2xx answer of an earlier attempt (answers.lua)" },
   { from: "superseded", to: "succeeded", by: "a late 2xx answer of an earlier attempt (answers.lua)" },
 ];
