@@ -10,6 +10,7 @@ import { readCsv } from "./readers/csv.js";
 import { readJson } from "./readers/json.js";
 import { readNdjson } from "./readers/ndjson.js";
 import { asText, utf8Chunks } from "./text-chunks.js";
+import type { SourceProfile } from "./profiles/source-profile.js";
 import { UnreadableFileError } from "./unreadable-file-error.js";
 
 export type FileFormat = "csv" | "json" | "ndjson";
@@ -34,6 +35,8 @@ export interface ReadOptions {
   readonly displayName?: string;
   /** Bytes to read from the start (those claimed); a writer's later appends are never read. */
   readonly length?: number | undefined;
+  /** The source profile matched by the file's name, if any (src/ingest/profiles/source-profile.ts). */
+  readonly profile?: SourceProfile | undefined;
 }
 
 const READ_CHUNK_BYTES = 16 * 1024;

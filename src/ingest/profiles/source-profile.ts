@@ -1,0 +1,48 @@
+import type { FlatField } from "../../invoice/normalise.js";
+import type { FileFormat } from "../read-invoice-file.js";
+
+/** Encodings a profile may name; files without a BOM and without a profile are UTF-8. */
+export const ENCODINGS = [
+  "utf-8",
+  "utf-16le",
+  "utf-16be",
+  "windows-1252",
+  "iso-8859-1",
+  "iso-8859-15",
+] as const;
+export type Encoding = (typeof ENCODINGS)[number];
+
+/** Delimiters tried, in this order, when neither a profile nor anything else says which one a CSV uses. */
+export const DELIMITERS = [",", ";", "\t", "|"] as const;
+
+/**
+ * A source profile as the readers use it (README.md, "Vendor files"; docs/configuration.md, "Source
+ * profiles"): how one vendor's files are read and mapped onto the canonical fields. Loaded and
+ * validated from SOURCES_FILE by src/ingest/profiles/load-profiles.ts; every field but `name` and `match`
+ * is optional, and what is absent is detected or taken as for a file without a profile.
+ */
+export interface SourceProfile {
+  /** How messages and summaries name it, e.g. `sources.yaml, profile 1 ("sap-*.csv")`. */
+  readonly name: string;
+  /** The glob on the file name that selected it. */
+  readonly match: string;
+  readonly format?: FileFormat;
+  /** One character; otherwise detected from the header line. */
+  readonly delimiter?: string;
+  /** One character; `"` otherwise. */
+  readonly quote?: string;
+  /** Otherwise UTF-8, or what a BOM says. */
+  readonly encoding?: Encoding;
+  /** 1-based physical line of the CSV header; the lines above it are skipped. */
+  readonly headerRow?: number;
+  /**
+   * Source column → canonical field: a CSV header name (matched trimmed and case-insensitively), or a
+   * dotted path into JSON objects (`invoice.number`). Columns not named here are matched as without a
+   * profile.
+   */
+  readonly columns: ReadonlyMap<string, FlatField>;
+  /** A value for a canonical field the file lacks (absent or empty). */
+  readonly defaults: Readonly<Partial<Record<FlatField, string>>>;
+  /** Per canonical field, the vendor's words → ours (matched exactly after trimming). */
+  readonly values: ReadonlyMap<FlatField, ReadonlyMap<string, string>>;
+}
