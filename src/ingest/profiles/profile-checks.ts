@@ -1,0 +1,148 @@
+import type { FlatField } from "../../invoice/normalise.js";
+import { canonicalField, canonicalFieldHint } from "./canonical-field.js";
+import { globProblem } from "./profile-match.js";
+import { shown, type RawProfile } from "./profile-schema.js";
+import type { SourceProfile } from "./source-profile.js";
+
+/** A problem of one profile: its field as a path below the profile, and what to write instead. */
+export interface FieldProblem {
+  readonly path: readonly string[];
+  readonly problem: string;
+}
+
+/** What the schema cannot see field by field: the glob, fields against each other, keys of the maps. */
+export function checkProfile(raw: RawProfile): {
+  readonly problems: FieldProblem[];
+  readonly profile?: Omit<SourceProfile, "name">;
+} {
+  const problems: FieldProblem[] = [];
+  const add = (path: readonly string[], problem: string) => problems.push({ path, problem });
+
+  const glob = globProblem(raw.match);
+  if (glob !== undefined) add(["match"], glob);
+  if (raw.delimiter !== undefined && raw.delimiter === raw.quote)
+    add(
+      ["quote"],
+      `is ${shown(raw.quote)}, the same character as delimiter; write another quote, such as "\\""`,
+    );
+  if (raw.format !== undefined && raw.format !== "csv")
+    for (const field of ["delimiter", "quote", "header_row"] as const)
+      if (raw[field] !== undefined)
+        add([field], `applies to CSV files only, but format is ${raw.format}; remove it, or set format: csv`);
+
+  const columns = checkColumns(raw.columns ?? {}, add);
+  const defaults = checkDefaults(raw.defaults ?? {}, add);
+  const values = checkValues(raw.values ?? {}, add);
+  if (problems.length > 0) return { problems };
+  return {
+    problems,
+    profile: {
+      match: raw.match,
+      ...(raw.format === undefined ? {} : { format: raw.format }),
+      ...(raw.delimiter === undefined ? {} : { delimiter: raw.delimiter }),
+      ...(raw.quote === undefined ? {} : { quote: raw.quote }),
+      ...(raw.encoding === undefined ? {} : { encoding: raw.encoding }),
+      ...(raw.header_row === undefined ? {} : { headerRow: raw.header_row }),
+      columns,
+      defaults,
+      values,
+    },
+  };
+}
+
+type Add = (path: readonly string[], problem: string) => void;
+
+/** Source column → canonical field: each column once (as headers match, ignoring case), each field once. */
+function checkColumns(columns: Readonly<Record<string, FlatField>>, add: Add): Map<string, FlatField> {
+  const out = new Map<string, FlatField>();
+  const sources = new Map<string, string>();
+  const targets = new Map<FlatField, string>();
+  for (const [source, field] of Object.entries(columns)) {
+    const path = ["columns", source];
+    const same = sources.get(source.trim().toLowerCase());
+    const earlier = targets.get(field);
+    if (source.trim() === "")
+      add(path, "names no column; write the CSV header name or the dotted JSON path, such as invoice.number");
+    else if (same !== undefined)
+      add(
+        path,
+        `is the same column as ${shown(same)} (columns are matched ignoring case and surrounding spaces); keep one of them`,
+      );
+    else if (earlier !== undefined)
+      add(
+        path,
+        `maps to ${field}, as column ${shown(earlier)} does; a canonical field takes one column, so remove one of them`,
+      );
+    sources.set(source.trim().toLowerCase(), source);
+    targets.set(field, source);
+    out.set(source, field);
+  }
+  return out;
+}
+
+/** Canonical field → the value a file without it gets. */
+function checkDefaults(
+  defaults: Readonly<Record<string, string>>,
+  add: Add,
+): Partial<Record<FlatField, string>> {
+  const out: Partial<Record<FlatField, string>> = {};
+  for (const [name, value] of Object.entries(defaults)) {
+    const field = fieldKey(["defaults", name], out, add);
+    if (field === undefined) continue;
+    if (value.trim() === "")
+      add(["defaults", name], "is empty; write the value to use when the file has none");
+    out[field] = value.trim();
+  }
+  return out;
+}
+
+/** Canonical field → the vendor's words → ours. */
+function checkValues(
+  values: Readonly<Record<string, Readonly<Record<string, string>>>>,
+  add: Add,
+): Map<FlatField, Map<string, string>> {
+  const out = new Map<FlatField, Map<string, string>>();
+  const seen: Partial<Record<FlatField, true>> = {};
+  for (const [name, words] of Object.entries(values)) {
+    const field = fieldKey(["values", name], seen, add);
+    if (field === undefined) continue;
+    seen[field] = true;
+    const map = new Map<string, string>();
+    const written = new Map<string, string>();
+    for (const [theirs, ours] of Object.entries(words)) {
+      const path = ["values", name, theirs];
+      const key = theirs.trim();
+      const same = written.get(key);
+      if (key === "") add(path, "maps an empty value; use defaults for a value the file lacks");
+      else if (same !== undefined)
+        add(
+          path,
+          `is the same value as ${shown(same)} (values are matched after trimming spaces); keep one of them`,
+        );
+      else if (ours.trim() === "") add(path, "maps to nothing; write our value, such as DE");
+      written.set(key, theirs);
+      map.set(key, ours.trim());
+    }
+    out.set(field, map);
+  }
+  return out;
+}
+
+/** A key of `defaults` or `values` as a canonical field, each field once (aliases included). */
+function fieldKey(
+  path: readonly string[],
+  seen: Partial<Record<FlatField, unknown>>,
+  add: Add,
+): FlatField | undefined {
+  const name = path[path.length - 1] ?? "";
+  const field = canonicalField(name);
+  if (field === undefined) {
+    add(path, `${shown(name)} is not a canonical field; ${canonicalFieldHint()}`);
+    return undefined;
+  }
+  if (field in seen) {
+    add(path, `is ${field} again, given once already under another name; keep one of them`);
+    return undefined;
+  }
+  return field;
+}
