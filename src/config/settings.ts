@@ -74,6 +74,13 @@ export const SETTINGS = {
     default: "false",
   },
   dropDir: { env: "DROP_DIR", description: "The drop folder.", schema: z.string().min(1), default: "./drop" },
+  sourcesFile: {
+    env: "SOURCES_FILE",
+    description:
+      "The source profiles file (YAML): how each vendor's files are read. Default: sources.yaml in DROP_DIR " +
+      "if it exists, else none; when set, the file must exist.",
+    schema: z.string().trim().min(1).optional(),
+  },
   queuePrefix: {
     env: "QUEUE_PREFIX",
     description:
