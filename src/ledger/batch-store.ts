@@ -27,6 +27,8 @@ export const batchMetaSchema = z.object({
   /** Bytes claimed and their sha256: every reader of the batch reads exactly these bytes. */
   size: optionalInt,
   sha256: z.string().optional(),
+  /** The source profile the file was read with, as named in messages; absent when none matched. */
+  profile: z.string().optional(),
   file_error: z.string().optional(),
   report_csv: z.string().optional(),
   summary_json: z.string().optional(),
@@ -45,6 +47,8 @@ export interface NewBatch {
   /** What was claimed (see `size` above); absent only where nothing was measured. */
   readonly size?: number;
   readonly sha256?: string;
+  /** The source profile's name (SourceProfile.name) when one matched the file. */
+  readonly profile?: string | undefined;
 }
 
 /** Batch records: what was dropped, where the file is, how far it got, where its report is. */
@@ -75,6 +79,7 @@ export class BatchStore {
           host: batch.host,
           ...(batch.size === undefined ? {} : { size: batch.size }),
           ...(batch.sha256 === undefined ? {} : { sha256: batch.sha256 }),
+          ...(batch.profile === undefined ? {} : { profile: batch.profile }),
           created_at: now,
         })
         .zadd(this.names.batches, now, batch.id)
