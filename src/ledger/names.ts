@@ -95,9 +95,4 @@ export class LedgerNames {
   get apiKeyRefused(): string {
     return `${this.#base}:key-refused`;
   }
-
-  /** The data layout version of this prefix's ledger (see src/ledger/layout.ts). */
-  get layout(): string {
-    return `${this.#base}:layout`;
-  }
 }

@@ -46,7 +46,15 @@ async function setup() {
 describe("a ledger written by invoice-relay 0.1", () => {
   it("when the prefix holds 0.1's results, then run, ingest, worker and retry exit 1 saying how to upgrade, and status only warns", async () => {
     const s = await setup();
-    // what 0.1 leaves: its status counts and a result record as a hash, and no layout mark
+    // what 0.1 leaves: a batch whose hash holds its pending count, a result record as a hash
+    await redis.zadd(`${s.prefix}:relay:batches`, Date.now(), "20261101T020000Z-0a1b2c");
+    await redis.hset(
+      `${s.prefix}:relay:batch:20261101T020000Z-0a1b2c`,
+      "id",
+      "20261101T020000Z-0a1b2c",
+      ...["file", "old.csv", "format", "csv", "path", "/drop/archive/old.csv", "state", "reported"],
+      ...["created_at", String(Date.now()), "pending", "0"],
+    );
     await redis.hset(`${s.prefix}:relay:counts`, "succeeded", "1");
     await redis.hset(`${s.prefix}:relay:r:${randomUUID()}`, "status", "succeeded", "external_id", "OLD-1");
     for (const args of [["run"], ["ingest"], ["worker"], ["retry"]]) {
@@ -56,18 +64,19 @@ describe("a ledger written by invoice-relay 0.1", () => {
       expect(result.output).toContain("Upgrading from 0.1");
     }
     expect(await readdir(s.dir)).toContain("night.csv");
-    expect(await redis.exists(`${s.prefix}:relay:layout`)).toBe(0);
+    expect(await redis.keys(`${s.prefix}:invoices:*`)).toEqual([]);
     const status = await runCli(["status"], s.env, 15_000);
     expect(status.code, status.output).toBe(0);
     expect(status.output).toContain("holds results of invoice-relay 0.1");
   });
 
-  it("when the prefix is new, then the first command that writes marks it with this layout and run goes ahead", async () => {
+  it("when the prefix holds this version's ledger, then run goes ahead, again and again", async () => {
     const s = await setup();
     const result = await runCli(["run"], s.env, 60_000);
     expect(result.code, result.output).toBe(0);
-    expect(await redis.get(`${s.prefix}:relay:layout`)).toBe("2");
+    await writeFile(join(s.dir, "night2.csv"), CSV.replace("LAY-1", "LAY-2"));
     const again = await runCli(["run"], s.env, 60_000);
     expect(again.code, again.output).toBe(0);
+    expect(again.output).not.toContain("invoice-relay 0.1");
   });
 });
