@@ -12,16 +12,26 @@ export type CsvRecord =
 /** Longest record accepted, in characters; a longer one is rejected as a row without buffering the file. */
 export const MAX_CSV_RECORD_CHARS = 1_000_000;
 
-const QUOTE = 0x22;
-const COMMA = 0x2c;
 const LF = 0x0a;
 const CR = 0x0d;
 
 type State = "fieldStart" | "unquoted" | "quoted" | "quoteInQuoted";
 
+/** How a CSV file is split: its delimiter and quote (one character each) and the line it starts on. */
+export interface CsvSplitOptions {
+  /** `,` unless set. */
+  readonly delimiter?: string;
+  /** `"` unless set. */
+  readonly quote?: string;
+  /** Physical line of the text's first character, when lines above it were skipped (1 unless set). */
+  readonly firstLine?: number;
+  /** Split whole lines without quotes natively (false only to test it against the rest). */
+  readonly lineFastPath?: boolean;
+}
+
 /**
- * Splits text into RFC 4180 records, chunk by chunk: quoted fields may hold commas, doubled quotes and
- * line breaks; records end with LF or CRLF (both may occur in one file); empty lines are skipped. A
+ * Splits text into RFC 4180 records, chunk by chunk: quoted fields may hold delimiters, doubled quotes and
+ * line breaks; the delimiter (`,`) and quote (`"`) may be other characters; records end with LF or CRLF (both may occur in one file); empty lines are skipped. A
  * quote inside an unquoted field is kept as text. A malformed or over-long record is reported alone and
  * reading goes on with the next one, so a bad row never hides the rows after it.
  * Own splitter, not csv-parse, whose skip_records_with_error loses every row after an over-long record:
@@ -29,7 +39,7 @@ type State = "fieldStart" | "unquoted" | "quoted" | "quoteInQuoted";
  */
 export async function* csvRecords(
   text: AsyncIterable<string>,
-  options: { readonly lineFastPath?: boolean } = {},
+  options: CsvSplitOptions = {},
 ): AsyncGenerator<CsvRecord> {
   for await (const batch of csvRecordBatches(text, options)) yield* batch;
 }
@@ -37,9 +47,16 @@ export async function* csvRecords(
 /** The same records, one array per chunk of text: one await per chunk instead of one per record. */
 export async function* csvRecordBatches(
   text: AsyncIterable<string>,
-  options: { readonly lineFastPath?: boolean } = {},
+  options: CsvSplitOptions = {},
 ): AsyncGenerator<CsvRecord[]> {
-  const splitter = new CsvSplitter(options.lineFastPath ?? true);
+  yield* splitRest(new CsvSplitter(options), text);
+}
+
+/** The records of the rest of the text through a splitter that may have been fed its start already. */
+export async function* splitRest(
+  splitter: CsvSplitter,
+  text: AsyncIterable<string>,
+): AsyncGenerator<CsvRecord[]> {
   for await (const chunk of text) {
     const batch: CsvRecord[] = [];
     splitter.push(chunk, batch);
@@ -50,23 +67,55 @@ export async function* csvRecordBatches(
   if (last.length > 0) yield last;
 }
 
-class CsvSplitter {
+/** The splitter's state between chunks; `push` each chunk, then `end`. */
+export class CsvSplitter {
   private state: State = "fieldStart";
   private fields: string[] = [];
   private field = "";
   private size = 0; // characters of the record so far, separators included
   private started = false; // the current record has begun (it is not an empty line)
-  private startLine = 1;
-  private line = 1; // physical line of the next character
+  private startLine: number;
+  private line: number; // physical line of the next character
   private pendingCr = false; // a CR outside quotes ended the last chunk: is it half of a CRLF?
   private problem: string | undefined;
   private oversized = false;
   private oversizedColumn = 0;
 
-  /** `lineFastPath`: split whole lines without quotes natively (false only to test it against the rest). */
-  constructor(private readonly lineFastPath: boolean) {}
+  private readonly lineFastPath: boolean;
+  private readonly delimiter: string;
+  private readonly quote: string;
+  private readonly delimiterCode: number;
+  private readonly quoteCode: number;
+
+  constructor(options: CsvSplitOptions = {}) {
+    this.lineFastPath = options.lineFastPath ?? true;
+    this.delimiter = options.delimiter ?? ",";
+    this.quote = options.quote ?? '"';
+    this.delimiterCode = this.delimiter.charCodeAt(0);
+    this.quoteCode = this.quote.charCodeAt(0);
+    this.line = this.startLine = options.firstLine ?? 1;
+    for (const [name, value] of [
+      ["delimiter", this.delimiter],
+      ["quote", this.quote],
+    ] as const) {
+      if (value.length !== 1 || value === "\n" || value === "\r")
+        throw new Error(
+          `a CSV ${name} must be one character other than a line break, not ${JSON.stringify(value)}`,
+        );
+    }
+    if (this.delimiter === this.quote)
+      throw new Error(`a CSV delimiter and quote must differ, not both ${JSON.stringify(this.quote)}`);
+  }
+
+  /** The record being read is past the length limit: it will come out broken, whatever follows. */
+  get overLimit(): boolean {
+    return this.oversized;
+  }
 
   push(chunk: string, out: CsvRecord[]): void {
+    // Locals, not fields, in the loops below: the per-character cost stays that of constants.
+    const QUOTE = this.quoteCode;
+    const DELIMITER = this.delimiterCode;
     let i = 0;
     if (this.pendingCr && chunk.length > 0) {
       this.pendingCr = false;
@@ -79,7 +128,7 @@ class CsvSplitter {
     while (i < n) {
       if (this.lineFastPath && this.atRecordStart()) {
         if (nextQuote < i) {
-          const found = chunk.indexOf('"', i);
+          const found = chunk.indexOf(this.quote, i);
           nextQuote = found === -1 ? n : found;
         }
         const lf = chunk.indexOf("\n", i);
@@ -93,7 +142,7 @@ class CsvSplitter {
         let j = i;
         for (; j < n; j++) {
           const c = chunk.charCodeAt(j);
-          if (quoted ? c === QUOTE || c === LF : c === COMMA || c === LF || c === CR) break;
+          if (quoted ? c === QUOTE || c === LF : c === DELIMITER || c === LF || c === CR) break;
         }
         this.add(chunk.slice(i, j));
         i = j;
@@ -110,9 +159,9 @@ class CsvSplitter {
         this.begin();
         this.state = "quoted";
       } else if (c === QUOTE && this.state === "quoteInQuoted") {
-        this.add('"');
+        this.add(this.quote);
         this.state = "quoted";
-      } else if (c === COMMA) {
+      } else if (c === DELIMITER) {
         this.begin();
         this.endField();
       } else if (c === LF) {
@@ -147,13 +196,14 @@ class CsvSplitter {
 
   /**
    * A whole line [from, lf) with no quote, shorter than the record limit, at the start of a record: its
-   * fields are exactly the text between commas (a CR before the LF ends the line; any other CR is text),
+   * fields are exactly the text between delimiters (a CR before the LF ends the line; any other CR is text),
    * which the native split finds far faster than the character loop. Returns where the next line starts.
    */
   private plainLine(chunk: string, from: number, lf: number, out: CsvRecord[]): number {
     const end = lf > from && chunk.charCodeAt(lf - 1) === CR ? lf - 1 : lf;
     // An empty line (or a lone CRLF) is skipped, as in the character loop.
-    if (end > from) out.push({ kind: "record", line: this.line, fields: chunk.slice(from, end).split(",") });
+    if (end > from)
+      out.push({ kind: "record", line: this.line, fields: chunk.slice(from, end).split(this.delimiter) });
     this.line++;
     return lf + 1;
   }
@@ -174,7 +224,7 @@ class CsvSplitter {
   private text(chars: string): void {
     this.begin();
     if (this.state === "quoteInQuoted")
-      this.problem ??= 'has a quote inside a quoted field that is not doubled ("")';
+      this.problem ??= `has a quote inside a quoted field that is not doubled (${this.quote}${this.quote})`;
     this.state = "unquoted";
     this.add(chars);
   }
