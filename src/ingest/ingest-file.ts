@@ -7,7 +7,9 @@ import { ensureJob } from "../queue/requeued-jobs.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { RowDecision, RowRef } from "../ledger/statuses.js";
 import type { ClaimedFile } from "./drop-folder.js";
-import { findFileError, formatOf, readInvoiceFileBatches } from "./read-invoice-file.js";
+import { findFileError, readInvoiceFileBatches } from "./read-invoice-file.js";
+import { formatFor, profileFor } from "./profiles/profile-match.js";
+import type { SourceProfile } from "./profiles/source-profile.js";
 import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
 import { WorkWindow } from "./work-window.js";
@@ -21,6 +23,8 @@ export interface IngestDeps {
   readonly chunkSize?: number;
   /** Aborted (SIGTERM, SIGINT): ingest stops between two chunks with IngestInterruptedError. */
   readonly signal?: AbortSignal | undefined;
+  /** The source profiles; a file is read with the first whose glob matches the name it was dropped under. */
+  readonly profiles?: readonly SourceProfile[] | undefined;
 }
 
 export interface RowCounts {
@@ -65,9 +69,16 @@ export const INGEST_CHUNKS_IN_FLIGHT = 4;
  * and enqueues nothing twice.
  */
 export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<IngestResult> {
-  const format = formatOf(file.name) ?? "csv";
+  // By the name it was dropped under, not its name in processing/ (which starts with the batch id).
+  const profile = profileFor(deps.profiles, file.name);
+  const format = formatFor(file.name, profile);
   // Only the bytes claimed are read: a writer still appending is not read into this batch.
-  const unusable = await findFileError(file.path, { displayName: file.name, format, length: file.size });
+  const unusable = await findFileError(file.path, {
+    displayName: file.name,
+    format,
+    length: file.size,
+    profile,
+  });
   if (unusable !== undefined) return { kind: "unreadable", error: unusable };
 
   const counts: RowCounts = { rows: 0, valid: 0, rejected: 0, duplicateInFile: 0, conflictInFile: 0 };
@@ -101,6 +112,7 @@ export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<I
     displayName: file.name,
     format,
     length: file.size,
+    profile,
   })) {
     for (const item of batch) {
       if (item.kind === "file-error") {

@@ -1,6 +1,8 @@
 import type { Queue } from "bullmq";
 import type { KeyNamespace } from "../invoice/key.js";
 import { readInvoiceFileBatches } from "./read-invoice-file.js";
+import { profileFor } from "./profiles/profile-match.js";
+import type { SourceProfile } from "./profiles/source-profile.js";
 import type { Logger } from "../log/logger.js";
 import type { EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
@@ -13,6 +15,8 @@ export interface StrandedDeps {
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
   readonly logger: Logger;
+  /** The source profiles: a file is read again with the profile its dropped name matches, as at ingest. */
+  readonly profiles?: readonly SourceProfile[] | undefined;
 }
 
 /** Job states in which a job will still run: while the queue holds any, nothing can be stranded for good. */
@@ -50,6 +54,7 @@ export async function repairStranded(deps: StrandedDeps, batches: readonly Batch
       displayName: batch.file,
       format: batch.format,
       length: batch.size, // the bytes ingested, as the report reads them
+      profile: profileFor(deps.profiles, batch.file),
     }))
       for (const item of read) {
         if (item.kind !== "valid") continue;

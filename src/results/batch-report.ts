@@ -10,6 +10,8 @@ export interface BatchSummary {
   readonly file: string;
   readonly batch_id: string;
   readonly format: string;
+  /** The source profile the file was read with (`sources.yaml, profile 1 ("sap-*.csv")`), or null. */
+  readonly profile: string | null;
   readonly rows: number;
   readonly counts: StatusCounts;
   readonly created_at: string;
@@ -68,6 +70,7 @@ export async function writeBatchReport(
     file: batch.file,
     batch_id: batch.id,
     format: batch.format,
+    profile: batch.profile ?? null,
     rows,
     counts,
     created_at: new Date(batch.created_at).toISOString(),

@@ -2,6 +2,8 @@ import type { KeyNamespace } from "../invoice/key.js";
 import { formatFieldErrors } from "../invoice/field-error.js";
 import type { ReadItem } from "../ingest/read-item.js";
 import { readInvoiceFileBatches } from "../ingest/read-invoice-file.js";
+import { profileFor } from "../ingest/profiles/profile-match.js";
+import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { BatchMeta, BatchStore } from "../ledger/batch-store.js";
 import type { ResultRecord } from "../ledger/record.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -11,6 +13,8 @@ export interface BatchRowsDeps {
   readonly store: Ledger;
   readonly batches: BatchStore;
   readonly namespace: KeyNamespace;
+  /** The source profiles: the file is read again with the profile its dropped name matches, as at ingest. */
+  readonly profiles?: readonly SourceProfile[] | undefined;
 }
 
 type RowItem = Exclude<ReadItem, { kind: "unknown-fields" } | { kind: "file-error" }>;
@@ -27,6 +31,7 @@ export async function* batchRows(deps: BatchRowsDeps, batch: BatchMeta): AsyncGe
     displayName: batch.file,
     format: batch.format,
     length: batch.size, // the bytes ingested, not what a writer appended since
+    profile: profileFor(deps.profiles, batch.file),
   }))
     for (const item of items) {
       if (item.kind === "unknown-fields" || item.kind === "file-error") continue;

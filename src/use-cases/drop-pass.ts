@@ -21,7 +21,8 @@ import {
 } from "../ingest/drop-folder.js";
 import { IngestLease } from "../ingest/ingest-lease.js";
 import { ingestFile, type IngestResult } from "../ingest/ingest-file.js";
-import { formatOf } from "../ingest/read-invoice-file.js";
+import { formatFor, profileFor } from "../ingest/profiles/profile-match.js";
+import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
 import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
 
@@ -40,6 +41,11 @@ export interface DropPassDeps {
    * `batches` the same one); Date.now when absent. Waiting (settle time, leases, deadlines) is real time.
    */
   readonly now?: (() => number) | undefined;
+  /**
+   * The source profiles (loadSourceProfiles, loaded before anything is claimed): each file is read with
+   * the first whose glob matches the name it was dropped under, and its batch record names that profile.
+   */
+  readonly profiles?: readonly SourceProfile[] | undefined;
 }
 
 /** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */
@@ -114,10 +120,12 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
       : link
         ? EMPTY_CONTENT // a link is never followed, not even to measure it
         : await claimedContent(file.path);
+  const profile = profileFor(deps.profiles, file.name);
   const meta = await deps.batches.open({
     id: file.batchId,
     file: file.name,
-    format: formatOf(file.name) ?? "csv",
+    format: formatFor(file.name, profile),
+    profile: profile?.name,
     path: file.path,
     host: hostname(),
     ...measured,
@@ -170,7 +178,7 @@ async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: Unreadab
   });
   const meta = await deps.batches.require(file.batchId);
   const report = await writeBatchReport(
-    { store: deps.store, batches: deps.batches, namespace: deps.namespace },
+    { store: deps.store, batches: deps.batches, namespace: deps.namespace, profiles: deps.profiles },
     meta,
     deps.folder.reports,
   );
