@@ -5,6 +5,7 @@ import { finalizeCompleteBatches } from "../results/finalize.js";
 import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { isDoneMarker, isDropName } from "../ingest/drop-folder.js";
+import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 
 const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
@@ -19,6 +20,12 @@ export interface ScanServiceOptions {
   readonly watch: boolean;
   /** How often this process writes the reports of finished batches whose files it has. */
   readonly reportEveryMs?: number;
+  /**
+   * Loads the source profiles again before each scan, so an edited file is used from the next scan on.
+   * When it throws (a broken file), that scan claims nothing and says why; the next scan tries again.
+   * Without it, `deps.profiles` are used throughout.
+   */
+  readonly loadProfiles?: () => Promise<readonly SourceProfile[]>;
 }
 
 export interface ScanService {
@@ -32,7 +39,9 @@ export interface ScanService {
  * (claims are atomic renames besides).
  */
 export async function startScanService(options: ScanServiceOptions): Promise<ScanService> {
-  const { deps, logger } = { deps: options.deps, logger: options.deps.logger };
+  const logger = options.deps.logger;
+  // The profiles last loaded without error: reports and repairs between scans read files with them.
+  let deps = options.deps;
   const queue = new Queue(SCAN_QUEUE, {
     connection: options.connection,
     prefix: options.prefix,
@@ -47,6 +56,18 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   const worker = new Worker(
     SCAN_QUEUE,
     async (job) => {
+      if (options.loadProfiles !== undefined) {
+        try {
+          deps = { ...deps, profiles: await options.loadProfiles() };
+        } catch (error) {
+          logger.error(
+            { err: error instanceof Error ? error.message : String(error), reason: job.data as unknown },
+            "source profiles could not be loaded: this scan claims no file; fix the file, the next scan loads it again",
+          );
+          await finalizeCompleteBatches(deps);
+          return 0;
+        }
+      }
       const passed = await dropPass(deps, options.settleMs);
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");

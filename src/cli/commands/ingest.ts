@@ -2,6 +2,7 @@ import { basename } from "node:path";
 import { Command } from "commander";
 import { claimGiven, FORCE_COPY_TEST_HOOK } from "../../ingest/claim-copy.js";
 import { dropPass, ingestClaimed, type PassedFile } from "../../use-cases/drop-pass.js";
+import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { isDropName, isNameTooLong, MAX_DROP_NAME_BYTES } from "../../ingest/drop-folder.js";
 import { openContext, type AppContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
@@ -19,9 +20,11 @@ export const ingestCommand: CommandFactory = () =>
     .action(async (files: string[], options: Record<string, unknown>) => {
       const config = commandConfig(overridesFrom(options));
       const logger = commandLogger(config, "invoice-relay-ingest");
+      // A broken profiles file stops the command here, before any file is claimed.
+      const profiles = await loadSourceProfiles(config, logger);
       const ctx = await openContext(config, { dropFolder: true, logger });
       try {
-        const deps = { ...ctx, logger };
+        const deps = { ...ctx, logger, profiles };
         const passed =
           files.length === 0 ? await dropPass(deps, config.settleMs) : await ingestGiven(ctx, deps, files);
         for (const { file, result } of passed) {

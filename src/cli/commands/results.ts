@@ -2,6 +2,8 @@ import { access } from "node:fs/promises";
 import { Command } from "commander";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import { batchRows } from "../../results/batch-rows.js";
+import type { SourceProfile } from "../../ingest/profiles/source-profile.js";
+import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { exportCsvHeader, exportCsvLine, exportRow } from "../../results/export-records.js";
 import { csvLine, REPORT_HEADER } from "../../results/report-row.js";
 import { reportRowJson } from "../../results/report-row-json.js";
@@ -11,7 +13,7 @@ import { BatchFileMissingError } from "../errors/batch-file-missing-error.js";
 import { ExitCode } from "../exit-codes.js";
 import { OutputSink } from "../output-sink.js";
 import type { CommandFactory } from "../program.js";
-import { addCommonOptions, commandConfig, overridesFrom } from "../runtime.js";
+import { addCommonOptions, commandConfig, commandLogger, overridesFrom } from "../runtime.js";
 
 type Format = "csv" | "jsonl";
 
@@ -31,6 +33,11 @@ export const resultsCommand: CommandFactory = () =>
       if (withBody && batchId !== undefined)
         throw new Error("--with-body applies to the export of all records; report rows carry no body");
       const config = commandConfig(overridesFrom(options));
+      // A batch's rows are read again from its file, with the profile it was ingested with.
+      const profiles =
+        batchId === undefined
+          ? []
+          : await loadSourceProfiles(config, commandLogger(config, "invoice-relay-results"));
       const ctx = await openContext(config, { access: "read-only" });
       try {
         const out = new OutputSink(process.stdout);
@@ -38,6 +45,7 @@ export const resultsCommand: CommandFactory = () =>
         else
           await exportBatch(
             ctx,
+            profiles,
             await requireKnownBatch(ctx.batches, batchId, config.queuePrefix),
             format,
             out,
@@ -55,7 +63,13 @@ function formatOption(value: unknown): Format {
 }
 
 /** The batch's report rows, re-read from its file and joined with the store: the report, up to now. */
-async function exportBatch(ctx: AppContext, meta: BatchMeta, format: Format, out: OutputSink) {
+async function exportBatch(
+  ctx: AppContext,
+  profiles: readonly SourceProfile[],
+  meta: BatchMeta,
+  format: Format,
+  out: OutputSink,
+) {
   if (format === "csv" && !(await out.write(`${REPORT_HEADER.join(",")}\r\n`))) return;
   if (meta.state === "rejected") {
     // like its report: no rows, the file was unreadable as a whole
@@ -69,7 +83,7 @@ async function exportBatch(ctx: AppContext, meta: BatchMeta, format: Format, out
   } catch {
     throw new BatchFileMissingError(meta.id, meta.path);
   }
-  for await (const row of batchRows(ctx, meta)) {
+  for await (const row of batchRows({ ...ctx, profiles }, meta)) {
     const line = format === "csv" ? csvLine(row) : `${JSON.stringify(reportRowJson(row))}\n`;
     if (!(await out.write(line))) return;
   }

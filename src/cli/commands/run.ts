@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
 import { nightlyPass, type NightlyOutcome } from "../../use-cases/nightly-pass.js";
+import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { openContext } from "../context.js";
 import { parseDuration } from "../../config/duration.js";
 import { ExitCode } from "../exit-codes.js";
@@ -38,11 +39,13 @@ export const runCommand: CommandFactory = () =>
         commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
       );
       const logger = commandLogger(config, "invoice-relay-run");
+      // A broken profiles file stops the run here, before Redis is touched or any file claimed.
+      const profiles = await loadSourceProfiles(config, logger);
       const ctx = await openContext(config, { dropFolder: true });
       const progress = new Progress(process.stderr, logger);
       try {
         const outcome = await nightlyPass(
-          { ...ctx, config, logger },
+          { ...ctx, config, logger, profiles },
           {
             deadline: deadlineMs === undefined ? undefined : Date.now() + deadlineMs,
             signal: shutdownOnSignals(logger),

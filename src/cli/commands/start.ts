@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { requireSubmitConfig } from "../../config/load.js";
 import { redisTarget } from "../../config/redis-target.js";
 import { startScanService } from "../../use-cases/scan-service.js";
+import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { createRedis } from "../../queue/connection.js";
 import { startSubmission } from "../../queue/submission-service.js";
 import { openContext } from "../context.js";
@@ -35,11 +36,14 @@ export const startCommand: CommandFactory = () =>
       const tz = typeof options["tz"] === "string" ? options["tz"] : undefined;
       if (tz !== undefined && !isTimeZone(tz))
         throw new Error(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
+      // A broken profiles file stops the start here; at a later scan it makes that scan claim nothing.
+      const profiles = await loadSourceProfiles(config, logger);
       const ctx = await openContext(config, { dropFolder: true, logger });
       const submission = await startSubmission(config, logger);
       const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
       const scans = await startScanService({
-        deps: { ...ctx, logger },
+        deps: { ...ctx, logger, profiles },
+        loadProfiles: () => loadSourceProfiles(config, logger),
         connection: scanConnection,
         prefix: config.queuePrefix,
         cron: String(options["schedule"]),
