@@ -2,6 +2,11 @@
 export interface FieldError {
   /** Dotted field name as the canonical document names it, e.g. `routing.archive_policy`. */
   readonly field: string;
+  /**
+   * The source's own name for the field, when a source profile's `columns` mapped it (a CSV header, or a
+   * dotted path into a JSON object): errors then speak the vendor's language as well as ours.
+   */
+  readonly column?: string;
   /** The offending value, shortened for reports and logs; absent when the field is missing. */
   readonly value?: string;
   readonly reason: string;
@@ -33,10 +38,12 @@ function describeValue(value: unknown): string {
   }
 }
 
+/** Errors on one line: `field: reason (got "value")`, the field as `column "Land" (field)` when mapped. */
 export function formatFieldErrors(errors: readonly FieldError[]): string {
   return errors
-    .map((e) =>
-      e.value === undefined ? `${e.field}: ${e.reason}` : `${e.field}: ${e.reason} (got "${e.value}")`,
-    )
+    .map((e) => {
+      const name = e.column === undefined ? e.field : `column "${truncateValue(e.column)}" (${e.field})`;
+      return e.value === undefined ? `${name}: ${e.reason}` : `${name}: ${e.reason} (got "${e.value}")`;
+    })
     .join("; ");
 }

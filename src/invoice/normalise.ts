@@ -27,7 +27,7 @@ const ROUTING: ReadonlyMap<string, FlatField> = new Map<string, FlatField>([
 ]);
 
 /** Canonical field names for error messages. */
-const FIELD_NAMES: Record<FlatField, string> = {
+export const FIELD_NAMES: Readonly<Record<FlatField, string>> = {
   external_id: "external_id",
   currency: "currency",
   schema_version: "schema_version",
@@ -40,6 +40,18 @@ export interface PickedFields {
   readonly fields: Partial<Record<FlatField, unknown>>;
   readonly unknown: readonly string[];
   readonly errors: readonly FieldError[];
+  /** The source's name for fields a source profile's `columns` mapped, for their errors (FieldError.column). */
+  readonly columns?: Readonly<Partial<Record<FlatField, string>>>;
+}
+
+/** The source columns of PickedFields without those of the given fields. */
+export function withoutFields(
+  columns: Readonly<Partial<Record<FlatField, string>>>,
+  fields: readonly FlatField[],
+): Readonly<Partial<Record<FlatField, string>>> {
+  return Object.fromEntries(
+    Object.entries(columns).filter(([field]) => !fields.includes(field as FlatField)),
+  );
 }
 
 /** Lower-cases and trims a field name, as header and key matching is case-insensitive. */
@@ -93,11 +105,12 @@ export function normaliseFields(picked: PickedFields): NormaliseResult {
     const key = issue.path[0];
     const field = typeof key === "string" && key in FIELD_NAMES ? FIELD_NAMES[key as FlatField] : String(key);
     const raw = typeof key === "string" ? picked.fields[key as FlatField] : undefined;
-    errors.push(
+    const column = typeof key === "string" ? picked.columns?.[key as FlatField] : undefined;
+    const error: FieldError =
       raw === undefined
         ? { field, reason: issue.message }
-        : { field, value: truncateValue(raw), reason: issue.message },
-    );
+        : { field, value: truncateValue(raw), reason: issue.message };
+    errors.push(column === undefined ? error : { ...error, column });
   }
   return { ok: false, errors };
 }
