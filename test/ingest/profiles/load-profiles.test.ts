@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -62,6 +62,13 @@ describe("loading source profiles", () => {
         ],
       ]),
     });
+  });
+
+  it("when the example of docs/configuration.md is loaded, then it is this same profile", async () => {
+    const page = await readFile(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
+    const section = page.slice(page.indexOf("## Source profiles"));
+    const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example).toBe(EXAMPLE);
   });
 
   it("when values look like numbers or booleans, then they are kept as written, and aliases name canonical fields", () => {
