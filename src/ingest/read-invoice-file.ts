@@ -6,7 +6,7 @@ import { FileDedupe } from "./file-dedupe.js";
 import { keyItems, type KeyingContext } from "./keyed-items.js";
 import type { RawItem } from "./raw-item.js";
 import type { ReadItem } from "./read-item.js";
-import { readCsv } from "./readers/csv.js";
+import { readCsv, type CsvHeaderInfo } from "./readers/csv.js";
 import { readJson } from "./readers/json.js";
 import { readNdjson } from "./readers/ndjson.js";
 import { asText, utf8Chunks } from "./text-chunks.js";
@@ -37,6 +37,8 @@ export interface ReadOptions {
   readonly length?: number | undefined;
   /** The source profile matched by the file's name, if any (src/ingest/profiles/source-profile.ts). */
   readonly profile?: SourceProfile | undefined;
+  /** Called once a CSV file's header is accepted: its delimiter (detected or the profile's), line, columns. */
+  readonly onCsvHeader?: ((header: CsvHeaderInfo) => void) | undefined;
 }
 
 const READ_CHUNK_BYTES = 16 * 1024;
@@ -83,14 +85,18 @@ function rawRecords(
   format: FileFormat,
   file: string,
   unknown: Set<string>,
+  { profile, onCsvHeader }: Pick<ReadOptions, "profile" | "onCsvHeader">,
 ): AsyncGenerator<RawItem[]> {
   const chunks = utf8Chunks(file, source);
   if (format === "csv") {
-    return readCsv(file, asText(chunks), (names) => {
+    const onUnknownColumns = (names: readonly string[]): void => {
       for (const n of names) unknown.add(n);
-    });
+    };
+    return readCsv(file, asText(chunks), { profile, onUnknownColumns, onHeader: onCsvHeader });
   }
-  return format === "json" ? readJson(file, asText(chunks)) : readNdjson(file, asText(chunks));
+  return format === "json"
+    ? readJson(file, asText(chunks), profile)
+    : readNdjson(file, asText(chunks), profile);
 }
 
 /**
@@ -101,7 +107,13 @@ export async function findFileError(
   path: string,
   options: Omit<SourceOptions, "namespace">,
 ): Promise<UnreadableFileError | undefined> {
-  const raw = rawRecords(fileSource(path, options.length), options.format, options.displayName, new Set());
+  const raw = rawRecords(
+    fileSource(path, options.length),
+    options.format,
+    options.displayName,
+    new Set(),
+    options,
+  );
   try {
     // The records themselves are not needed: the readers throw on whatever makes a file unusable.
     while (!(await raw.next()).done);
@@ -124,7 +136,7 @@ async function* readInvoiceBatches(
 ): AsyncGenerator<ReadItem[]> {
   const { displayName: file, namespace } = options;
   const context: KeyingContext = { namespace, dedupe: new FileDedupe(), unknown: new Set() };
-  const raw = rawRecords(source, options.format, file, context.unknown);
+  const raw = rawRecords(source, options.format, file, context.unknown, options);
   try {
     for await (const items of raw) yield keyItems(items, context);
     if (context.unknown.size > 0) yield [{ kind: "unknown-fields", names: [...context.unknown] }];

@@ -1,6 +1,7 @@
-import { pickFields } from "../../invoice/normalise.js";
+import type { SourceProfile } from "../profiles/source-profile.js";
 import type { RawItem } from "../raw-item.js";
 import { UnreadableFileError } from "../unreadable-file-error.js";
+import { readerProfile, type ReaderProfile } from "./reader-profile.js";
 import { describeJsonError, previewValue } from "./json-error.js";
 
 /** Longest NDJSON line accepted, in characters; a longer line is rejected without being kept whole. */
@@ -9,9 +10,15 @@ export const MAX_NDJSON_LINE_CHARS = 8 * 1024 * 1024;
 /**
  * Reads NDJSON / JSON Lines: one object per line; blank lines skipped; a broken line is rejected alone.
  * A file without one non-blank line is rejected as empty, as an empty CSV or JSON file is: more likely a
- * failed export than a night without invoices.
+ * failed export than a night without invoices. Each object is picked through the source profile's dotted
+ * paths, defaults and values, if any.
  */
-export async function* readNdjson(file: string, text: AsyncIterable<string>): AsyncGenerator<RawItem[]> {
+export async function* readNdjson(
+  file: string,
+  text: AsyncIterable<string>,
+  source?: SourceProfile,
+): AsyncGenerator<RawItem[]> {
+  const profile = readerProfile(source);
   let pending = "";
   let oversized = false;
   let line = 1;
@@ -25,7 +32,7 @@ export async function* readNdjson(file: string, text: AsyncIterable<string>): As
       // The limit holds however the line was chunked, also when its end arrives in the same chunk.
       if (oversized || pending.length + piece.length > MAX_NDJSON_LINE_CHARS) items.push(tooLong(line));
       else {
-        const item = parseLine(pending + piece, line);
+        const item = parseLine(pending + piece, line, profile);
         if (item !== undefined) items.push(item);
       }
       pending = "";
@@ -44,7 +51,7 @@ export async function* readNdjson(file: string, text: AsyncIterable<string>): As
       yield items;
     }
   }
-  const last = oversized ? tooLong(line) : parseLine(pending, line);
+  const last = oversized ? tooLong(line) : parseLine(pending, line, profile);
   if (last !== undefined) yield [last];
   else if (empty)
     throw new UnreadableFileError(file, "the file is empty: NDJSON needs one JSON object per line");
@@ -58,7 +65,7 @@ function tooLong(line: number): RawItem {
   };
 }
 
-function parseLine(raw: string, line: number): RawItem | undefined {
+function parseLine(raw: string, line: number, profile: ReaderProfile): RawItem | undefined {
   const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
   if (text.trim() === "") return undefined;
   let value: unknown;
@@ -78,5 +85,6 @@ function parseLine(raw: string, line: number): RawItem | undefined {
       errors: [{ field: "(line)", value: previewValue(value), reason: "must be a JSON object" }],
     };
   }
-  return { kind: "fields", line, picked: pickFields(value as Record<string, unknown>) };
+  const picked = profile.apply(profile.pick(value as Record<string, unknown>));
+  return { kind: "fields", line, picked };
 }
