@@ -18,6 +18,8 @@ async function main(): Promise<number> {
   await mkdir(dropDir, { recursive: true });
   const files = (await readdir(samples)).filter((n) => /\.(csv|json|ndjson|jsonl)$/.test(n));
   for (const name of files) await cp(join(samples, name), join(dropDir, name));
+  // The vendor-shaped samples are read through their source profiles: DROP_DIR/sources.yaml.
+  await cp(join(samples, "sources.yaml"), join(dropDir, "sources.yaml"));
 
   const redis = process.env["REDIS_URL"] === undefined ? await RedisServer.start({ aof: true }) : undefined;
   const redisUrl = process.env["REDIS_URL"] ?? redis?.url ?? "";
@@ -33,7 +35,7 @@ async function main(): Promise<number> {
   say(`invoice-relay demo`);
   say(`  Redis:      ${redis === undefined ? redisUrl : `private redis-server with AOF at ${redisUrl}`}`);
   say(`  service:    simulator at ${sim.url} (10% 503, 5% 429, 5% lost responses, 0-30 ms latency)`);
-  say(`  drop folder ${dropDir}: ${files.join(", ")}`);
+  say(`  drop folder ${dropDir}: ${files.join(", ")}, and sources.yaml (source profiles)`);
   say(`  running:    invoice-relay run --drop-dir ${dropDir}\n`);
   try {
     const code = await new Promise<number>((done) => {
