@@ -62,3 +62,46 @@ export async function writeJsonArray(path: string, rows: number, offset = 0): Pr
   }
   await writeLines(path, lines());
 }
+
+/** Country names a vendor writes, for the profile benchmark's value map. */
+export const COUNTRY_NAMES: Readonly<Record<string, string>> = {
+  DE: "Deutschland", FR: "Frankreich", US: "Vereinigte Staaten", GB: "Vereinigtes Königreich", JP: "Japan",
+  BR: "Brasilien", IN: "Indien", SE: "Schweden", NL: "Niederlande", ES: "Spanien",
+}; // prettier-ignore
+
+/**
+ * The same invoices as `writeCsv`, shaped as an SAP export: semicolons, Windows-1252, a preamble line,
+ * German column names and country names, read through `profileYaml` below.
+ */
+export async function writeVendorCsv(path: string, rows: number, offset = 0): Promise<void> {
+  const out = createWriteStream(path);
+  let buffer = "Export Rechnungsausgang;Mandant 100;;\r\nRechnungsnummer;Währung;Land;Aufbewahrung\r\n";
+  for (let i = 0; i < rows; i++) {
+    const v = syntheticInvoice(offset + i);
+    buffer += `${v.external_id};${v.currency};${COUNTRY_NAMES[v.country] ?? v.country};${v.policy}\r\n`;
+    if (buffer.length > 1 << 16) {
+      if (!out.write(Buffer.from(buffer, "latin1"))) await once(out, "drain");
+      buffer = "";
+    }
+  }
+  // Every character here is in Latin-1, where Windows-1252 and Latin-1 agree byte for byte.
+  out.end(Buffer.from(buffer, "latin1"));
+  await once(out, "finish");
+}
+
+/** The source profile `writeVendorCsv`'s files are read with. */
+export function profileYaml(match: string): string {
+  const values = Object.entries(COUNTRY_NAMES)
+    .map(([code, name]) => `"${name}": ${code}`)
+    .join(", ");
+  return [
+    "profiles:",
+    `  - match: "${match}"`,
+    '    delimiter: ";"',
+    "    encoding: windows-1252",
+    "    header_row: 2",
+    '    columns: { Rechnungsnummer: external_id, "Währung": currency, Land: destination_country, Aufbewahrung: archive_policy }',
+    `    values: { destination_country: { ${values} } }`,
+    "",
+  ].join("\n");
+}
