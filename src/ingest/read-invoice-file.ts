@@ -2,6 +2,7 @@ import { createReadStream } from "node:fs";
 import { basename, extname } from "node:path";
 import { coerceError } from "../errors/relay-error.js";
 import type { KeyNamespace } from "../invoice/key.js";
+import { decodeText, type EncodingChoice } from "./decode/decode-text.js";
 import { FileDedupe } from "./file-dedupe.js";
 import { keyItems, type KeyingContext } from "./keyed-items.js";
 import type { RawItem } from "./raw-item.js";
@@ -9,7 +10,6 @@ import type { ReadItem } from "./read-item.js";
 import { readCsv, type CsvHeaderInfo } from "./readers/csv.js";
 import { readJson } from "./readers/json.js";
 import { readNdjson } from "./readers/ndjson.js";
-import { asText, utf8Chunks } from "./text-chunks.js";
 import type { SourceProfile } from "./profiles/source-profile.js";
 import { UnreadableFileError } from "./unreadable-file-error.js";
 
@@ -39,6 +39,8 @@ export interface ReadOptions {
   readonly profile?: SourceProfile | undefined;
   /** Called once a CSV file's header is accepted: its delimiter (detected or the profile's), line, columns. */
   readonly onCsvHeader?: ((header: CsvHeaderInfo) => void) | undefined;
+  /** Called before any record with the encoding the file is decoded with and what chose it. */
+  readonly onEncoding?: ((choice: EncodingChoice) => void) | undefined;
 }
 
 const READ_CHUNK_BYTES = 16 * 1024;
@@ -85,23 +87,21 @@ function rawRecords(
   format: FileFormat,
   file: string,
   unknown: Set<string>,
-  { profile, onCsvHeader }: Pick<ReadOptions, "profile" | "onCsvHeader">,
+  { profile, onCsvHeader, onEncoding }: Pick<ReadOptions, "profile" | "onCsvHeader" | "onEncoding">,
 ): AsyncGenerator<RawItem[]> {
-  const chunks = utf8Chunks(file, source);
+  const text = decodeText(file, source, profile, onEncoding);
   if (format === "csv") {
     const onUnknownColumns = (names: readonly string[]): void => {
       for (const n of names) unknown.add(n);
     };
-    return readCsv(file, asText(chunks), { profile, onUnknownColumns, onHeader: onCsvHeader });
+    return readCsv(file, text, { profile, onUnknownColumns, onHeader: onCsvHeader });
   }
-  return format === "json"
-    ? readJson(file, asText(chunks), profile)
-    : readNdjson(file, asText(chunks), profile);
+  return format === "json" ? readJson(file, text, profile) : readNdjson(file, text, profile);
 }
 
 /**
- * Whether a file can be used as a whole (UTF-8 throughout, CSV header, JSON syntax to the end), checked
- * without normalising or keying its records: the cheap first pass before anything is sent.
+ * Whether a file can be used as a whole (text in its encoding throughout, CSV header, JSON syntax to the
+ * end), checked without normalising or keying its records: the cheap first pass before anything is sent.
  */
 export async function findFileError(
   path: string,
