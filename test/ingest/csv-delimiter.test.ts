@@ -1,4 +1,8 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { findFileError } from "../../src/ingest/read-invoice-file.js";
 import { keysOf, outline, readAll, rejectionAt, validAt, fileErrorOf } from "./read-helpers.js";
 import { profileOf, readThrough } from "./profile-helpers.js";
 
@@ -138,6 +142,34 @@ describe("CSV delimiter detection", () => {
       expect(header).toMatchObject({ delimiter: ";", quote: "'" });
       expect(validAt(items, 2).invoice.external_id).toBe(`INV; '1' "A"`);
       expect(validAt(items, 3).invoice.external_id).toBe('"INV-2"');
+    }
+  });
+
+  it.each([[[]], [[1]]])(
+    "when the file is a header alone without a line end (chunks %j), then its delimiter is still detected",
+    async (sizes) => {
+      const { items, header } = await readThrough(NAMES.join("|"), "csv", undefined, sizes);
+      expect(items).toEqual([]);
+      expect(header).toMatchObject({ delimiter: "|", line: 1 });
+    },
+  );
+
+  it("when the file's first pass checks it as a whole, then it uses the profile as reading does", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "invoice-relay-delimiter-"));
+    try {
+      const path = join(dir, "vendor-1.csv");
+      await writeFile(
+        path,
+        csvWith(";", [["Nr", "currency", "destination_country", "archive_policy"], ...ROWS]),
+      );
+      const options = { format: "csv", displayName: "vendor-1.csv" } as const;
+      expect((await findFileError(path, options))?.problem).toContain(
+        "lacks required column(s): external_id",
+      );
+      const profile = profileOf({ columns: { Nr: "external_id" } });
+      expect(await findFileError(path, { ...options, profile })).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
