@@ -43,6 +43,7 @@ const FLAG_SETTINGS: Readonly<Record<string, SettingName>> = {
   maxAttempts: "maxAttempts",
   dropDir: "dropDir",
   settleMs: "settleMs",
+  sources: "sourcesFile",
 };
 
 /** Maps parsed commander options onto setting overrides. */

@@ -1,5 +1,6 @@
 import type { CommandFactory } from "../program.js";
 import { agentnetCommand } from "./agentnet.js";
+import { checkCommand } from "./check.js";
 import { ingestCommand } from "./ingest.js";
 import { resultsCommand } from "./results.js";
 import { retryCommand } from "./retry.js";
@@ -15,6 +16,7 @@ export const allCommands: readonly CommandFactory[] = [
   startCommand,
   workerCommand,
   ingestCommand,
+  checkCommand,
   statusCommand,
   retryCommand,
   resultsCommand,

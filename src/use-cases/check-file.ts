@@ -1,0 +1,123 @@
+import { basename } from "node:path";
+import type { EncodingChoice } from "../ingest/decode/decode-text.js";
+import { formatFor, profileFor } from "../ingest/profiles/profile-match.js";
+import type { SourceProfile } from "../ingest/profiles/source-profile.js";
+import { readInvoiceFile, type FileFormat } from "../ingest/read-invoice-file.js";
+import type { CsvHeaderInfo } from "../ingest/readers/csv.js";
+import { formatFieldErrors } from "../invoice/field-error.js";
+import { invoiceJson, type KeyNamespace } from "../invoice/key.js";
+
+/** One rejected row, as the file's report will show it. */
+export interface CheckedError {
+  readonly line: number;
+  readonly external_id: string | null;
+  readonly error: string;
+}
+
+/** One canonical document, exactly as it would be sent, with its idempotency key. */
+export interface CheckedDocument {
+  readonly line: number;
+  readonly idempotency_key: string;
+  readonly body: string;
+}
+
+/**
+ * What `invoice-relay check` learns of one file without Redis or the service (README.md, "Vendor
+ * files"). Counts are rows as the file's report would count them: `valid` rows would be sent, `duplicate`
+ * and `conflict` repeat an earlier row of the same file (with the same content, or other content).
+ */
+export interface CheckedFile {
+  readonly file: string;
+  /** The source profile its name matched, as messages name it, or null. */
+  readonly profile: string | null;
+  readonly format: FileFormat;
+  readonly encoding: { readonly name: string; readonly by: EncodingChoice["by"] } | null;
+  /** CSV only: the delimiter, and whether it was detected or set by the profile. */
+  readonly delimiter: { readonly value: string; readonly detected: boolean } | null;
+  /** CSV only: the header's physical line and each column with the field it fills (null: ignored). */
+  readonly header: {
+    readonly line: number;
+    readonly columns: readonly (readonly [string, string | null])[];
+  } | null;
+  readonly rows: number;
+  readonly valid: number;
+  readonly rejected: number;
+  readonly duplicate: number;
+  readonly conflict: number;
+  /** The first rejected rows (at most `maxErrors`), in file order. */
+  readonly errors: readonly CheckedError[];
+  /** The first `show` valid rows' documents. */
+  readonly documents: readonly CheckedDocument[];
+  readonly unknown_fields: readonly string[];
+  /** Why the file cannot be used at all (it would go to rejected/), or null. */
+  readonly file_error: string | null;
+}
+
+export interface CheckOptions {
+  readonly namespace: KeyNamespace;
+  readonly profiles: readonly SourceProfile[];
+  /** Documents to show. */
+  readonly show: number;
+  readonly maxErrors?: number;
+}
+
+/** `check`: reads one file exactly as ingest would (same profile, decoding, validation and keys). */
+export async function checkFile(path: string, options: CheckOptions): Promise<CheckedFile> {
+  const name = basename(path);
+  const profile = profileFor(options.profiles, name);
+  const format = formatFor(name, profile);
+  let encoding: CheckedFile["encoding"] = null;
+  let header: CsvHeaderInfo | undefined;
+  const counts = { rows: 0, valid: 0, rejected: 0, duplicate: 0, conflict: 0 };
+  const errors: CheckedError[] = [];
+  const documents: CheckedDocument[] = [];
+  let unknown: readonly string[] = [];
+  let fileError: string | null = null;
+  const items = readInvoiceFile(path, {
+    namespace: options.namespace,
+    format,
+    profile,
+    onEncoding: (choice) => {
+      encoding = { name: choice.encoding, by: choice.by };
+    },
+    onCsvHeader: (found) => {
+      header = found;
+    },
+  });
+  for await (const item of items) {
+    if (item.kind === "file-error") {
+      fileError = item.error.message;
+      continue;
+    }
+    if (item.kind === "unknown-fields") {
+      unknown = item.names;
+      continue;
+    }
+    counts.rows++;
+    counts[item.kind]++;
+    if (item.kind === "rejected" && errors.length < (options.maxErrors ?? 20))
+      errors.push({
+        line: item.line,
+        external_id: item.externalId ?? null,
+        error: formatFieldErrors(item.errors),
+      });
+    if (item.kind === "valid" && documents.length < options.show)
+      documents.push({ line: item.line, idempotency_key: item.key, body: invoiceJson(item.invoice) });
+  }
+  return {
+    file: path,
+    profile: profile?.name ?? null,
+    format,
+    encoding,
+    delimiter: header === undefined ? null : { value: header.delimiter, detected: header.detected },
+    header:
+      header === undefined
+        ? null
+        : { line: header.line, columns: header.columns.map((c) => [c.name, c.field ?? null] as const) },
+    ...counts,
+    errors,
+    documents,
+    unknown_fields: unknown,
+    file_error: fileError,
+  };
+}
