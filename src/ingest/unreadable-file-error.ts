@@ -7,7 +7,7 @@ export interface FilePosition {
 }
 
 /**
- * The file cannot be read as a whole (not UTF-8, not JSON, required columns missing): none of its
+ * The file cannot be read as a whole (not text in its encoding, not JSON, required columns missing): none of its
  * records is trusted, and the file goes to `rejected/`.
  */
 export class UnreadableFileError extends RelayError {
