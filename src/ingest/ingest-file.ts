@@ -8,7 +8,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { RowDecision, RowRef } from "../ledger/statuses.js";
 import type { ClaimedFile } from "./drop-folder.js";
 import { findFileError, readInvoiceFileBatches } from "./read-invoice-file.js";
-import { formatFor, profileFor } from "./profiles/profile-match.js";
+import type { FileFormat } from "./read-invoice-file.js";
 import type { SourceProfile } from "./profiles/source-profile.js";
 import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
@@ -23,8 +23,6 @@ export interface IngestDeps {
   readonly chunkSize?: number;
   /** Aborted (SIGTERM, SIGINT): ingest stops between two chunks with IngestInterruptedError. */
   readonly signal?: AbortSignal | undefined;
-  /** The source profiles; a file is read with the first whose glob matches the name it was dropped under. */
-  readonly profiles?: readonly SourceProfile[] | undefined;
 }
 
 export interface RowCounts {
@@ -68,10 +66,12 @@ export const INGEST_CHUNKS_IN_FLIGHT = 4;
  * work overlapping the reading of the next. Re-running it for the same batch (after a crash) registers
  * and enqueues nothing twice.
  */
-export async function ingestFile(deps: IngestDeps, file: ClaimedFile): Promise<IngestResult> {
-  // By the name it was dropped under, not its name in processing/ (which starts with the batch id).
-  const profile = profileFor(deps.profiles, file.name);
-  const format = formatFor(file.name, profile);
+export async function ingestFile(
+  deps: IngestDeps,
+  file: ClaimedFile,
+  /** How the batch reads its file: the profile recorded with it (profile-snapshot.ts) and its format. */
+  { profile, format }: { readonly profile: SourceProfile | undefined; readonly format: FileFormat },
+): Promise<IngestResult> {
   // Only the bytes claimed are read: a writer still appending is not read into this batch.
   const unusable = await findFileError(file.path, {
     displayName: file.name,

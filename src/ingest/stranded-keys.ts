@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
 import type { KeyNamespace } from "../invoice/key.js";
 import { readInvoiceFileBatches } from "./read-invoice-file.js";
-import { profileFor } from "./profiles/profile-match.js";
+import { profileOfBatch } from "./profiles/profile-snapshot.js";
 import type { SourceProfile } from "./profiles/source-profile.js";
 import type { Logger } from "../log/logger.js";
 import type { EnqueueItem } from "../queue/invoice-queue.js";
@@ -54,7 +54,7 @@ export async function repairStranded(deps: StrandedDeps, batches: readonly Batch
       displayName: batch.file,
       format: batch.format,
       length: batch.size, // the bytes ingested, as the report reads them
-      profile: profileFor(deps.profiles, batch.file),
+      profile: profileOfBatch(batch),
     }))
       for (const item of read) {
         if (item.kind !== "valid") continue;

@@ -29,6 +29,8 @@ export const batchMetaSchema = z.object({
   sha256: z.string().optional(),
   /** The source profile the file was read with, as named in messages; absent when none matched. */
   profile: z.string().optional(),
+  /** The profile itself, as src/ingest/profiles/profile-snapshot.ts writes it: every re-read uses it. */
+  profile_json: z.string().optional(),
   file_error: z.string().optional(),
   report_csv: z.string().optional(),
   summary_json: z.string().optional(),
@@ -49,6 +51,8 @@ export interface NewBatch {
   readonly sha256?: string;
   /** The source profile's name (SourceProfile.name) when one matched the file. */
   readonly profile?: string | undefined;
+  /** Its snapshot (opaque here), kept so that re-reads use the profile the batch was ingested with. */
+  readonly profileJson?: string | undefined;
 }
 
 /** Batch records: what was dropped, where the file is, how far it got, where its report is. */
@@ -80,6 +84,7 @@ export class BatchStore {
           ...(batch.size === undefined ? {} : { size: batch.size }),
           ...(batch.sha256 === undefined ? {} : { sha256: batch.sha256 }),
           ...(batch.profile === undefined ? {} : { profile: batch.profile }),
+          ...(batch.profileJson === undefined ? {} : { profile_json: batch.profileJson }),
           created_at: now,
         })
         .zadd(this.names.batches, now, batch.id)

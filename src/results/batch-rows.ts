@@ -2,7 +2,7 @@ import type { KeyNamespace } from "../invoice/key.js";
 import { formatFieldErrors } from "../invoice/field-error.js";
 import type { ReadItem } from "../ingest/read-item.js";
 import { readInvoiceFileBatches } from "../ingest/read-invoice-file.js";
-import { profileFor } from "../ingest/profiles/profile-match.js";
+import { profileOfBatch } from "../ingest/profiles/profile-snapshot.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { BatchMeta, BatchStore } from "../ledger/batch-store.js";
 import type { ResultRecord } from "../ledger/record.js";
@@ -31,7 +31,7 @@ export async function* batchRows(deps: BatchRowsDeps, batch: BatchMeta): AsyncGe
     displayName: batch.file,
     format: batch.format,
     length: batch.size, // the bytes ingested, not what a writer appended since
-    profile: profileFor(deps.profiles, batch.file),
+    profile: profileOfBatch(batch),
   }))
     for (const item of items) {
       if (item.kind === "unknown-fields" || item.kind === "file-error") continue;

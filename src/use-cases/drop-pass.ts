@@ -22,6 +22,7 @@ import {
 import { IngestLease } from "../ingest/ingest-lease.js";
 import { ingestFile, type IngestResult } from "../ingest/ingest-file.js";
 import { formatFor, profileFor } from "../ingest/profiles/profile-match.js";
+import { profileOfBatch, profileSnapshot } from "../ingest/profiles/profile-snapshot.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
 import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
@@ -120,12 +121,14 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
       : link
         ? EMPTY_CONTENT // a link is never followed, not even to measure it
         : await claimedContent(file.path);
-  const profile = profileFor(deps.profiles, file.name);
+  // A resumed batch keeps the profile it was first read with, whatever SOURCES_FILE says now.
+  const profile = known === undefined ? profileFor(deps.profiles, file.name) : profileOfBatch(known);
   const meta = await deps.batches.open({
     id: file.batchId,
     file: file.name,
-    format: formatFor(file.name, profile),
+    format: known?.format ?? formatFor(file.name, profile),
     profile: profile?.name,
+    profileJson: profile === undefined ? undefined : profileSnapshot(profile),
     path: file.path,
     host: hostname(),
     ...measured,
@@ -152,7 +155,7 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
             "is a symbolic link; links are not followed out of the drop folder, copy the file itself",
           ),
         }
-      : await ingestFile(deps, { ...file, size: claimed.size });
+      : await ingestFile(deps, { ...file, size: claimed.size }, { profile, format: meta.format });
     if (result.kind === "unreadable") await rejectFile(deps, file, result.error);
     else {
       await deps.batches.update(file.batchId, {

@@ -77,4 +77,26 @@ describe("the same invoices in three vendors' shapes", () => {
     expect(stats.requests.total).toBe(INVOICES.length);
     expect(stats.effects).toMatchObject({ total: INVOICES.length, keysWithMultipleEffects: 0 });
   });
+
+  it("when the profiles file is edited while a batch read through it waits, then the batch is finished and reported with the profile it was ingested with", async () => {
+    const s = await opsSetup();
+    setups.push(s);
+    await writeFile(join(s.dir, "sources.yaml"), SOURCES);
+    await writeFile(join(s.dir, "sap-night1.csv"), sapCsv());
+    const ingest = await cli(["ingest"], s.env);
+    expect(ingest.code, ingest.stderr).toBe(0);
+    // The vendor's words now map elsewhere and the header moved: read with this, the rows would change.
+    await writeFile(
+      join(s.dir, "sources.yaml"),
+      SOURCES.replace("header_row: 3", "header_row: 1").replace("Deutschland: DE", "Deutschland: AT"),
+    );
+    const run = await cli(["run"], s.env);
+    expect(run.code, run.stderr).toBe(0);
+    const rows = (await readReports(s.dir)).get("sap-night1.csv")?.rows ?? [];
+    expect(rows.map((r) => [r.line, r.external_id, r.status])).toEqual(
+      INVOICES.map((i, n) => [n + 4, i.id, "succeeded"]),
+    );
+    expect(s.sim.stats().requests.total).toBe(INVOICES.length);
+    expect(s.sim.stats().effects).toMatchObject({ total: INVOICES.length, keysWithMultipleEffects: 0 });
+  });
 });

@@ -15,6 +15,8 @@ import { testPrefix, testRedis } from "../support/redis.js";
 
 const ROWS = 2000;
 const CHUNK = 100;
+/** How the test file is read: a plain CSV, no source profile. */
+const PLAIN_CSV = { profile: undefined, format: "csv" } as const;
 let redis: Redis;
 let dir: string;
 
@@ -56,14 +58,16 @@ describe("ingest with several chunks under way", () => {
     });
     try {
       expect(INGEST_CHUNKS_IN_FLIGHT).toBeGreaterThan(1);
-      await expect(ingestFile(deps(failingStore(store, 5)), file)).rejects.toThrow("Connection is closed.");
+      await expect(ingestFile(deps(failingStore(store, 5)), file, PLAIN_CSV)).rejects.toThrow(
+        "Connection is closed.",
+      );
       // Chunks after the failed one were registered: the batch has a gap below its last registered line.
       const first = await store.counts();
       expect(first.queued).toBeGreaterThan(4 * CHUNK);
       expect(first.queued).toBeLessThan(ROWS);
       expect(await store.statusOf(await keyAtLine(path, 4 * CHUNK + 2))).toBeUndefined();
 
-      const again = await ingestFile(deps(store), file);
+      const again = await ingestFile(deps(store), file, PLAIN_CSV);
       expect(again).toMatchObject({ kind: "ingested", counts: { valid: ROWS } });
       expect(await store.counts()).toEqual({
         queued: ROWS,
