@@ -25,6 +25,11 @@ export function checkProfile(raw: RawProfile): {
       ["quote"],
       `is ${shown(raw.quote)}, the same character as delimiter; write another quote, such as "\\""`,
     );
+  else if (raw.delimiter === '"' && raw.quote === undefined)
+    add(
+      ["delimiter"],
+      `is "\\"", the quote character when quote is not set; write another delimiter, or set another quote such as "'"`,
+    );
   if (raw.format !== undefined && raw.format !== "csv")
     for (const field of ["delimiter", "quote", "header_row"] as const)
       if (raw[field] !== undefined)

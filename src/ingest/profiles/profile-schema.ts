@@ -54,7 +54,7 @@ const character = (example: string) =>
         value === "\\t"
           ? `'\\t' is two characters, a backslash and a t; for a tab write "\\t" in double quotes`
           : value.length === 1
-            ? "must not be a line break"
+            ? `must not be a line break, which ends a CSV record; write one character such as ${example}`
             : `${shown(value)} is ${value.length === 0 ? "empty" : `${value.length} characters`}; write one character such as ${example}`,
     });
   });

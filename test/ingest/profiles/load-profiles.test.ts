@@ -173,7 +173,18 @@ describe("refusing a source profiles file", () => {
       "'\\t'",
       "'\\t' is two characters, a backslash and a t; for a tab write \"\\t\" in double quotes",
     ],
-    ["delimiter", '"\\n"', "must not be a line break"],
+    [
+      "delimiter",
+      '"\\n"',
+      'must not be a line break, which ends a CSV record; write one character such as ";"',
+    ],
+    [
+      "delimiter",
+      '"\\r"',
+      'must not be a line break, which ends a CSV record; write one character such as ";"',
+    ],
+    ["quote", '"\\n"', 'must not be a line break, which ends a CSV record; write one character such as "\'"'],
+    ["quote", '"\\r"', 'must not be a line break, which ends a CSV record; write one character such as "\'"'],
     ["quote", "\"''\"", '"\'\'" is 2 characters; write one character such as "\'"'],
     ["delimiter", "[a]", 'must be one character such as ";", not a list'],
   ])("when %s is %s, then the error asks for one character", (field, value, problem) => {
@@ -186,6 +197,13 @@ describe("refusing a source profiles file", () => {
     expect(refusal(withSecond('  - match: "sap-*.csv"\n    delimiter: ";"\n    quote: ";"\n')).message).toBe(
       'sources.yaml, profile 2 ("sap-*.csv"), field quote (line 5): is ";", the same character as delimiter; ' +
         'write another quote, such as "\\""',
+    );
+  });
+
+  it("when the delimiter is a double quote and no quote is set, then the error names the delimiter", () => {
+    expect(refusal(withSecond('  - match: "sap-*.csv"\n    delimiter: \'"\'\n')).message).toBe(
+      'sources.yaml, profile 2 ("sap-*.csv"), field delimiter (line 4): is "\\"", the quote character when quote ' +
+        'is not set; write another delimiter, or set another quote such as "\'"',
     );
   });
 
