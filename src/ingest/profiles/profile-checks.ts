@@ -1,4 +1,5 @@
-import type { FlatField } from "../../invoice/normalise.js";
+import { normaliseFieldName, type FlatField } from "../../invoice/normalise.js";
+import { formatOf } from "../read-invoice-file.js";
 import { canonicalField, canonicalFieldHint } from "./canonical-field.js";
 import { globProblem } from "./profile-match.js";
 import { shown, type RawProfile } from "./profile-schema.js";
@@ -36,6 +37,7 @@ export function checkProfile(raw: RawProfile): {
         add([field], `applies to CSV files only, but format is ${raw.format}; remove it, or set format: csv`);
 
   const columns = checkColumns(raw.columns ?? {}, add);
+  if (readsJson(raw)) checkJsonPaths(raw.columns ?? {}, raw.format === undefined, add);
   const defaults = checkDefaults(raw.defaults ?? {}, add);
   const values = checkValues(raw.values ?? {}, add);
   if (problems.length > 0) return { problems };
@@ -83,6 +85,43 @@ function checkColumns(columns: Readonly<Record<string, FlatField>>, add: Add): M
     out.set(source, field);
   }
   return out;
+}
+
+/** Whether the profile may read JSON: its format says so, or, without one, its glob need not end in `.csv`. */
+function readsJson(raw: RawProfile): boolean {
+  return raw.format === undefined ? formatOf(raw.match) !== "csv" : raw.format !== "csv";
+}
+
+/**
+ * JSON paths as src/invoice/field-paths.ts follows them, segment by segment, trimmed and ignoring case:
+ * two columns must not be one path, and a mapped path must not lead into another's object (`invoice`
+ * would take the whole object, and `invoice.number` would never be read).
+ */
+function checkJsonPaths(columns: Readonly<Record<string, FlatField>>, formatUnset: boolean, add: Add): void {
+  const earlier: (readonly [string, string])[] = [];
+  const orCsv = formatUnset ? " (if the file is CSV, whose header names may hold dots, set format: csv)" : "";
+  for (const source of Object.keys(columns)) {
+    if (source.trim() === "") continue;
+    const path = source.split(".").map(normaliseFieldName).join(".");
+    for (const [other, otherPath] of earlier) {
+      if (other.trim().toLowerCase() === source.trim().toLowerCase()) break; // refused by checkColumns
+      const problem =
+        otherPath === path
+          ? `is the same JSON path as ${shown(other)} (paths are matched segment by segment, ignoring case ` +
+            "and surrounding spaces); keep one of them"
+          : path.startsWith(`${otherPath}.`)
+            ? `is a JSON path inside ${shown(other)}, which is mapped too; a mapped path must lead to a value, ` +
+              `not to an object, so remove ${shown(other)}${orCsv}`
+            : otherPath.startsWith(`${path}.`)
+              ? `is a JSON path to the object holding ${shown(other)}, which is mapped too; a mapped path must ` +
+                `lead to a value, not to an object, so remove ${shown(source)}${orCsv}`
+              : undefined;
+      if (problem === undefined) continue;
+      add(["columns", source], problem);
+      break;
+    }
+    earlier.push([source, path]);
+  }
 }
 
 /** Canonical field → the value a file without it gets. */

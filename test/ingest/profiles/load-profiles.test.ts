@@ -239,6 +239,65 @@ describe("refusing a source profiles file", () => {
     );
   });
 
+  it("when a JSON profile maps a path and a path inside it, then the error names the inner one and says to remove the outer", () => {
+    expect(
+      refusal(
+        withSecond(
+          '  - match: "v-*.json"\n    format: json\n    columns:\n      Invoice: external_id\n      invoice.number: currency\n',
+        ),
+      ).message,
+    ).toBe(
+      'sources.yaml, profile 2 ("v-*.json"), field columns["invoice.number"] (line 7): is a JSON path inside "Invoice", ' +
+        'which is mapped too; a mapped path must lead to a value, not to an object, so remove "Invoice"',
+    );
+  });
+
+  it("when the object's path comes after the path inside it and the format is not set, then the error names the object's path and mentions format: csv", () => {
+    expect(
+      refusal(
+        withSecond('  - match: "v-*"\n    columns: { invoice.number: external_id, " invoice ": currency }\n'),
+      ).message,
+    ).toBe(
+      'sources.yaml, profile 2 ("v-*"), field columns[" invoice "] (line 4): is a JSON path to the object holding ' +
+        '"invoice.number", which is mapped too; a mapped path must lead to a value, not to an object, so remove ' +
+        '" invoice " (if the file is CSV, whose header names may hold dots, set format: csv)',
+    );
+  });
+
+  it("when two JSON paths differ only in spaces around their segments, then the error says they are one path", () => {
+    expect(
+      refusal(
+        withSecond(
+          '  - match: "v-*.ndjson"\n    columns: { invoice.number: external_id, "Invoice . Number": currency }\n',
+        ),
+      ).message,
+    ).toContain(
+      'field columns["Invoice . Number"] (line 4): is the same JSON path as "invoice.number" (paths are matched ' +
+        "segment by segment, ignoring case and surrounding spaces); keep one of them",
+    );
+  });
+
+  it.each([
+    ['"v-*.csv"', ""],
+    ['"v-*"', "    format: csv\n"],
+  ])(
+    "when a CSV profile (match %s) maps a header and a dotted header starting with it, then both are kept",
+    (glob, format) => {
+      const [profile] = parseProfiles(
+        withSecond(
+          `  - match: ${glob}\n${format}    columns: { invoice: external_id, invoice.number: currency }\n`,
+        ),
+        "sources.yaml",
+      ).slice(1);
+      expect(profile?.columns).toEqual(
+        new Map([
+          ["invoice", "external_id"],
+          ["invoice.number", "currency"],
+        ]),
+      );
+    },
+  );
+
   it.each([
     ["columns", "{ Währung: Currency }", 'columns["Währung"]', '"Currency" is not a canonical field'],
     ["defaults", "{ archive: eu-10y }", "defaults.archive", '"archive" is not a canonical field'],
