@@ -1,4 +1,5 @@
-import { normaliseFieldName, type FlatField } from "../../invoice/normalise.js";
+import { FIELD_NAMES, normaliseFieldName, type FlatField } from "../../invoice/normalise.js";
+import { rawInvoiceSchema } from "../../invoice/schema.js";
 import { formatOf } from "../read-invoice-file.js";
 import { canonicalField, canonicalFieldHint } from "./canonical-field.js";
 import { globProblem } from "./profile-match.js";
@@ -133,8 +134,10 @@ function checkDefaults(
   for (const [name, value] of Object.entries(defaults)) {
     const field = fieldKey(["defaults", name], out, add);
     if (field === undefined) continue;
+    const invalid = value.trim() === "" ? undefined : fieldProblem(field, value);
     if (value.trim() === "")
       add(["defaults", name], "is empty; write the value to use when the file has none");
+    else if (invalid !== undefined) add(["defaults", name], invalid);
     out[field] = value.trim();
   }
   return out;
@@ -164,12 +167,28 @@ function checkValues(
           `is the same value as ${shown(same)} (values are matched after trimming spaces); keep one of them`,
         );
       else if (ours.trim() === "") add(path, "maps to nothing; write our value, such as DE");
+      else {
+        const invalid = fieldProblem(field, ours);
+        if (invalid !== undefined) add(path, invalid);
+      }
       written.set(key, theirs);
       map.set(key, ours.trim());
     }
     out.set(field, map);
   }
   return out;
+}
+
+/**
+ * Why a value the profile puts into a field would fail that field's validation in every row, or
+ * undefined when it passes: the invoice's own rules (src/invoice/schema.ts), normalisation included, so
+ * `eur` passes as currency just as it does in a row.
+ */
+function fieldProblem(field: FlatField, value: string): string | undefined {
+  const parsed = rawInvoiceSchema.shape[field].safeParse(value);
+  if (parsed.success) return undefined;
+  const reason = parsed.error.issues.map((issue) => issue.message).join("; ");
+  return `${shown(value)} is not valid for ${FIELD_NAMES[field]}: ${reason}`;
 }
 
 /** A key of `defaults` or `values` as a canonical field, each field once (aliases included). */

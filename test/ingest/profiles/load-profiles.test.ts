@@ -334,6 +334,77 @@ describe("refusing a source profiles file", () => {
   });
 
   it.each([
+    [
+      "archive_policy: eu-10w",
+      "defaults.archive_policy",
+      '"eu-10w" is not valid for routing.archive_policy: must look like <region>-<retention>, e.g. eu-10y or ' +
+        "us-east-7y (units y, m, d)",
+    ],
+    [
+      "currency: EURO",
+      "defaults.currency",
+      '"EURO" is not valid for currency: must be an ISO 4217 currency code such as EUR or USD',
+    ],
+    [
+      "routing.destination_country: GER",
+      'defaults["routing.destination_country"]',
+      '"GER" is not valid for routing.destination_country: must be an assigned ISO 3166-1 alpha-2 country code ' +
+        "such as DE or US",
+    ],
+    [
+      "document_type: Rechnung",
+      "defaults.document_type",
+      '"Rechnung" is not valid for document_type: must be "invoice" (or left empty)',
+    ],
+    [
+      "schema_version: 2025-01-01",
+      "defaults.schema_version",
+      '"2025-01-01" is not valid for schema_version: unsupported version: only 2026-10-16 is supported',
+    ],
+  ])(
+    "when a default (%s) fails its field's validation, then the error says what the field takes",
+    (entry, path, problem) => {
+      expect(refusal(withSecond(`  - match: "sap-*.csv"\n    defaults: { ${entry} }\n`)).message).toBe(
+        `sources.yaml, profile 2 ("sap-*.csv"), field ${path} (line 4): ${problem}`,
+      );
+    },
+  );
+
+  it("when a mapped value (ours) fails its field's validation, then the error names the vendor's word and says what the field takes", () => {
+    expect(
+      refusal(
+        withSecond(
+          '  - match: "sap-*.csv"\n    values:\n      destination_country: { Deutschland: GER, Frankreich: FR }\n',
+        ),
+      ).message,
+    ).toBe(
+      'sources.yaml, profile 2 ("sap-*.csv"), field values.destination_country.Deutschland (line 5): "GER" is not ' +
+        "valid for routing.destination_country: must be an assigned ISO 3166-1 alpha-2 country code such as DE or US",
+    );
+  });
+
+  it("when defaults and mapped values are valid once normalised as a row's are, then they load as written", () => {
+    const [profile] = parseProfiles(
+      withSecond(
+        '  - match: "sap-*.csv"\n    defaults: { currency: " eur", archive_policy: EU-10Y, destination_country: de }\n' +
+          '    values: { currency: { Euro: eur }, document_type: { RE: " invoice" } }\n',
+      ),
+      "sources.yaml",
+    ).slice(1);
+    expect(profile?.defaults).toEqual({
+      currency: "eur",
+      archive_policy: "EU-10Y",
+      destination_country: "de",
+    });
+    expect(profile?.values).toEqual(
+      new Map([
+        ["currency", new Map([["Euro", "eur"]])],
+        ["document_type", new Map([["RE", "invoice"]])],
+      ]),
+    );
+  });
+
+  it.each([
     ["  -\n", EMPTY_PROFILE],
     ["  - {}\n", EMPTY_PROFILE],
     [
