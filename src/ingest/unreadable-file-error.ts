@@ -7,6 +7,17 @@ export interface FilePosition {
 }
 
 /**
+ * What a message tells the operator to fix: the file, or, when it names the source profile setting that
+ * would read the file as it is (`encoding:`, `delimiter:`, `header_row`), the file or that profile.
+ */
+export type FixIn = "file" | "file-or-profile";
+
+const ENDINGS: Readonly<Record<FixIn, string>> = {
+  file: "Fix the file and drop it again.",
+  "file-or-profile": "Fix the file, or its source profile, and drop it again.",
+};
+
+/**
  * The file cannot be read as a whole (not text in its encoding, not JSON, required columns missing): none of its
  * records is trusted, and the file goes to `rejected/`.
  */
@@ -17,8 +28,9 @@ export class UnreadableFileError extends RelayError {
     readonly file: string,
     readonly problem: string,
     readonly position: FilePosition = {},
+    fixIn: FixIn = "file",
   ) {
-    super(`${file}${formatPosition(position)}: ${problem}. Fix the file and drop it again.`);
+    super(`${file}${formatPosition(position)}: ${problem}. ${ENDINGS[fixIn]}`);
   }
 }
 

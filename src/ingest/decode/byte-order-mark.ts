@@ -51,5 +51,6 @@ export function chooseEncoding(file: string, head: Uint8Array, profile?: SourceP
     `the file starts with a ${mark.encoding} byte order mark, but ${profile.name} says \`encoding: ${named}\`; ` +
       `correct the profile's \`encoding:\` (SOURCES_FILE, see README.md, Vendor files) or save the file as ${named}`,
     { line: 1, byteOffset: 0 },
+    "file-or-profile",
   );
 }

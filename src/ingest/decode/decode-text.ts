@@ -1,6 +1,7 @@
 import type { SourceProfile } from "../profiles/source-profile.js";
 import { BYTE_ORDER_MARK_MAX_LENGTH, chooseEncoding, type EncodingChoice } from "./byte-order-mark.js";
 import { utf16Chunks } from "./utf16-chunks.js";
+import type { FixIn } from "../unreadable-file-error.js";
 import { asText, utf8Chunks } from "./utf8-chunks.js";
 
 export type { EncodingChoice } from "./byte-order-mark.js";
@@ -74,21 +75,32 @@ async function* singleByteChunks(
   if (last.length > 0) yield last;
 }
 
-/** What to do about bytes that are not UTF-8. */
-function utf8Fix(profile: SourceProfile | undefined): string {
-  if (profile === undefined) {
-    return `if the file is not UTF-8, name its encoding in a source profile (\`encoding:\` in ${WHERE})`;
-  }
-  return profile.encoding === undefined
-    ? `if the file is not UTF-8, name its encoding in ${profile.name} (\`encoding:\` in ${WHERE})`
-    : `if the file is not UTF-8, correct \`encoding: utf-8\` of ${profile.name} (${WHERE})`;
+/** What to do about bytes that are not UTF-8: each advice names a profile's `encoding:`. */
+function utf8Fix(profile: SourceProfile | undefined): { readonly advice: string; readonly fixIn: FixIn } {
+  const advice =
+    profile === undefined
+      ? `if the file is not UTF-8, name its encoding in a source profile (\`encoding:\` in ${WHERE})`
+      : profile.encoding === undefined
+        ? `if the file is not UTF-8, name its encoding in ${profile.name} (\`encoding:\` in ${WHERE})`
+        : `if the file is not UTF-8, correct \`encoding: utf-8\` of ${profile.name} (${WHERE})`;
+  return { advice, fixIn: "file-or-profile" };
 }
 
-function utf16Problem(choice: EncodingChoice, profile: SourceProfile | undefined, problem: string): string {
+function utf16Problem(
+  choice: EncodingChoice,
+  profile: SourceProfile | undefined,
+  problem: string,
+): { readonly problem: string; readonly fixIn: FixIn } {
   const { encoding } = choice;
   return choice.by === "profile" && profile !== undefined
-    ? `not ${encoding} as ${profile.name} says: ${problem}; save the file as ${encoding} or correct the profile's \`encoding:\` (${WHERE})`
-    : `not ${encoding} although it starts with a ${encoding} byte order mark: ${problem}; save the file again as UTF-16 or UTF-8`;
+    ? {
+        problem: `not ${encoding} as ${profile.name} says: ${problem}; save the file as ${encoding} or correct the profile's \`encoding:\` (${WHERE})`,
+        fixIn: "file-or-profile",
+      }
+    : {
+        problem: `not ${encoding} although it starts with a ${encoding} byte order mark: ${problem}; save the file again as UTF-16 or UTF-8`,
+        fixIn: "file",
+      };
 }
 
 /** The first bytes of a file, enough to tell its byte order mark (all of it if it is shorter). */

@@ -1,4 +1,4 @@
-import { UnreadableFileError } from "../unreadable-file-error.js";
+import { UnreadableFileError, type FixIn } from "../unreadable-file-error.js";
 import { utf16ErrorIn, utf16Text } from "./utf16-error.js";
 
 /** How a UTF-16 file's decoding failed: the text before the bad bytes, and the error to raise after it. */
@@ -12,14 +12,15 @@ interface Failure {
  * UTF-16 (an unpaired surrogate, an odd byte at the end) raises UnreadableFileError with the byte offset
  * and line of the bad code unit, after the text before it: what the readers see before the error does
  * not depend on how the bytes were chunked. `startOffset` is where `bytes` start in the file (after the
- * byte order mark); `describe` turns what went wrong into the message's problem.
+ * byte order mark); `describe` turns what went wrong into the message's problem, and says whether that
+ * names a source profile setting.
  */
 export async function* utf16Chunks(
   file: string,
   encoding: "utf-16le" | "utf-16be",
   bytes: AsyncIterable<Uint8Array>,
   startOffset: number,
-  describe: (problem: string) => string,
+  describe: (problem: string) => { readonly problem: string; readonly fixIn: FixIn },
 ): AsyncGenerator<string> {
   const bigEndian = encoding === "utf-16be";
   const decoder = new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
@@ -37,7 +38,8 @@ export async function* utf16Chunks(
     const before = utf16Text(region.subarray(0, at), bigEndian);
     const problem = found?.problem ?? `could not be decoded (${String(thrown)})`;
     const position = { line: lines + countNewlines(before), byteOffset: startOffset + 2 * units + at };
-    return { before, error: new UnreadableFileError(file, describe(problem), position) };
+    const described = describe(problem);
+    return { before, error: new UnreadableFileError(file, described.problem, position, described.fixIn) };
   };
 
   for await (const chunk of bytes) {

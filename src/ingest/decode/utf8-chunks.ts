@@ -1,16 +1,17 @@
 import { isUtf8 } from "node:buffer";
-import { UnreadableFileError } from "../unreadable-file-error.js";
+import { UnreadableFileError, type FixIn } from "../unreadable-file-error.js";
 
 /**
  * Checks a byte stream is strict UTF-8, chunk by chunk, in constant memory, and yields it re-cut on
  * character boundaries, without a leading BOM. Invalid bytes raise UnreadableFileError with their exact
- * byte offset and line and `fix` (what to do about it), after the text before them has been yielded:
- * what the readers see before the error is the same however the bytes were chunked.
+ * byte offset and line and `fix` (what to do about it, and whether that names a source profile setting),
+ * after the text before them has been yielded: what the readers see before the error is the same however
+ * the bytes were chunked.
  */
 export async function* utf8Chunks(
   file: string,
   source: AsyncIterable<Uint8Array>,
-  fix: string,
+  fix: { readonly advice: string; readonly fixIn: FixIn },
 ): AsyncGenerator<Buffer> {
   let carry: Buffer = Buffer.alloc(0);
   let offset = 0; // byte offset of carry[0] in the file
@@ -62,11 +63,11 @@ function invalidAt(
   byte: number,
   byteOffset: number,
   line: number,
-  fix: string,
+  fix: { readonly advice: string; readonly fixIn: FixIn },
   why?: string,
 ): UnreadableFileError {
   const problem = why ?? `not UTF-8: invalid byte 0x${byte.toString(16).padStart(2, "0")}`;
-  return new UnreadableFileError(file, `${problem}; ${fix}`, { line, byteOffset });
+  return new UnreadableFileError(file, `${problem}; ${fix.advice}`, { line, byteOffset }, fix.fixIn);
 }
 
 /** Index of the first byte that does not start or continue a valid UTF-8 sequence (slow path, errors only). */

@@ -1,5 +1,5 @@
 import { DELIMITERS } from "../profiles/source-profile.js";
-import { UnreadableFileError } from "../unreadable-file-error.js";
+import { UnreadableFileError, type FixIn } from "../unreadable-file-error.js";
 import { matchHeader, REQUIRED_COUNT, type HeaderMapping } from "./csv-header.js";
 import { CsvSplitter, MAX_CSV_RECORD_CHARS, type CsvRecord } from "./csv-records.js";
 
@@ -109,7 +109,7 @@ function choose(file: string, candidates: readonly Candidate[], mapping: HeaderM
       `the header has every required column when split at ${showList(filling.map((c) => c.delimiter))} ` +
       `(tried ${tried}), so which one the file uses is not clear. ` +
       `Set "delimiter:" in ${PROFILE_HINT}`;
-    throw new UnreadableFileError(file, problem, line === undefined ? {} : { line });
+    throw new UnreadableFileError(file, problem, line === undefined ? {} : { line }, "file-or-profile");
   }
   // None fills them: name what is missing with the delimiter that finds the most.
   let best: (Reading & { kind: "lacks" }) | undefined;
@@ -128,11 +128,16 @@ function choose(file: string, candidates: readonly Candidate[], mapping: HeaderM
       `(split at ${showDelimiter(candidates[bestAt]?.delimiter ?? ",")}, which finds the most of them; ` +
       `tried ${tried}). If the file uses another delimiter, set "delimiter:", or map its column names ` +
       `with "columns:", in ${PROFILE_HINT}`;
-    return throwAt(file, problem, best.line);
+    return throwAt(file, problem, best.line, "file-or-profile");
   }
-  return throwAt(file, `the header row ${broken?.reason ?? "cannot be split into fields"}`, broken?.line);
+  return throwAt(
+    file,
+    `the header row ${broken?.reason ?? "cannot be split into fields"}`,
+    broken?.line,
+    "file",
+  );
 }
 
-function throwAt(file: string, problem: string, line: number | undefined): never {
-  throw new UnreadableFileError(file, problem, line === undefined ? {} : { line });
+function throwAt(file: string, problem: string, line: number | undefined, fixIn: FixIn): never {
+  throw new UnreadableFileError(file, problem, line === undefined ? {} : { line }, fixIn);
 }

@@ -1,5 +1,5 @@
 import { normaliseFieldName, TOP_LEVEL, type FlatField } from "../../invoice/normalise.js";
-import { UnreadableFileError } from "../unreadable-file-error.js";
+import { UnreadableFileError, type FixIn } from "../unreadable-file-error.js";
 
 /** The fields a CSV header must fill, as messages name them. */
 const REQUIRED: readonly (readonly [FlatField, string])[] = [
@@ -55,16 +55,20 @@ export function matchHeader(names: readonly string[], mapping: HeaderMapping): C
   return { names, width: names.length, targets, mapped, columns: Object.freeze(columns), unknown, missing };
 }
 
-/** The header, or UnreadableFileError naming the required columns it lacks (and `why`, if given). */
+/**
+ * The header, or UnreadableFileError naming the required columns it lacks (and `why`, if given; `fixIn`
+ * says whether `why` names the source profile setting the header was split by).
+ */
 export function readHeader(
   file: string,
   names: readonly string[],
   line: number,
   mapping: HeaderMapping,
   why = "",
+  fixIn: FixIn = "file",
 ): CsvHeader {
   const header = matchHeader(names, mapping);
-  if (header.missing.length > 0) throw lacksColumns(file, header, line, why);
+  if (header.missing.length > 0) throw lacksColumns(file, header, line, why, fixIn);
   return header;
 }
 
@@ -73,7 +77,8 @@ export function lacksColumns(
   header: CsvHeader,
   line: number,
   why: string,
+  fixIn: FixIn = "file",
 ): UnreadableFileError {
   const problem = `the header lacks required column(s): ${header.missing.join(", ")}${why}`;
-  return new UnreadableFileError(file, problem, { line });
+  return new UnreadableFileError(file, problem, { line }, fixIn);
 }

@@ -30,6 +30,6 @@ export async function* afterLines(
     const problem =
       `the file ends before line ${count + 1}, where ${profileName} puts the header ` +
       `(header_row: ${count + 1}); set header_row to the header's line`;
-    throw new UnreadableFileError(file, problem);
+    throw new UnreadableFileError(file, problem, {}, "file-or-profile");
   }
 }

@@ -116,7 +116,8 @@ export async function* readCsv(
         const why = found.detected
           ? ""
           : ` (split at ${showDelimiter(found.delimiter)}, the delimiter ${profile.name} sets)`;
-        header = readHeader(file, record.fields, record.line, profile.mapping, why);
+        const fixIn = found.detected ? "file" : "file-or-profile";
+        header = readHeader(file, record.fields, record.line, profile.mapping, why, fixIn);
         wrongWidth = `but the header has ${header.width}; check for an unquoted ${unquotedDelimiter(found.delimiter)} or a missing value`;
         if (header.unknown.length > 0) options.onUnknownColumns(header.unknown);
         options.onHeader?.(headerInfo(header, record.line, found, profile));
@@ -139,7 +140,13 @@ export async function* readCsv(
       profile.preambleLines === 0
         ? ""
         : ` at or after line ${profile.preambleLines + 1}, where ${profile.name} puts it (header_row)`;
-    throw new UnreadableFileError(file, `the file is empty: a CSV file needs a header row${where}`);
+    const fixIn = profile.preambleLines === 0 ? "file" : "file-or-profile";
+    throw new UnreadableFileError(
+      file,
+      `the file is empty: a CSV file needs a header row${where}`,
+      {},
+      fixIn,
+    );
   }
 }
 
