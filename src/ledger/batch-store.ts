@@ -109,8 +109,9 @@ export class BatchStore {
       .hgetall(this.names.batch(id))
       .hget(this.names.pending, id)
       .zscore(this.names.completed, id)
+      .sismember(this.names.reopened, id)
       .exec();
-    const [fields, pending, completedAt] = (replies ?? []).map(([error, value]) => {
+    const [fields, pending, completedAt, isReopened] = (replies ?? []).map(([error, value]) => {
       if (error) throw error;
       return value;
     });
@@ -118,8 +119,9 @@ export class BatchStore {
     if (Object.keys(stored).length === 0) return undefined;
     const meta = batchMetaSchema.parse(stored);
     const waiting = typeof pending === "string" ? Math.max(0, Number(pending)) : undefined;
-    // Waiting for keys again (a retry or re-drop requeued one); a batch only to be reported again is not.
-    const reopened = meta.state === "reported" && (waiting ?? 0) > 0;
+    // Waiting for keys again (a retry or re-drop requeued one) until its report is written again; a
+    // batch only to be reported again (a key superseded, a late success) is not reopened.
+    const reopened = meta.state === "reported" && (isReopened === 1 || (waiting ?? 0) > 0);
     return {
       ...meta,
       ...(waiting === undefined ? {} : { pending: waiting }),
@@ -194,6 +196,7 @@ export class BatchStore {
         ...(completedAt === null ? {} : { completed_at: completedAt }),
       })
       .zrem(this.names.completed, id)
+      .srem(this.names.reopened, id)
       .exec();
   }
 

@@ -68,6 +68,15 @@ export class LedgerNames {
     return `${this.#base}:completed`;
   }
 
+  /**
+   * Set of reported batches that wait again for a key `retry` or a re-drop requeued: their state reads
+   * `ingested` until their report is written again (a batch only re-reported, as when a key of it is
+   * superseded, is not in it).
+   */
+  get reopened(): string {
+    return `${this.#base}:reopened`;
+  }
+
   /** Hash external_id → the idempotency key that carries it now. */
   get externalIds(): string {
     return `${this.#base}:external-ids`;

@@ -112,6 +112,7 @@ export class RedisLedger implements Ledger {
       this.names.batch(batchId),
       this.names.decisions(batchId),
       this.names.batchKeyList(batchId),
+      this.names.reopened,
       ...rows.map((row) => this.names.record(row.key)),
     ];
     // Optimistic: most rows' external_ids are new. When the index names keys the call did not declare,
@@ -221,6 +222,7 @@ export class RedisLedger implements Ledger {
             this.names.externalIds,
             this.names.record(key),
             this.names.record(live === "" ? key : live),
+            this.names.reopened,
           ],
           [key, live, this.now()],
         ),

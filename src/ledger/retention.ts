@@ -107,7 +107,16 @@ export class Retention {
     }
     const gone = await scripts.expireBatch.run(
       this.redis,
-      [k.pending, k.ingesting, k.completed, k.batches, k.batch(id), k.decisions(id), k.batchKeyList(id)],
+      [
+        k.pending,
+        k.ingesting,
+        k.completed,
+        k.batches,
+        k.batch(id),
+        k.decisions(id),
+        k.batchKeyList(id),
+        k.reopened,
+      ],
       args,
     );
     return gone === 1 ? removed : undefined;

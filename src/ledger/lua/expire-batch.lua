@@ -8,6 +8,7 @@
   KEYS[5] batch       hash   the batch's record
   KEYS[6] decisions   hash   line -> duplicate | conflict:<key>, for this batch
   KEYS[7] batch-keys  string the batch's keys, 16 bytes each
+  KEYS[8] reopened    set    reported batches that wait for a requeued key again
 
   ARGV[1] batch id, ARGV[2] now (ms), ARGV[3] retention (ms).
 
@@ -22,4 +23,5 @@ redis.call('DEL', KEYS[5], KEYS[6], KEYS[7])
 redis.call('ZREM', batches, batch)
 redis.call('HDEL', pending, batch)
 redis.call('SREM', ingesting, batch)
+redis.call('SREM', KEYS[8], batch)
 return 1

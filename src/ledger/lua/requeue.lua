@@ -12,6 +12,7 @@
   KEYS[7] external-ids  hash   external_id -> the key that carries it now
   KEYS[8] record        string the key's record
   KEYS[9] live record   string the record of the key the index named when the caller read it
+  KEYS[10] reopened     set    reported batches that wait for a requeued key again
 
   ARGV[1] key, ARGV[2] the live key the caller read ('' for none), ARGV[3] now (ms).
 
@@ -23,7 +24,7 @@
 -- @include "requeue"
 
 local g = { counts = KEYS[1], failed = KEYS[2], requeuing = KEYS[3], pending = KEYS[4],
-  ingesting = KEYS[5], completed = KEYS[6] }
+  ingesting = KEYS[5], completed = KEYS[6], reopened = KEYS[10] }
 local xkey, rkey, lkey = KEYS[7], KEYS[8], KEYS[9]
 local key, expected, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local head, body = read_record(rkey)

@@ -12,6 +12,7 @@ local function requeue(g, rkey, key, head)
       waiting[#waiting + 1] = b
       redis.call('HINCRBY', g.pending, b, 1)
       redis.call('ZREM', g.completed, b)
+      redis.call('SADD', g.reopened, b)
     end
   end
   if #waiting > 0 then head.waiting = waiting end
