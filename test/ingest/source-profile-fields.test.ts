@@ -274,7 +274,7 @@ describe("the same invoices from differently shaped files", () => {
     const german = await readThrough(germanCsv(invoices), "csv", GERMAN, TINY);
     const nested = await readThrough(nestedJson(invoices), "json", NESTED, [64]);
     for (const read of [german.items, nested.items]) {
-      expect(read.every((item) => item.kind === "valid")).toBe(true);
+      expect(read.filter((item) => item.kind !== "valid")).toEqual([]);
       expect(valid(read).map(({ invoice, key }) => ({ invoice, key }))).toEqual(sample);
     }
     expect(german.header).toMatchObject({ delimiter: ";", detected: true });
