@@ -38,7 +38,7 @@ export class LedgerNames {
     return `${this.#base}:batch:${batchId}:keys`;
   }
 
-  /** The lease of the process ingesting the batch (src/ingest/ingest-lease.ts). */
+  /** The lease of the process ingesting the batch (src/ledger/batch-lease.ts). */
   ingestLease(batchId: string): string {
     return `${this.#base}:batch:${batchId}:lease`;
   }

@@ -2,7 +2,7 @@ import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { claimedName, moveClaimed, type DropFolder } from "../ingest/drop-folder.js";
 import { findContentChange } from "../ingest/claimed-content.js";
-import { IngestLease } from "../ingest/ingest-lease.js";
+import { BatchLease } from "../ledger/batch-lease.js";
 import type { Logger } from "../log/logger.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import type { RedisClient } from "../ledger/redis-client.js";
@@ -33,7 +33,7 @@ export async function finalizeCompleteBatches(
   const written: WrittenReport[] = [];
   for (const id of await deps.batches.complete()) {
     // One process writes a given report at a time; the others skip it this round.
-    const lease = new IngestLease(deps.redis, deps.batches.names.reportLease(id));
+    const lease = new BatchLease(deps.redis, deps.batches.names.reportLease(id));
     if (!(await lease.acquire())) continue;
     try {
       const report = await finalizeBatch(deps, id);

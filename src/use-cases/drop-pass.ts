@@ -19,7 +19,7 @@ import {
   type ClaimedFile,
   type DropFolder,
 } from "../ingest/drop-folder.js";
-import { IngestLease } from "../ingest/ingest-lease.js";
+import { BatchLease } from "../ledger/batch-lease.js";
 import { ingestFile, type IngestResult } from "../ingest/ingest-file.js";
 import { formatFor, profileFor } from "../ingest/profiles/profile-match.js";
 import { profileOfBatch, profileSnapshot } from "../ingest/profiles/profile-snapshot.js";
@@ -134,7 +134,7 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
     ...measured,
   });
   const claimed = { size: meta.size ?? measured.size, sha256: meta.sha256 ?? measured.sha256 };
-  const lease = new IngestLease(deps.redis, deps.batches.names.ingestLease(file.batchId));
+  const lease = new BatchLease(deps.redis, deps.batches.names.ingestLease(file.batchId));
   if (!(await lease.acquire())) return { kind: "busy" };
   try {
     const change =

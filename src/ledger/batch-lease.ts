@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import type { RedisClient } from "../ledger/redis-client.js";
+import type { RedisClient } from "./redis-client.js";
 
 const LEASE_MS = 15_000;
 const RENEW_MS = 5_000;
@@ -8,7 +8,7 @@ const RENEW_MS = 5_000;
  * One process at a time ingests a batch. The lease expires on its own if its holder dies; a holder on
  * this host whose process is gone is taken over at once, so a re-run after a crash does not wait.
  */
-export class IngestLease {
+export class BatchLease {
   private timer: NodeJS.Timeout | undefined;
   private readonly owner = `${hostname()}:${process.pid}`;
 

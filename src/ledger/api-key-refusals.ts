@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { LedgerNames } from "./names.js";
+import type { RedisClient } from "./redis-client.js";
+
+const refusalSchema = z.object({ httpStatus: z.number(), detail: z.string(), at: z.number() });
+export type ApiKeyRefusal = z.infer<typeof refusalSchema>;
+
+/**
+ * The service's refusal of the API key, kept until a process with (presumably) another key starts: what
+ * `run` and `status` say about it. Never the key itself: only its HTTP status, the service's words and when.
+ */
+export class ApiKeyRefusals {
+  readonly #name: string;
+
+  constructor(
+    private readonly redis: RedisClient,
+    prefix: string,
+  ) {
+    this.#name = new LedgerNames(prefix).apiKeyRefused;
+  }
+
+  async record(refusal: ApiKeyRefusal): Promise<void> {
+    await this.redis.set(this.#name, JSON.stringify(refusal));
+  }
+
+  async read(): Promise<ApiKeyRefusal | undefined> {
+    const raw = await this.redis.get(this.#name);
+    if (raw === null) return undefined;
+    const parsed = refusalSchema.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  /** Whether there was one to clear. */
+  async clear(): Promise<boolean> {
+    return (await this.redis.del(this.#name)) > 0;
+  }
+}
