@@ -102,13 +102,7 @@ export class RedisLedger implements Ledger {
     const args: (string | number | Buffer)[] = [batchId, this.now(), packed, rows.length];
     for (const row of rows) args.push(row.line, row.key, row.externalId);
     const keys = [
-      this.names.counts,
-      this.names.failed,
-      this.names.requeuing,
-      this.names.pending,
-      this.names.ingesting,
-      this.names.completed,
-      this.names.externalIds,
+      ...this.#movingKeys(),
       this.names.batch(batchId),
       this.names.decisions(batchId),
       this.names.batchKeyList(batchId),
@@ -213,13 +207,7 @@ export class RedisLedger implements Ledger {
         await scripts.requeue.run(
           this.redis,
           [
-            this.names.counts,
-            this.names.failed,
-            this.names.requeuing,
-            this.names.pending,
-            this.names.ingesting,
-            this.names.completed,
-            this.names.externalIds,
+            ...this.#movingKeys(),
             this.names.record(key),
             this.names.record(live === "" ? key : live),
             this.names.reopened,
@@ -230,6 +218,15 @@ export class RedisLedger implements Ledger {
       if (result !== "stale") return result;
     }
     throw new Error(`retry of ${key}: the external-id index kept changing; run retry again`);
+  }
+
+  /**
+   * The deployment-wide keys a status move touches, as register.lua and requeue.lua take them in
+   * KEYS[1..7]: counts, failed, requeuing, pending, ingesting, completed, external-ids.
+   */
+  #movingKeys(): string[] {
+    const n = this.names;
+    return [n.counts, n.failed, n.requeuing, n.pending, n.ingesting, n.completed, n.externalIds];
   }
 
   /** The batches that have the key, the first one first ([] if it has no record). */
