@@ -11,6 +11,7 @@ export function commandConfig(overrides: Overrides, required: readonly SettingNa
 export function commandLogger(config: Config, name = "invoice-relay"): Logger {
   return createLogger({
     level: config.logLevel,
+    format: config.logFormat,
     name,
     secrets: config.invoiceApiKey === undefined ? [] : [config.invoiceApiKey],
   });

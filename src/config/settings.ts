@@ -101,6 +101,13 @@ export const SETTINGS = {
     schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
     default: "info",
   },
+  logFormat: {
+    env: "LOG_FORMAT",
+    description:
+      "Log format: auto (pretty-printed when stderr is a terminal, else JSON lines), json or pretty.",
+    schema: z.enum(["auto", "json", "pretty"]),
+    default: "auto",
+  },
   submitConcurrency: {
     env: "SUBMIT_CONCURRENCY",
     description: "Requests in flight per worker process at full speed.",

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from "pino";
+import { prettyFactory } from "pino-pretty";
 
 export type { Logger } from "pino";
 
@@ -22,23 +23,41 @@ const REDACTED_PATHS = [
   "*.headers.Authorization",
 ];
 
+/** LOG_FORMAT: `auto` pretty-prints for a person at a terminal and writes JSON lines anywhere else. */
+export type LogFormat = "auto" | "json" | "pretty";
+
 export interface LoggerOptions {
   readonly level?: string;
   /** Literal secret values to mask wherever they appear in a log line (e.g. inside an error message). */
   readonly secrets?: readonly string[];
   readonly destination?: DestinationStream;
   readonly name?: string;
+  /** Default `auto`. */
+  readonly format?: LogFormat;
+  /** Whether the destination is a terminal; default: whether stderr is one. Decides `auto`, and colours. */
+  readonly isTTY?: boolean;
+}
+
+/** The format a logger writes: `auto` is pretty only on a terminal. */
+export function resolveLogFormat(format: LogFormat, isTTY: boolean): "json" | "pretty" {
+  if (format === "auto") return isTTY ? "pretty" : "json";
+  return format;
 }
 
 /**
- * The one logger of a process: JSON lines to stderr (stdout is kept for command output), credentials
- * redacted by path and, as a second guard, by value.
+ * The one logger of a process: log lines to stderr (stdout is kept for command output), credentials
+ * redacted by path and, as a second guard, by value. The lines are JSON, or pretty-printed in-process
+ * and written synchronously (nothing is lost when a process exits right after logging) when the
+ * format resolves to pretty; the pretty text is made from the redacted JSON line and masked again.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
-  const destination = options.destination ?? pino.destination({ fd: 2, sync: false });
-  const guarded: DestinationStream =
-    secrets.length === 0
+  const isTTY = options.isTTY ?? process.stderr.isTTY;
+  const pretty = resolveLogFormat(options.format ?? "auto", isTTY) === "pretty";
+  const destination = options.destination ?? pino.destination({ fd: 2, sync: pretty });
+  const guarded: DestinationStream = pretty
+    ? prettyStream(destination, secrets, isTTY)
+    : secrets.length === 0
       ? destination
       : {
           write: (line: string) => {
@@ -55,6 +74,25 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
     guarded,
   );
+}
+
+/** Turns each masked JSON line into one human-readable entry: time, level, name, message, then fields. */
+function prettyStream(
+  destination: DestinationStream,
+  secrets: readonly string[],
+  colorize: boolean,
+): DestinationStream {
+  const prettify = prettyFactory({
+    colorize,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname",
+    singleLine: false,
+  });
+  return {
+    write: (line: string) => {
+      destination.write(maskSecrets(prettify(maskSecrets(line, secrets)), secrets));
+    },
+  };
 }
 
 /** Replaces every occurrence of each secret in `text`. */

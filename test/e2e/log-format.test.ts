@@ -1,0 +1,47 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisServer } from "../../src/dev/redis-server.js";
+import { runCli } from "../support/cli-run.js";
+import { tempDropDir } from "../support/drop.js";
+
+// A Redis without persistence, so that `run` logs its warning about it before finding nothing to do.
+let redis: RedisServer;
+let drop: { dir: string; cleanup: () => Promise<void> };
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+  drop = await tempDropDir();
+});
+
+afterAll(async () => {
+  await drop.cleanup();
+  await redis.dispose();
+});
+
+async function run(env: Record<string, string>): Promise<string[]> {
+  const result = await runCli(["run"], {
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: `log-format-${randomUUID()}`,
+    DROP_DIR: drop.dir,
+    INVOICE_API_URL: "http://127.0.0.1:9",
+    INVOICE_API_KEY: "irs_live_log_format_0123456789",
+    LOG_LEVEL: "warn",
+    ...env,
+  });
+  expect(result.code).toBe(0);
+  return result.output.split("\n").filter((line) => line.includes("Redis persistence is off"));
+}
+
+describe("log format of the CLI", () => {
+  it("when stderr is not a terminal and LOG_FORMAT is unset, then the warning is a JSON line", async () => {
+    const [line, ...others] = await run({});
+    expect(others).toEqual([]);
+    expect(JSON.parse(line ?? "")).toMatchObject({ level: 40, name: "invoice-relay" });
+  });
+
+  it("when LOG_FORMAT is pretty, then the warning is pretty-printed even though stderr is not a terminal", async () => {
+    const [line, ...others] = await run({ LOG_FORMAT: "pretty" });
+    expect(others).toEqual([]);
+    expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN \(invoice-relay\): Redis persistence is off/);
+  });
+});
