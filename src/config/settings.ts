@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
+import { httpAddrSchema } from "./http-addr.js";
 import { clusterNodesSchema, queuePrefixSchema } from "./redis-target.js";
 
 /**
@@ -162,6 +163,13 @@ export const SETTINGS = {
     description: "On SIGTERM/SIGINT, how long in-flight requests may take to finish.",
     schema: int(0, 600_000),
     default: "30000",
+  },
+  httpAddr: {
+    env: "HTTP_ADDR",
+    description:
+      "host:port of the health probes' HTTP server (/healthz, /readyz), or off. Default: 127.0.0.1:9464 for " +
+      "start; worker and run serve it only when this is set. 0.0.0.0:9464 lets a Kubernetes kubelet reach it.",
+    schema: httpAddrSchema.optional(),
   },
   settleMs: {
     env: "SETTLE_MS",

@@ -22,6 +22,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   simulator: ["errors", "invoice", "log"],
   agentnet: ["config", "errors", "log", "submit"],
   dev: ["errors", "simulator"],
+  ops: ["config", "errors", "ledger", "log", "queue"],
   cli: [
     "agentnet",
     "config",
@@ -30,6 +31,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "invoice",
     "ledger",
     "log",
+    "ops",
     "queue",
     "results",
     "simulator",
