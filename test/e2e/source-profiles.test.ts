@@ -160,7 +160,11 @@ describe("a file read through its profile", () => {
 
 describe("start and a profiles file edited while it runs", () => {
   function start(env: Record<string, string>): Spawned {
-    const proc = spawnNode("workers/cli.js", ["start", "--watch", "--schedule", "0 2 * * *"], env);
+    // Any free port for the health probes, so no other test's start contends for 9464.
+    const proc = spawnNode("workers/cli.js", ["start", "--watch", "--schedule", "0 2 * * *"], {
+      ...env,
+      HTTP_ADDR: "127.0.0.1:0",
+    });
     cleanups.push(async () => {
       if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
       await proc.exited;

@@ -25,6 +25,8 @@ async function setup(simOptions: Parameters<typeof startSimulator>[0] = {}) {
     DROP_DIR: drop.dir,
     SETTLE_MS: "200",
     LOG_LEVEL: "warn",
+    // Any free port for the health probes: two starts, or two test files, never contend for 9464.
+    HTTP_ADDR: "127.0.0.1:0",
   };
   return { sim, dir: drop.dir, env };
 }

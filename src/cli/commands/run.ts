@@ -1,5 +1,7 @@
 import { Command } from "commander";
+import { resolveHttpAddr } from "../../config/http-addr.js";
 import { requireSubmitConfig } from "../../config/load.js";
+import { startProbes } from "../../ops/probes.js";
 import { nightlyPass, type NightlyOutcome } from "../../use-cases/nightly-pass.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { openContext } from "../context.js";
@@ -43,12 +45,23 @@ export const runCommand: CommandFactory = () =>
       const profiles = await loadSourceProfiles(config, logger);
       const ctx = await openContext(config, { dropFolder: true });
       const progress = new Progress(process.stderr, logger);
+      const stopping = shutdownOnSignals(logger);
+      // Health probes only when HTTP_ADDR is set: a pass is not a service, but a scheduler may watch it.
+      const probes = await startProbes(
+        config,
+        resolveHttpAddr(config.httpAddr, "off"),
+        stopping,
+        logger,
+      ).catch(async (error: unknown) => {
+        await ctx.close();
+        throw error;
+      });
       try {
         const outcome = await nightlyPass(
           { ...ctx, config, logger, profiles },
           {
             deadline: deadlineMs === undefined ? undefined : Date.now() + deadlineMs,
-            signal: shutdownOnSignals(logger),
+            signal: stopping,
             onProgress: (state) => {
               progress.update(state);
             },
@@ -57,6 +70,7 @@ export const runCommand: CommandFactory = () =>
         progress.end();
         process.exitCode = render(outcome, ctx.folder.root);
       } finally {
+        await probes.close();
         await ctx.close();
       }
     });

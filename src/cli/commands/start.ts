@@ -1,8 +1,11 @@
+import { once } from "node:events";
 import { Command } from "commander";
+import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
 import { requireSubmitConfig } from "../../config/load.js";
 import { redisTarget } from "../../config/redis-target.js";
 import { startScanService } from "../../use-cases/scan-service.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
+import { startProbes } from "../../ops/probes.js";
 import { createRedis } from "../../queue/connection.js";
 import { startSubmission } from "../../queue/submission-service.js";
 import { openContext } from "../context.js";
@@ -14,14 +17,15 @@ import {
   commandConfig,
   commandLogger,
   overridesFrom,
-  shutdownSignal,
+  shutdownOnSignals,
 } from "../runtime.js";
 
 export const startCommand: CommandFactory = () =>
   addSubmitOptions(addCommonOptions(new Command("start")))
     .description(
       "Long-running service: submission worker, ingest worker and a scheduled drop-folder scan (default nightly at 02:00). " +
-        "SIGTERM/SIGINT: stop taking work, finish requests in flight within the grace period, exit 0.",
+        "SIGTERM/SIGINT: stop taking work, finish requests in flight within the grace period, exit 0. " +
+        "Health probes (/healthz, /readyz) on HTTP_ADDR, default 127.0.0.1:9464.",
     )
     .option("--schedule <cron>", "when to scan the drop folder (cron, seconds field optional)", "0 2 * * *")
     .option("--tz <tz>", "time zone of the schedule, e.g. Europe/Berlin (default: the system's)")
@@ -39,6 +43,17 @@ export const startCommand: CommandFactory = () =>
       // A broken profiles file stops the start here; at a later scan it makes that scan claim nothing.
       const profiles = await loadSourceProfiles(config, logger);
       const ctx = await openContext(config, { dropFolder: true, logger });
+      const stopping = shutdownOnSignals(logger);
+      // Before any work is taken: a port in use ends the command here.
+      const probes = await startProbes(
+        config,
+        resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
+        stopping,
+        logger,
+      ).catch(async (error: unknown) => {
+        await ctx.close();
+        throw error;
+      });
       const submission = await startSubmission(config, logger);
       const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
       const scans = await startScanService({
@@ -60,9 +75,10 @@ export const startCommand: CommandFactory = () =>
         },
         "invoice-relay started",
       );
-      await shutdownSignal(logger);
+      if (!stopping.aborted) await once(stopping, "abort");
       await Promise.all([scans.close(), submission.close(config.shutdownGraceMs)]);
       scanConnection.disconnect();
+      await probes.close();
       await ctx.close();
       logger.info("invoice-relay stopped");
       process.exitCode = ExitCode.Ok;

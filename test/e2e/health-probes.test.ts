@@ -1,0 +1,123 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:net";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/dev/redis-server.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { runCli } from "../support/cli-run.js";
+import { tempDropDir } from "../support/drop.js";
+import { spawnNode, until, type Spawned } from "../support/processes.js";
+import { testRedisUrl } from "../support/redis.js";
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+let sim: SimulatorHandle;
+beforeAll(async () => {
+  sim = await startSimulator({ apiKey: API_KEY, seed: 5 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function env(httpAddr: string): Record<string, string> {
+  return {
+    REDIS_URL: testRedisUrl(),
+    INVOICE_API_URL: sim.url,
+    INVOICE_API_KEY: API_KEY,
+    QUEUE_PREFIX: `probes-${randomUUID()}`,
+    LOG_LEVEL: "info",
+    HTTP_ADDR: httpAddr,
+  };
+}
+
+function spawnCli(args: string[], environment: Record<string, string>): Spawned {
+  const proc = spawnNode("workers/cli.js", args, environment);
+  cleanups.push(async () => {
+    if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  });
+  return proc;
+}
+
+/** The status of GET url, or undefined while nothing answers there. */
+async function statusOf(url: string): Promise<number | undefined> {
+  return fetch(url).then(
+    (response) => response.status,
+    () => undefined,
+  );
+}
+
+describe("health probes of the long-running commands", () => {
+  it("when worker runs with HTTP_ADDR on a free port, then /healthz and /readyz answer 200 and it logs the address; SIGTERM ends it with 0", async () => {
+    const port = await freePort();
+    const proc = spawnCli(["worker"], env(`127.0.0.1:${port}`));
+    const base = `http://127.0.0.1:${port}`;
+    await until(async () => (await statusOf(`${base}/readyz`)) === 200, 20_000, "/readyz to answer 200");
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.text()).toBe("ok");
+    const ready = await fetch(`${base}/readyz`);
+    expect(await ready.json()).toEqual({
+      status: "ready",
+      failed: [],
+      checks: { redis: "ok", apiKey: "ok", shutdown: "ok" },
+    });
+    expect(proc.output()).toContain(`health probes listening on ${base}`);
+
+    proc.child.kill("SIGTERM");
+    expect((await proc.exited).code, proc.output()).toBe(0);
+    expect(await statusOf(`${base}/healthz`)).toBeUndefined();
+  });
+
+  it("when HTTP_ADDR's port is taken, then worker exits 1 naming HTTP_ADDR and what to do", async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    cleanups.push(
+      () =>
+        new Promise((resolve) => {
+          taken.close(() => {
+            resolve();
+          });
+        }),
+    );
+    const address = taken.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+
+    const result = await runCli(["worker"], env(`127.0.0.1:${port}`), 20_000);
+
+    expect(result.code, result.output).toBe(1);
+    expect(result.output).toContain(`invoice-relay: HTTP_ADDR=127.0.0.1:${port}: the port is already in use`);
+    expect(result.output).toContain("HTTP_ADDR=off");
+    expect(result.output).not.toContain("submission worker started");
+  });
+
+  it("when start runs with HTTP_ADDR set, then its /readyz answers 200", async () => {
+    const port = await freePort();
+    const drop = await tempDropDir();
+    cleanups.push(drop.cleanup);
+    spawnCli(["start", "--schedule", "0 2 * * *"], { ...env(`127.0.0.1:${port}`), DROP_DIR: drop.dir });
+    await until(
+      async () => (await statusOf(`http://127.0.0.1:${port}/readyz`)) === 200,
+      20_000,
+      "start's /readyz to answer 200",
+    );
+    expect(await statusOf(`http://127.0.0.1:${port}/healthz`)).toBe(200);
+  });
+
+  it("when worker runs without HTTP_ADDR, then it serves no probes and logs no address", async () => {
+    const environment = env("off");
+    delete environment["HTTP_ADDR"];
+    const proc = spawnCli(["worker"], environment);
+    await until(
+      () => Promise.resolve(proc.output().includes("submission worker started")),
+      20_000,
+      "the worker to start",
+    );
+    expect(proc.output()).not.toContain("health probes listening");
+    proc.child.kill("SIGTERM");
+    expect((await proc.exited).code).toBe(0);
+  });
+});
