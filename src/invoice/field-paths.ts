@@ -1,6 +1,6 @@
 import { truncateValue, type FieldError } from "./field-error.js";
 import {
-  FIELD_NAMES,
+  fieldSetter,
   normaliseFieldName,
   TOP_LEVEL,
   withoutFields,
@@ -51,16 +51,7 @@ export function pickFieldsByPaths(
   const unknown: string[] = [];
   const errors: FieldError[] = [];
   let unmapped: FlatField[] | undefined; // mapped fields filled by their own name instead
-  const set = (target: FlatField, value: unknown, sourceName: string): void => {
-    if (target in fields && fields[target] !== value) {
-      errors.push({
-        field: FIELD_NAMES[target],
-        reason: `is given twice with different values (again as "${sourceName}")`,
-      });
-      return;
-    }
-    fields[target] = value;
-  };
+  const set = fieldSetter(fields, errors);
   const visit = (object: Readonly<Record<string, unknown>>, prefix: string, spelled: string): void => {
     for (const [name, value] of Object.entries(object)) {
       const path = prefix + normaliseFieldName(name);

@@ -59,12 +59,15 @@ export function normaliseFieldName(name: string): string {
   return name.trim().toLowerCase();
 }
 
-/** Picks the invoice fields out of a flat or nested record; names are matched case-insensitively. */
-export function pickFields(record: Readonly<Record<string, unknown>>): PickedFields {
-  const fields: Partial<Record<FlatField, unknown>> = {};
-  const unknown: string[] = [];
-  const errors: FieldError[] = [];
-  const set = (target: FlatField, value: unknown, sourceName: string): void => {
+/**
+ * Fills `fields` one source name at a time: a field given again with another value is an error (named
+ * by the source name it came under the second time), the first value stays.
+ */
+export function fieldSetter(
+  fields: Partial<Record<FlatField, unknown>>,
+  errors: FieldError[],
+): (target: FlatField, value: unknown, sourceName: string) => void {
+  return (target, value, sourceName) => {
     if (target in fields && fields[target] !== value) {
       errors.push({
         field: FIELD_NAMES[target],
@@ -74,6 +77,14 @@ export function pickFields(record: Readonly<Record<string, unknown>>): PickedFie
     }
     fields[target] = value;
   };
+}
+
+/** Picks the invoice fields out of a flat or nested record; names are matched case-insensitively. */
+export function pickFields(record: Readonly<Record<string, unknown>>): PickedFields {
+  const fields: Partial<Record<FlatField, unknown>> = {};
+  const unknown: string[] = [];
+  const errors: FieldError[] = [];
+  const set = fieldSetter(fields, errors);
   for (const [name, value] of Object.entries(record)) {
     const lower = normaliseFieldName(name);
     if (lower === "routing") {
