@@ -1,42 +1,29 @@
 import type { AddressInfo } from "node:net";
-import { fastify } from "fastify";
+import { fastify, type FastifyInstance } from "fastify";
 import { formatHttpAddr, type HttpAddr } from "../config/http-addr.js";
 import { HttpAddrInUseError } from "./errors/http-addr-in-use-error.js";
 import { HttpAddrUnavailableError } from "./errors/http-addr-unavailable-error.js";
-import type { Readiness } from "./readiness.js";
 
-/** The health probes' HTTP server of a long-running process (docs/operations.md, "Health probes"). */
-export interface HealthServer {
+/** The HTTP server of a long-running process on HTTP_ADDR: probes, metrics, the console. */
+export interface HttpServer {
   /** Where it listens, e.g. http://127.0.0.1:9464 (with the port taken when HTTP_ADDR's was 0). */
   readonly url: string;
   /** Stops listening; requests under way are answered first. */
   close(): Promise<void>;
 }
 
-export interface HealthServerOptions {
+/** One set of routes (a fastify plugin body); they are registered in order before the server listens. */
+export type Routes = (app: FastifyInstance) => void | Promise<void>;
+
+export interface HttpServerOptions {
   readonly addr: HttpAddr;
-  /** Answers /readyz. */
-  readonly readiness: () => Promise<Readiness>;
+  readonly routes: readonly Routes[];
 }
 
-/**
- * Serves `GET /healthz` (200 `ok` while the event loop answers) and `GET /readyz` (200, or 503 with the
- * checks that failed). Fails with a typed error naming HTTP_ADDR when it cannot listen there.
- */
-export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+/** Listens on `addr` with `routes`. Fails with a typed error naming HTTP_ADDR when it cannot listen there. */
+export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
   const app = fastify({ logger: false });
-  app.get("/healthz", async (_request, reply) => reply.type("text/plain; charset=utf-8").send("ok"));
-  app.get("/readyz", async (_request, reply) => {
-    const readiness = await options.readiness();
-    return reply
-      .code(readiness.ready ? 200 : 503)
-      .header("cache-control", "no-store")
-      .send({
-        status: readiness.ready ? "ready" : "not ready",
-        failed: readiness.failed,
-        checks: readiness.checks,
-      });
-  });
+  for (const routes of options.routes) await app.register(async (scope) => routes(scope));
   const addr = formatHttpAddr(options.addr);
   try {
     await app.listen({ host: options.addr.host, port: options.addr.port });

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { createLogger } from "../../src/log/logger.js";
-import { startProbes } from "../../src/ops/probes.js";
+import { startOpsServer } from "../../src/ops/ops-server.js";
 import { clearApiKeyRefusal, recordApiKeyRefused } from "../../src/queue/api-key-refusal.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
@@ -38,7 +38,7 @@ async function probes(): Promise<{ url: string; prefix: string; stop: AbortContr
   const prefix = `probes-${randomUUID()}`;
   const config = loadConfig({ REDIS_URL: redis.url, QUEUE_PREFIX: prefix });
   const stop = new AbortController();
-  const started = await startProbes(config, { host: "127.0.0.1", port: 0 }, stop.signal, silent);
+  const started = await startOpsServer(config, { host: "127.0.0.1", port: 0 }, stop.signal, silent);
   cleanups.push(() => started.close());
   const url = started.url ?? "";
   expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -116,7 +116,7 @@ describe("the health probes", () => {
 
   it("when the probes are closed, then nothing listens on their port any more", async () => {
     const prefix = `probes-${randomUUID()}`;
-    const started = await startProbes(
+    const started = await startOpsServer(
       loadConfig({ REDIS_URL: redis.url, QUEUE_PREFIX: prefix }),
       { host: "127.0.0.1", port: 0 },
       new AbortController().signal,

@@ -1,0 +1,46 @@
+import { Command } from "commander";
+import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
+import { openContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+import type { CommandFactory } from "../program.js";
+import {
+  addCommonOptions,
+  commandConfig,
+  commandLogger,
+  overridesFrom,
+  shutdownOnSignals,
+} from "../runtime.js";
+import { serveOps } from "../serve-ops.js";
+
+export const consoleCommand: CommandFactory = () =>
+  addCommonOptions(new Command("console"))
+    .description(
+      "Serves the web console, /metrics and the health probes on HTTP_ADDR (default 127.0.0.1:9464) without " +
+        "submitting anything, until SIGTERM/SIGINT. Needs no API key; its one write action, retry, needs CONSOLE_TOKEN.",
+    )
+    .option("--drop-dir <dir>", "the drop folder (env DROP_DIR)")
+    .action(async (options: Record<string, unknown>) => {
+      const config = commandConfig(overridesFrom(options));
+      const logger = commandLogger(config, "invoice-relay-console");
+      // Connects and checks Redis as every command does: a Redis to refuse is refused before serving.
+      await (await openContext(config, { logger })).close();
+      const stopping = shutdownOnSignals(logger);
+      const server = await serveOps(
+        config,
+        resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
+        stopping,
+        logger,
+      );
+      if (server.url !== undefined)
+        process.stderr.write(
+          `invoice-relay console: serving ${server.url}/ until Ctrl-C (SIGINT) or SIGTERM\n`,
+        );
+      if (!stopping.aborted)
+        await new Promise<void>((resolve) => {
+          stopping.addEventListener("abort", () => {
+            resolve();
+          });
+        });
+      await server.close();
+      process.exitCode = ExitCode.Ok;
+    });

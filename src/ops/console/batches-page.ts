@@ -1,0 +1,91 @@
+import type { BatchMeta } from "../../ledger/batch-store.js";
+import { html, type SafeHtml } from "./html.js";
+import { when } from "./layout.js";
+import { ROW_FILTERS } from "./ports.js";
+
+/** Row counts of a batch's last report (the `counts` JSON of its record), if it has one. */
+export function countsOf(meta: BatchMeta): Partial<Record<string, number>> | undefined {
+  if (meta.counts === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(meta.counts);
+    if (typeof parsed !== "object" || parsed === null) return undefined;
+    const counts: Partial<Record<string, number>> = {};
+    for (const [name, value] of Object.entries(parsed)) if (typeof value === "number") counts[name] = value;
+    return counts;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rows final out of all rows: a reported batch is done; otherwise what no longer waits for the service. */
+export function progressOf(meta: BatchMeta): { final: number; total: number } {
+  const total = meta.rows ?? 0;
+  if (meta.state === "reported" || meta.state === "rejected") return { final: total, total };
+  if (meta.state === "ingesting") return { final: 0, total };
+  return { final: Math.max(0, total - (meta.pending ?? 0)), total };
+}
+
+export const statusBadge = (status: string): SafeHtml =>
+  html`<span class="status status-${status.replace(/[^a-z]/g, "")}">${status}</span>`;
+
+/** `/`: the newest batches, one line each. */
+export function batchesPage(metas: readonly BatchMeta[], total: number): SafeHtml {
+  if (metas.length === 0)
+    return html`<p class="notice">
+      No batches yet: files dropped into DROP_DIR show up here once a pass claims them.
+    </p>`;
+  return html`<p class="muted">The ${metas.length} newest of ${total} batch(es).</p>
+    <table class="batches">
+      <thead>
+        <tr>
+          <th>File</th>
+          <th>Dropped</th>
+          <th>State</th>
+          <th>Progress</th>
+          <th>Rows per status</th>
+          <th>Report</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${metas.map((meta) => batchLine(meta))}
+      </tbody>
+    </table>`;
+}
+
+function batchLine(meta: BatchMeta): SafeHtml {
+  const { final, total } = progressOf(meta);
+  const counts = countsOf(meta);
+  const link = `/batches/${encodeURIComponent(meta.id)}`;
+  const perStatus =
+    counts === undefined
+      ? html`<span class="muted">${meta.pending === undefined ? "" : `${meta.pending} waiting`}</span>`
+      : ROW_FILTERS.filter((s) => (counts[s] ?? 0) > 0).map(
+          (s) => html`<a href="${link}?status=${s}">${counts[s] ?? 0} ${s}</a> `,
+        );
+  return html`<tr>
+    <td>
+      <a href="${link}">${meta.file}</a>
+      <div class="muted mono">${meta.id}</div>
+    </td>
+    <td>${when(meta.created_at)}</td>
+    <td>
+      ${statusBadge(meta.state)}${meta.file_error === undefined ? "" : html`<div class="error">${meta.file_error}</div>`}
+    </td>
+    <td>
+      <progress
+        max="${Math.max(total, 1)}"
+        value="${total === 0 ? (meta.state === "reported" ? 1 : 0) : final}"
+      ></progress>
+      <span class="muted">${final}/${total}</span>
+    </td>
+    <td>${perStatus}</td>
+    <td>${reportLinks(meta)}</td>
+  </tr>`;
+}
+
+export function reportLinks(meta: BatchMeta): SafeHtml {
+  const base = `/batches/${encodeURIComponent(meta.id)}`;
+  return html`${meta.report_csv === undefined ? "" : html`<a href="${base}/report.csv">results.csv</a> `}${
+    meta.summary_json === undefined ? "" : html`<a href="${base}/summary.json">summary.json</a>`
+  }`;
+}

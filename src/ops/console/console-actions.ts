@@ -1,0 +1,118 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { BatchMeta } from "../../ledger/batch-store.js";
+import type { Logger } from "../../log/logger.js";
+import { SESSION_COOKIE, SESSION_SECONDS, sameOrigin, type ConsoleAuth } from "./auth.js";
+import { loginPage } from "./login-page.js";
+import type { RetryBatchPort } from "./ports.js";
+import { sendPage, sendProblem, viewerOf } from "./respond.js";
+
+export interface ActionDeps {
+  readonly auth: ConsoleAuth;
+  readonly retry: RetryBatchPort;
+  readonly knownBatch: (id: string) => Promise<BatchMeta | undefined>;
+  readonly logger: Logger;
+}
+
+const loginBody = z.object({ token: z.string().max(1024) });
+const csrfBody = z.object({ csrf: z.string().max(200).optional() }).catch({});
+const batchParams = z.object({ id: z.string().min(1).max(200) });
+
+/**
+ * The console's writes: sign in and out, and "retry this batch's failed rows". Without CONSOLE_TOKEN
+ * every POST is 403; with it, a POST without a token or session is 401, and a session's form post must
+ * carry its CSRF token and come from this origin (else 403). A bearer token needs neither: no browser
+ * sends one on its own.
+ */
+export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
+  const { auth } = deps;
+  app.addHook("preHandler", async (request, reply) => {
+    if (request.method !== "POST") return;
+    const viewer = viewerOf(auth, request);
+    if (!auth.writable)
+      return sendProblem(
+        reply,
+        viewer,
+        403,
+        "Read-only",
+        "This console is read-only: set CONSOLE_TOKEN to enable its actions.",
+      );
+    if (request.url === "/login") {
+      if (!sameOrigin(request.headers)) return forged(reply, request, auth);
+      return;
+    }
+    const proof = auth.proofOf(request.headers.authorization, request.headers.cookie);
+    if (proof.kind === "none")
+      return sendProblem(
+        reply,
+        viewer,
+        401,
+        "Sign in first",
+        "Sign in with the console token (or send Authorization: Bearer <token>).",
+      );
+    if (proof.kind === "session") {
+      const { csrf } = csrfBody.parse(request.body ?? {});
+      if (!sameOrigin(request.headers) || !auth.csrfMatches(proof.nonce, csrf))
+        return forged(reply, request, auth);
+    }
+  });
+
+  app.get("/login", async (request, reply) => {
+    const viewer = viewerOf(auth, request);
+    if (!auth.writable)
+      return sendProblem(
+        reply,
+        viewer,
+        404,
+        "Read-only",
+        "This console is read-only: CONSOLE_TOKEN is not set, so there is nothing to sign in to.",
+      );
+    return sendPage(reply, "Sign in", viewer, loginPage(undefined));
+  });
+
+  app.post("/login", async (request, reply) => {
+    const parsed = loginBody.safeParse(request.body);
+    if (!parsed.success || !auth.tokenMatches(parsed.data.token)) {
+      deps.logger.warn({ ip: request.ip }, "web console: a sign-in with a wrong token");
+      return sendPage(
+        reply,
+        "Sign in",
+        viewerOf(auth, request),
+        loginPage("That is not the console token."),
+        401,
+      );
+    }
+    const secure = request.protocol === "https" || request.headers["x-forwarded-proto"] === "https";
+    return reply
+      .header(
+        "set-cookie",
+        `${SESSION_COOKIE}=${auth.newSession()}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_SECONDS}${secure ? "; Secure" : ""}`,
+      )
+      .redirect("/", 303);
+  });
+
+  app.post("/logout", async (_request, reply) =>
+    reply
+      .header("set-cookie", `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`)
+      .redirect("/", 303),
+  );
+
+  app.post("/batches/:id/retry", async (request, reply) => {
+    const { id } = batchParams.parse(request.params);
+    if ((await deps.knownBatch(id)) === undefined)
+      return sendProblem(reply, viewerOf(auth, request), 404, "No such batch", `No batch ${id} to retry.`);
+    const outcome = await deps.retry(id);
+    deps.logger.info({ batch: id, ...outcome }, "web console: retried the batch's failed rows");
+    return reply.redirect(`/batches/${encodeURIComponent(id)}?retried=${outcome.requeued}`, 303);
+  });
+}
+
+function forged(reply: FastifyReply, request: FastifyRequest, auth: ConsoleAuth): FastifyReply {
+  return sendProblem(
+    reply,
+    viewerOf(auth, request),
+    403,
+    "Refused",
+    "This form was not sent from a page of this console (origin or CSRF token missing or wrong); reload the page and try again.",
+  );
+}

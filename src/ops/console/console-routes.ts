@@ -1,0 +1,184 @@
+import { createReadStream } from "node:fs";
+import { access } from "node:fs/promises";
+import { basename } from "node:path";
+import type { Queue } from "bullmq";
+import formbody from "@fastify/formbody";
+import { z } from "zod";
+import { BatchStore, type BatchMeta } from "../../ledger/batch-store.js";
+import { RedisLedger } from "../../ledger/redis-ledger.js";
+import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
+import { createInvoiceQueue } from "../../queue/invoice-queue.js";
+import type { Routes } from "../http-server.js";
+import type { OpsContext, OpsRoutes } from "../ops-server.js";
+import { actionRoutes } from "./console-actions.js";
+import { ConsoleAuth } from "./auth.js";
+import { batchPage } from "./batch-page.js";
+import { batchesPage } from "./batches-page.js";
+import { ROW_FILTERS, type BatchRowsPort, type RetryBatchPort } from "./ports.js";
+import { queuePage } from "./queue-page.js";
+import { SECURITY_HEADERS, sendPage, sendProblem, viewerOf } from "./respond.js";
+import { searchPage } from "./search-page.js";
+import { lookUp } from "./search.js";
+import { STYLESHEET } from "./stylesheet.js";
+
+/** How many batches `/` lists, and rows a batch page shows. */
+const BATCHES_SHOWN = 100;
+export const ROWS_PER_PAGE = 100;
+
+export interface ConsolePorts {
+  readonly rows: (ctx: OpsContext) => BatchRowsPort;
+  readonly retry: (ctx: OpsContext) => RetryBatchPort;
+}
+
+const batchParams = z.object({ id: z.string().min(1).max(200) });
+const batchQuery = z.object({
+  status: z.enum(ROW_FILTERS).optional().catch(undefined),
+  after: z.coerce.number().int().min(0).catch(0).default(0),
+  retried: z.coerce.number().int().min(0).optional().catch(undefined),
+});
+const searchQuery = z.object({ q: z.string().trim().max(300).catch("").default("") });
+
+/** The web console at `/` (docs/operations.md, "Web console"): server-rendered pages, no script. */
+export function consoleRoutes(ports: ConsolePorts): OpsRoutes {
+  return (ctx) => consoleScope(ctx, ports);
+}
+
+function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
+  return async (app) => {
+    const auth = new ConsoleAuth(ctx.config.consoleToken);
+    const prefix = ctx.config.queuePrefix;
+    const batches = () => new BatchStore(ctx.redis(), prefix);
+    let queue: Queue | undefined;
+    const theQueue = () => (queue ??= createInvoiceQueue(ctx.redis(), prefix, ctx.config.maxAttempts));
+    app.addHook("onClose", async () => {
+      await queue?.close();
+    });
+    await app.register(formbody, { bodyLimit: 4096 });
+    app.addHook("onSend", async (_request, reply, payload) => {
+      reply.headers(SECURITY_HEADERS);
+      return payload;
+    });
+    app.setErrorHandler(async (error, request, reply) => {
+      ctx.logger.warn({ err: error, url: request.url }, "web console: a request failed");
+      return sendProblem(
+        reply,
+        viewerOf(auth, request),
+        500,
+        "Not available",
+        "The console could not read Redis or the batch's files; see the process's log, and try again.",
+      );
+    });
+    const rows = ports.rows(ctx);
+    const knownBatch = async (id: string): Promise<BatchMeta | undefined> => batches().get(id);
+
+    app.get("/console.css", async (_request, reply) =>
+      reply.type("text/css; charset=utf-8").header("cache-control", "max-age=300").send(STYLESHEET),
+    );
+
+    app.get("/", async (request, reply) => {
+      const store = batches();
+      const ids = await store.newest(BATCHES_SHOWN);
+      const metas = (await Promise.all(ids.map((id) => store.get(id)))).filter(
+        (m): m is BatchMeta => m !== undefined,
+      );
+      return sendPage(reply, "Batches", viewerOf(auth, request), batchesPage(metas, await store.count()));
+    });
+
+    app.get("/batches/:id", async (request, reply) => {
+      const viewer = viewerOf(auth, request);
+      const { id } = batchParams.parse(request.params);
+      const q = batchQuery.parse(request.query);
+      const meta = await knownBatch(id);
+      if (meta === undefined) return noBatch(reply, viewer, id, prefix);
+      const page = await rows.page(meta, { status: q.status, after: q.after, limit: ROWS_PER_PAGE });
+      const notice =
+        q.retried === undefined
+          ? undefined
+          : `${q.retried} failed row(s) re-enqueued with their original keys: they are queued again.`;
+      return sendPage(
+        reply,
+        meta.file,
+        viewer,
+        batchPage({ meta, page, status: q.status, after: q.after, viewer, notice }),
+      );
+    });
+
+    for (const [route, field, type] of [
+      ["report.csv", "report_csv", "text/csv; charset=utf-8"],
+      ["summary.json", "summary_json", "application/json; charset=utf-8"],
+    ] as const)
+      app.get(`/batches/:id/${route}`, async (request, reply) => {
+        const viewer = viewerOf(auth, request);
+        const { id } = batchParams.parse(request.params);
+        const meta = await knownBatch(id);
+        if (meta === undefined) return noBatch(reply, viewer, id, prefix);
+        // Only the file the batch's record names: no path comes from the request.
+        const path = meta[field];
+        const there =
+          path !== undefined &&
+          (await access(path).then(
+            () => true,
+            () => false,
+          ));
+        if (!there)
+          return sendProblem(
+            reply,
+            viewer,
+            404,
+            "No report",
+            `Batch ${id} has no ${route} on this host (yet).`,
+          );
+        return reply
+          .type(type)
+          .header("content-disposition", `inline; filename="${basename(path).replace(/[^\w.-]/g, "_")}"`)
+          .send(createReadStream(path));
+      });
+
+    app.get("/search", async (request, reply) => {
+      const { q } = searchQuery.parse(request.query);
+      const records = q === "" ? [] : await lookUp(new RedisLedger(ctx.redis(), prefix), q);
+      return sendPage(reply, "Search", viewerOf(auth, request), searchPage(q, records));
+    });
+
+    app.get("/queue", async (request, reply) => {
+      const q = theQueue();
+      const [counts, isPaused, coolDownMs, refusal] = await Promise.all([
+        q.getJobCounts("waiting", "delayed", "active", "paused", "failed"),
+        q.isPaused(),
+        q.getRateLimitTtl(),
+        readApiKeyRefusal(ctx.redis(), prefix),
+      ]);
+      const count = (name: string) => counts[name] ?? 0;
+      const view = {
+        counts: {
+          waiting: count("waiting"),
+          delayed: count("delayed"),
+          active: count("active"),
+          paused: count("paused"),
+          failed: count("failed"),
+        },
+        isPaused,
+        coolDownMs,
+        refusal,
+      };
+      return sendPage(reply, "Queue", viewerOf(auth, request), queuePage(view));
+    });
+
+    actionRoutes(app, { auth, retry: ports.retry(ctx), knownBatch, logger: ctx.logger });
+  };
+}
+
+function noBatch(
+  reply: Parameters<typeof sendProblem>[0],
+  viewer: Parameters<typeof sendProblem>[1],
+  id: string,
+  prefix: string,
+) {
+  return sendProblem(
+    reply,
+    viewer,
+    404,
+    "No such batch",
+    `No batch ${id} in QUEUE_PREFIX=${prefix}: it may have passed RESULTS_RETENTION, or belong to another deployment.`,
+  );
+}

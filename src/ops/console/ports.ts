@@ -1,0 +1,56 @@
+import type { BatchMeta } from "../../ledger/batch-store.js";
+
+/** The row statuses a batch page filters by (README.md, "The drop folder"), `pending` last. */
+export const ROW_FILTERS = [
+  "succeeded",
+  "duplicate",
+  "rejected",
+  "failed",
+  "conflict",
+  "superseded",
+  "pending",
+] as const;
+export type RowFilter = (typeof ROW_FILTERS)[number];
+
+/** One row of a batch as the console shows it: the report's columns, as text. */
+export interface ConsoleRow {
+  readonly line: number;
+  readonly external_id: string;
+  readonly idempotency_key: string;
+  readonly status: string;
+  readonly http_status: string;
+  readonly correlation_id: string;
+  readonly error: string;
+}
+
+export interface RowsQuery {
+  /** Only rows of this status; all when absent. */
+  readonly status?: RowFilter | undefined;
+  /** Rows after this line (the cursor); 0 for the first page. */
+  readonly after: number;
+  readonly limit: number;
+}
+
+export interface RowsPage {
+  readonly rows: readonly ConsoleRow[];
+  /** The cursor of the next page (the last row's line), absent on the last page. */
+  readonly next?: number | undefined;
+  /** Where the rows were read: the batch's report, or its file joined with the ledger (not reported yet). */
+  readonly source: "report" | "file";
+}
+
+/** Reads one page of a batch's rows without holding the batch in memory (src/results/row-pages.ts). */
+export interface BatchRowsPort {
+  page(batch: BatchMeta, query: RowsQuery): Promise<RowsPage>;
+}
+
+/** What "retry this batch's failed rows" did. */
+export interface RetryBatchOutcome {
+  readonly requeued: number;
+  readonly busy: number;
+  readonly superseded: number;
+  readonly noDocument: number;
+}
+
+/** Re-enqueues the batch's failed rows with their keys (src/use-cases/retry-failed.ts). */
+export type RetryBatchPort = (batchId: string) => Promise<RetryBatchOutcome>;

@@ -1,0 +1,53 @@
+import type { ApiKeyRefusal } from "../../queue/api-key-refusal.js";
+import { html, type SafeHtml } from "./html.js";
+import { when } from "./layout.js";
+
+export interface QueueView {
+  readonly counts: Readonly<Record<"waiting" | "delayed" | "active" | "paused" | "failed", number>>;
+  readonly isPaused: boolean;
+  /** Milliseconds left of the outage cool-down (BullMQ's rate limit), 0 or less when none. */
+  readonly coolDownMs: number;
+  readonly refusal: ApiKeyRefusal | undefined;
+}
+
+/** `/queue`: the submission queue, the outage cool-down and whether the service refused the API key. */
+export function queuePage(view: QueueView): SafeHtml {
+  const names = ["waiting", "delayed", "active", "paused", "failed"] as const;
+  const refusal = view.refusal;
+  return html`${
+    refusal === undefined
+      ? html`<p class="notice good">The invoice service has not refused the API key.</p>`
+      : html`<p class="notice bad">
+            The invoice service refused the API key (HTTP ${refusal.httpStatus}) at ${when(refusal.at)}:
+            ${refusal.detail}. Submission is paused and nothing was marked failed: set a valid
+            INVOICE_API_KEY, then start run, start or worker again.
+          </p>`
+  }
+    ${
+      view.coolDownMs > 0
+        ? html`<p class="notice bad">
+            Outage cool-down: no new jobs are taken for another ${Math.ceil(view.coolDownMs / 1000)} s after
+            many consecutive retryable failures.
+          </p>`
+        : html`<p class="muted">No outage cool-down in force.</p>`
+    }
+    <p>
+      ${view.isPaused ? html`<span class="status status-failed">paused</span>` : html`<span class="status status-succeeded">running</span>`}
+    </p>
+    <table class="queue">
+      <thead>
+        <tr>
+          ${names.map((n) => html`<th>${n}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        <tr>
+          ${names.map((n) => html`<td class="num">${view.counts[n]}</td>`)}
+        </tr>
+      </tbody>
+    </table>
+    <p class="muted">
+      failed: jobs stopped by unexpected errors (invoices the service refused are failed in the ledger, per
+      batch).
+    </p>`;
+}

@@ -1,0 +1,94 @@
+import { Gauge, type Registry } from "prom-client";
+import { METRIC_PREFIX } from "./relay-metrics.js";
+import type { RedisSnapshot } from "./redis-snapshot.js";
+
+type Present = Extract<RedisSnapshot, { up: true }>;
+
+/**
+ * The gauges read from Redis at each scrape (in prom-client's `collect`). `snapshot` is called by each;
+ * it should hand the same read to the gauges of one scrape. A gauge whose value is not known (Redis
+ * down, no pass recorded yet) has no sample at all rather than a made-up 0.
+ */
+export function registerRedisGauges(registry: Registry, snapshot: () => Promise<RedisSnapshot>): void {
+  const gauge = (
+    name: string,
+    help: string,
+    value: (s: Present) => number | undefined,
+    labelNames: readonly string[] = [],
+  ): Gauge => {
+    const metric = new Gauge({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        const read = await snapshot();
+        const v = read.up ? value(read) : undefined;
+        if (v === undefined) this.remove();
+        else this.set(v);
+      },
+    });
+    return metric;
+  };
+
+  new Gauge({
+    name: `${METRIC_PREFIX}redis_up`,
+    help: "1 when Redis answered this scrape's reads in time, else 0 (and the gauges read from Redis are absent)",
+    registers: [registry],
+    async collect() {
+      this.set((await snapshot()).up ? 1 : 0);
+    },
+  });
+  gauge("ledger_records", "Records in the ledger (one per idempotency key)", (s) => s.census.records);
+  gauge("ledger_batches", "Batches kept in the ledger", (s) => s.census.batches);
+  gauge(
+    "oldest_unfinished_batch_age_seconds",
+    "Age of the oldest batch still ingesting or waiting for invoices (absent when none)",
+    (s) =>
+      s.census.oldestUnfinishedAt === undefined
+        ? undefined
+        : (Date.now() - s.census.oldestUnfinishedAt) / 1000,
+  );
+  gauge("api_key_refused", "1 while the invoice service's refusal of the API key stands, else 0", (s) =>
+    s.apiKeyRefused ? 1 : 0,
+  );
+  gauge(
+    "outage_cool_down_active",
+    "1 while submission is held back for every worker (an outage cool-down, or the hold after a refused key)",
+    (s) => (s.coolingDown ? 1 : 0),
+  );
+  gauge(
+    "last_pass_end_time_seconds",
+    "When the latest nightly pass (run) ended, Unix seconds (absent until one has)",
+    (s) => (s.lastPass === undefined ? undefined : s.lastPass.endedAt / 1000),
+  );
+  gauge(
+    "last_pass_exit_code",
+    "Exit code of the latest nightly pass (0 ok, 2 finished with problems, 1 could not finish)",
+    (s) => s.lastPass?.exitCode,
+  );
+  new Gauge({
+    name: `${METRIC_PREFIX}ledger_invoices`,
+    help: "Records in the ledger by status (queued, retrying, succeeded, failed, superseded), whichever process wrote them",
+    labelNames: ["status"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const read = await snapshot();
+      if (!read.up) return;
+      for (const [status, n] of Object.entries(read.census.byStatus)) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}batch_waiting_invoices`,
+    help: "Invoices an unfinished batch still waits for, by batch id (finished batches have no series)",
+    labelNames: ["batch"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const read = await snapshot();
+      if (!read.up) return;
+      for (const [batch, waiting] of read.census.waitingByBatch) this.set({ batch }, waiting);
+    },
+  });
+}

@@ -1,0 +1,62 @@
+import type { Queue } from "bullmq";
+import { ledgerCensus, type LedgerCensus } from "../../ledger/census.js";
+import { LastPasses, type LastPass } from "../../ledger/last-pass.js";
+import type { RedisClient } from "../../ledger/redis-client.js";
+import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
+
+/** What a scrape reads from Redis; `up: false` when Redis did not answer in time (the rest is absent). */
+export type RedisSnapshot =
+  | { readonly up: false }
+  | {
+      readonly up: true;
+      readonly census: LedgerCensus;
+      readonly apiKeyRefused: boolean;
+      readonly coolingDown: boolean;
+      readonly lastPass: LastPass | undefined;
+    };
+
+/**
+ * `queue.rateLimit` (an outage cool-down, the hold after a refused key) sets BullMQ's limiter to this
+ * count; the worker's own SUBMIT_RATE_PER_SEC limiter never reaches it, so it tells them apart.
+ */
+const RATE_LIMIT_SET_BY_HAND = Number.MAX_SAFE_INTEGER;
+
+export async function readRedisSnapshot(
+  redis: RedisClient,
+  queue: Queue,
+  prefix: string,
+  timeoutMs: number,
+): Promise<RedisSnapshot> {
+  // A connection that lost Redis would only queue the commands until it is back.
+  if (!["wait", "connecting", "connect", "ready"].includes(redis.status)) return { up: false };
+  const reads = Promise.all([
+    ledgerCensus(redis, prefix),
+    readApiKeyRefusal(redis, prefix),
+    queue.getRateLimitTtl(RATE_LIMIT_SET_BY_HAND),
+    new LastPasses(redis, prefix).read(),
+  ]);
+  try {
+    const answer = await within(reads, timeoutMs);
+    if (answer === undefined) return { up: false };
+    const [census, refusal, ttl, lastPass] = answer;
+    return { up: true, census, apiKeyRefused: refusal !== undefined, coolingDown: ttl > 0, lastPass };
+  } catch {
+    return { up: false };
+  }
+}
+
+/** The promise's value, or undefined when it takes longer than `ms`; a late rejection is ignored. */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  promise.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(undefined);
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,112 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type {
+  AttemptObservation,
+  RetryReason,
+  StatusClass,
+  SubmissionHooks,
+  SubmitOutcome,
+} from "../../queue/submission-service.js";
+
+/** Every metric of invoice-relay's own starts so (docs/operations.md, "Metrics"). */
+export const METRIC_PREFIX = "invoice_relay_";
+
+const STATUS_CLASSES: readonly StatusClass[] = ["2xx", "4xx", "5xx", "network"];
+const RETRY_REASONS: readonly RetryReason[] = [
+  "throttled",
+  "server_error",
+  "timeout",
+  "network",
+  "in_flight",
+  "too_early",
+];
+/** The final statuses a submission worker writes (the ledger's words, src/ledger/statuses.ts). */
+const WORKER_FINAL_STATUSES = ["succeeded", "failed"] as const;
+/** From a few milliseconds to REQUEST_TIMEOUT_MS's usual range. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** The observers ingest calls (DropPassDeps.onIngested, structurally). */
+export interface IngestObserver {
+  readonly onIngested: (rows: { readonly read: number; readonly rejected: number }) => void;
+}
+
+/**
+ * The metrics this process counts itself, in one registry per process, with Node's process metrics.
+ * Counters start at zero for every label value they can take, so a rate over them is never missing.
+ */
+export interface RelayMetrics {
+  readonly registry: Registry;
+  /** For startSubmission (and nightlyPass's deps): counts attempts and the final answers written. */
+  readonly submission: Required<Pick<SubmissionHooks, "onAttempt" | "onOutcome">>;
+  readonly ingest: IngestObserver;
+}
+
+export function createRelayMetrics(): RelayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+  const registers = [registry];
+  const finals = new Counter({
+    name: `${METRIC_PREFIX}invoices_final_total`,
+    help: "Invoices whose final answer this process wrote to the ledger, by status (succeeded, failed)",
+    labelNames: ["status"] as const,
+    registers,
+  });
+  const attempts = new Counter({
+    name: `${METRIC_PREFIX}http_attempts_total`,
+    help: "Requests sent to the invoice service, by answer class (2xx, 3xx, 4xx, 5xx, network: no answer)",
+    labelNames: ["status_class"] as const,
+    registers,
+  });
+  const retries = new Counter({
+    name: `${METRIC_PREFIX}http_retries_total`,
+    help: "Answers worth another attempt, by reason (throttled, server_error, timeout, network, in_flight, too_early)",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: `${METRIC_PREFIX}http_request_duration_seconds`,
+    help: "Time from sending a request to the invoice service to the end of its answer (or giving up on it)",
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const rowsRead = new Counter({
+    name: `${METRIC_PREFIX}ingest_rows_read_total`,
+    help: "Rows (records) read from ingested files",
+    registers,
+  });
+  const rowsRejected = new Counter({
+    name: `${METRIC_PREFIX}ingest_rows_rejected_total`,
+    help: "Rows rejected at ingest (invalid records; never sent)",
+    registers,
+  });
+  for (const status of WORKER_FINAL_STATUSES) finals.inc({ status }, 0);
+  for (const statusClass of STATUS_CLASSES) attempts.inc({ status_class: statusClass }, 0);
+  for (const reason of RETRY_REASONS) retries.inc({ reason }, 0);
+
+  return {
+    registry,
+    submission: {
+      onAttempt: (attempt: AttemptObservation) => {
+        attempts.inc({ status_class: attempt.statusClass });
+        if (attempt.retryReason !== undefined) retries.inc({ reason: attempt.retryReason });
+        duration.observe(attempt.seconds);
+      },
+      onOutcome: (_key: string, outcome: SubmitOutcome) => {
+        const status = finalStatusWritten(outcome);
+        if (status !== undefined) finals.inc({ status });
+      },
+    },
+    ingest: {
+      onIngested: (rows) => {
+        rowsRead.inc(rows.read);
+        rowsRejected.inc(rows.rejected);
+      },
+    },
+  };
+}
+
+/** The final status an outcome wrote to the ledger; undefined when it wrote none (a retry, an answer already there). */
+export function finalStatusWritten(outcome: SubmitOutcome): "succeeded" | "failed" | undefined {
+  if (outcome.kind === "succeeded") return outcome.transition === "ok" ? "succeeded" : undefined;
+  if (outcome.kind === "failed") return "failed";
+  return undefined;
+}

@@ -1,0 +1,82 @@
+import type { Config } from "../config/load.js";
+import type { HttpAddr } from "../config/http-addr.js";
+import { redisTarget } from "../config/redis-target.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import type { Logger } from "../log/logger.js";
+import { createRedis } from "../queue/connection.js";
+import { healthRoutes } from "./health-routes.js";
+import { startHttpServer, type Routes } from "./http-server.js";
+import { checkReadiness } from "./readiness.js";
+
+/** How long /readyz waits for Redis: well inside a probe's usual timeout (docker-compose.yml: 3 s). */
+export const READINESS_TIMEOUT_MS = 1000;
+
+export interface OpsServer {
+  /** Where the server listens (e.g. http://127.0.0.1:9464); undefined when HTTP_ADDR=off. */
+  readonly url: string | undefined;
+  /** Closes the server, then its Redis connection. */
+  close(): Promise<void>;
+}
+
+/** What the routes of the ops server share: the process's settings and a Redis connection of the server's own. */
+export interface OpsContext {
+  readonly config: Config;
+  /** Opened on first use; an outage is what /readyz reports, so its errors are not logged. */
+  readonly redis: () => RedisClient;
+  /** Aborted at the process's first SIGTERM/SIGINT. */
+  readonly stopping: AbortSignal;
+  readonly logger: Logger;
+}
+
+/** Routes that need the ops server's context (metrics, the console). */
+export type OpsRoutes = (ctx: OpsContext) => Routes;
+
+/**
+ * The HTTP server of a long-running command at `addr` (nothing when undefined: HTTP_ADDR=off): the health
+ * probes and whatever `routes` add, with a Redis connection of its own. `stopping` is the command's
+ * shutdown signal: /readyz answers 503 from the first SIGTERM on, while requests in flight finish.
+ */
+export async function startOpsServer(
+  config: Config,
+  addr: HttpAddr | undefined,
+  stopping: AbortSignal,
+  logger: Logger,
+  routes: readonly OpsRoutes[] = [],
+): Promise<OpsServer> {
+  if (addr === undefined) return { url: undefined, close: () => Promise.resolve() };
+  // Opened once the server listens: a port in use then leaves no connection behind to close.
+  let redis: RedisClient | undefined;
+  const connection = (): RedisClient => {
+    if (redis !== undefined) return redis;
+    redis = createRedis(redisTarget(config), "producer", "invoice-relay-http");
+    redis.on("error", () => undefined);
+    return redis;
+  };
+  const ctx: OpsContext = { config, redis: connection, stopping, logger };
+  const server = await startHttpServer({
+    addr,
+    routes: [
+      healthRoutes(() =>
+        checkReadiness({
+          redis: connection(),
+          prefix: config.queuePrefix,
+          stopping,
+          timeoutMs: READINESS_TIMEOUT_MS,
+        }),
+      ),
+      ...routes.map((make) => make(ctx)),
+    ],
+  });
+  connection();
+  logger.info(
+    { url: server.url },
+    `HTTP server listening on ${server.url} (the console at /, /metrics, /healthz, /readyz)`,
+  );
+  return {
+    url: server.url,
+    close: async () => {
+      await server.close();
+      redis?.disconnect();
+    },
+  };
+}

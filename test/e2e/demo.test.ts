@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnNode, until, type Spawned } from "../support/processes.js";
+import { testRedisUrl } from "../support/redis.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function demo(args: string[]): Promise<Spawned> {
+  const dir = await mkdtemp(join(tmpdir(), "invoice-relay-demo-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const proc = spawnNode("src/dev/demo.js", args, {
+    DEMO_DIR: dir,
+    REDIS_URL: testRedisUrl(),
+    HTTP_ADDR: "127.0.0.1:0",
+    CI: "true",
+  });
+  cleanups.push(async () => {
+    if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  });
+  return proc;
+}
+
+describe("npm run demo", () => {
+  it("when asked for the console, then after the summary it serves the batches over HTTP until Ctrl-C and then exits 0", async () => {
+    const proc = await demo(["--console"]);
+    let url: string | undefined;
+    await until(
+      async () => {
+        url = /serving (http:\/\/127\.0\.0\.1:\d+)\/ until Ctrl-C/.exec(proc.output())?.[1];
+        return Promise.resolve(url !== undefined || proc.child.exitCode !== null);
+      },
+      90_000,
+      "the console's address",
+    );
+    expect(url, proc.output()).toBeDefined();
+    expect(proc.output()).toContain("run exited with 2");
+    expect((await fetch(`${url ?? ""}/healthz`)).status).toBe(200);
+    proc.child.kill("SIGINT");
+    expect(await proc.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("when not on a terminal and not asked, then it ends after the summary and says how to open the console", async () => {
+    const proc = await demo([]);
+    expect(await proc.exited).toEqual({ code: 0, signal: null });
+    expect(proc.output()).toContain("npm run demo -- --console");
+    expect(proc.output()).not.toContain("serving http");
+  });
+});

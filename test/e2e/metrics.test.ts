@@ -1,0 +1,148 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
+import { startSimulator, type Attempt } from "../../src/simulator/index.js";
+import { readReports, summarySchema, copySamples, tempDropDir } from "../support/drop.js";
+import { spawnNode, until, type Spawned } from "../support/processes.js";
+import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
+import { testRedisUrl } from "../support/redis.js";
+
+const API_KEY = "irs_live_metrics_key_0123456789";
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The URL a serving command printed ("serving http://…/ until Ctrl-C"), once it has. */
+async function servingUrl(proc: Spawned): Promise<string> {
+  let url: string | undefined;
+  await until(
+    async () => {
+      url = /serving (http:\/\/127\.0\.0\.1:\d+)\/ until Ctrl-C/.exec(proc.output())?.[1];
+      return Promise.resolve(url !== undefined || proc.child.exitCode !== null);
+    },
+    120_000,
+    "the serving line",
+  );
+  if (url === undefined) throw new Error(`the command ended without serving:\n${proc.output()}`);
+  return url;
+}
+
+function statusClass(attempt: Attempt): string {
+  return attempt.lost ? "network" : `${Math.floor(attempt.status / 100)}xx`;
+}
+
+describe("/metrics of a nightly pass", () => {
+  it("when run --serve passes the samples against a faulty service, then /metrics counts what the ledger, the reports and the service saw", async () => {
+    const sim = await startSimulator({
+      apiKey: API_KEY,
+      seed: 2026,
+      errorRate: 0.1,
+      throttleRate: 0.05,
+      retryAfterSeconds: 1,
+      lostRate: 0.15,
+    });
+    const attempts: Attempt[] = [];
+    sim.events.on("attempt", (attempt) => attempts.push(attempt));
+    const drop = await tempDropDir();
+    cleanups.push(() => sim.close(), drop.cleanup);
+    await copySamples(drop.dir);
+    const prefix = `metrics-${randomUUID()}`;
+
+    const proc = spawnNode("workers/cli.js", ["run", "--serve"], {
+      REDIS_URL: testRedisUrl(),
+      INVOICE_API_URL: sim.url,
+      INVOICE_API_KEY: API_KEY,
+      QUEUE_PREFIX: prefix,
+      DROP_DIR: drop.dir,
+      SETTLE_MS: "0",
+      BACKOFF_BASE_MS: "50",
+      BACKOFF_CAP_MS: "500",
+      HTTP_ADDR: "127.0.0.1:0",
+      LOG_LEVEL: "warn",
+    });
+    cleanups.push(async () => {
+      if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
+      await proc.exited;
+    });
+    const url = await servingUrl(proc);
+    const response = await fetch(`${url}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await response.text();
+    const metrics = parseMetrics(text);
+
+    const redis = new Redis(testRedisUrl());
+    cleanups.push(async () => {
+      redis.disconnect();
+      return Promise.resolve();
+    });
+    const counts = await new RedisLedger(redis, prefix).counts();
+    const final = (status: string) => sampleValue(metrics, "invoice_relay_invoices_final_total", { status });
+    expect({ succeeded: final("succeeded"), failed: final("failed") }).toEqual({
+      succeeded: counts.succeeded,
+      failed: counts.failed,
+    });
+    expect(counts.succeeded).toBeGreaterThan(0);
+    for (const [status, n] of Object.entries(counts))
+      expect([status, sampleValue(metrics, "invoice_relay_ledger_invoices", { status })]).toEqual([
+        status,
+        n,
+      ]);
+
+    const reports = [...(await readReports(drop.dir)).values()];
+    const summaries = reports.map((r) => summarySchema.parse(r.summary));
+    const sum = (pick: (s: (typeof summaries)[number]) => number) =>
+      summaries.reduce((n, s) => n + pick(s), 0);
+    expect(sum((s) => s.counts.succeeded)).toBe(counts.succeeded);
+    expect(sampleValue(metrics, "invoice_relay_ingest_rows_read_total")).toBe(sum((s) => s.rows));
+    expect(sampleValue(metrics, "invoice_relay_ingest_rows_rejected_total")).toBe(
+      sum((s) => s.counts.rejected),
+    );
+    expect(sum((s) => s.counts.rejected)).toBeGreaterThan(0);
+
+    const byClass = new Map<string, number>();
+    for (const attempt of attempts)
+      byClass.set(statusClass(attempt), (byClass.get(statusClass(attempt)) ?? 0) + 1);
+    const attemptSamples = metrics.get("invoice_relay_http_attempts_total")?.metrics ?? [];
+    expect(attemptSamples.reduce((n, m) => n + Number(m.value), 0)).toBe(attempts.length);
+    for (const [statusClassSeen, n] of byClass)
+      expect([
+        statusClassSeen,
+        sampleValue(metrics, "invoice_relay_http_attempts_total", { status_class: statusClassSeen }),
+      ]).toEqual([statusClassSeen, n]);
+    expect([...byClass.keys()].sort()).toEqual(expect.arrayContaining(["2xx", "5xx", "network"]));
+    const retried = attempts.filter((a) => a.lost || [429, 503].includes(a.status)).length;
+    const retrySamples = metrics.get("invoice_relay_http_retries_total")?.metrics ?? [];
+    expect(sampleValue(metrics, "invoice_relay_http_retries_total", { reason: "throttled" })).toBe(
+      attempts.filter((a) => !a.lost && a.status === 429).length,
+    );
+    expect(retrySamples.reduce((n, m) => n + Number(m.value), 0)).toBeGreaterThanOrEqual(retried);
+    expect(metrics.get("invoice_relay_http_request_duration_seconds")?.metrics[0]?.count).toBe(
+      String(attempts.length),
+    );
+
+    expect(sampleValue(metrics, "invoice_relay_redis_up")).toBe(1);
+    expect(sampleValue(metrics, "invoice_relay_api_key_refused")).toBe(0);
+    expect(sampleValue(metrics, "invoice_relay_ledger_batches")).toBe(summaries.length);
+    expect(metrics.get("invoice_relay_batch_waiting_invoices")?.metrics).toEqual([]);
+    expect(sampleValue(metrics, "bullmq_job_count", { queue: "invoices", state: "waiting" })).toBe(0);
+    expect(sampleValue(metrics, "invoice_relay_process_cpu_seconds_total")).toBeGreaterThan(0);
+    const endedAt = sampleValue(metrics, "invoice_relay_last_pass_end_time_seconds");
+    expect(endedAt).toBeGreaterThan(Date.now() / 1000 - 600);
+    const lastExit = sampleValue(metrics, "invoice_relay_last_pass_exit_code");
+
+    const identifiers = reports.flatMap((r) =>
+      r.rows.flatMap((row) => [row.idempotency_key, row.external_id]),
+    );
+    const leaked = identifiers.filter((id) => id !== "" && text.includes(id));
+    expect(leaked).toEqual([]);
+
+    proc.child.kill("SIGTERM");
+    const exited = await proc.exited;
+    expect(exited.signal).toBeNull();
+    expect(lastExit).toBe(exited.code);
+    expect(exited.code, proc.output()).toBe(2);
+  });
+});

@@ -1,0 +1,85 @@
+import { randomUUID } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { CSV_HEADER, csvRow } from "../support/bad-inputs.js";
+import { tempDropDir } from "../support/drop.js";
+import { spawnNode, until, type Spawned } from "../support/processes.js";
+import { testRedisUrl } from "../support/redis.js";
+
+const API_KEY = "irs_live_serve_key_0123456789";
+let sim: SimulatorHandle;
+beforeAll(async () => {
+  sim = await startSimulator({ apiKey: API_KEY, seed: 11 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function spawnCli(args: string[], environment: Record<string, string>): Spawned {
+  const proc = spawnNode("workers/cli.js", args, environment);
+  cleanups.push(async () => {
+    if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  });
+  return proc;
+}
+
+/** The URL a serving command printed ("serving http://…/ until Ctrl-C"), once it has. */
+async function servingUrl(proc: Spawned): Promise<string> {
+  let url: string | undefined;
+  await until(
+    async () => {
+      url = /serving (http:\/\/127\.0\.0\.1:\d+)\/ until Ctrl-C/.exec(proc.output())?.[1];
+      return Promise.resolve(url !== undefined || proc.child.exitCode !== null);
+    },
+    30_000,
+    "the serving line",
+  );
+  if (url === undefined) throw new Error(`the command ended without serving:\n${proc.output()}`);
+  return url;
+}
+
+describe("serving after a pass, and the console command", () => {
+  it("when run --serve finishes a pass with a rejected row, then it keeps answering on HTTP_ADDR until SIGTERM and exits 2", async () => {
+    const drop = await tempDropDir();
+    cleanups.push(drop.cleanup);
+    await writeFile(
+      join(drop.dir, "mixed.csv"),
+      `${CSV_HEADER}\n${csvRow("SERVE-1")}\nSERVE-2,EURO,XX,nope\n`,
+    );
+    const proc = spawnCli(["run", "--serve", "--drop-dir", drop.dir], {
+      REDIS_URL: testRedisUrl(),
+      INVOICE_API_URL: sim.url,
+      INVOICE_API_KEY: API_KEY,
+      QUEUE_PREFIX: `serve-${randomUUID()}`,
+      SETTLE_MS: "0",
+      HTTP_ADDR: "127.0.0.1:0",
+    });
+    const url = await servingUrl(proc);
+    expect(proc.output()).toMatch(/rejected/);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect(proc.child.exitCode).toBeNull();
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toEqual({ code: 2, signal: null });
+  });
+
+  it("when console runs without an API key, then it serves its probes and prints its URL; SIGTERM ends it with 0", async () => {
+    const proc = spawnCli(["console"], {
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: `console-${randomUUID()}`,
+      HTTP_ADDR: "127.0.0.1:0",
+    });
+    const url = await servingUrl(proc);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toEqual({ code: 0, signal: null });
+  });
+});

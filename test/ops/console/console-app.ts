@@ -1,0 +1,76 @@
+import { fastify, type FastifyInstance } from "fastify";
+import { loadConfig } from "../../../src/config/load.js";
+import { BatchStore } from "../../../src/ledger/batch-store.js";
+import type { RedisClient } from "../../../src/ledger/redis-client.js";
+import { createLogger } from "../../../src/log/logger.js";
+import { consoleRoutes } from "../../../src/ops/console/console-routes.js";
+import type { ConsoleRow, RowsQuery } from "../../../src/ops/console/ports.js";
+import type { OpsContext } from "../../../src/ops/ops-server.js";
+import { testPrefix, testRedis } from "../../support/redis.js";
+
+export const TOKEN = "console-token-0123456789abcdef";
+
+export interface ConsoleApp {
+  readonly app: FastifyInstance;
+  readonly batches: BatchStore;
+  /** Batch ids the retry port was called with. */
+  readonly retried: string[];
+  /** Queries the rows port was asked. */
+  readonly queries: RowsQuery[];
+  close(): Promise<void>;
+}
+
+/** The console's routes on a fastify instance (for inject), on the test Redis, with ports that record calls. */
+export async function consoleApp(token: string | undefined, rows: ConsoleRow[] = []): Promise<ConsoleApp> {
+  const redis: RedisClient = testRedis();
+  const prefix = testPrefix();
+  const config = loadConfig({
+    QUEUE_PREFIX: prefix,
+    ...(token === undefined ? {} : { CONSOLE_TOKEN: token }),
+  });
+  const ctx: OpsContext = {
+    config,
+    redis: () => redis,
+    stopping: new AbortController().signal,
+    logger: createLogger({ level: "silent" }),
+  };
+  const retried: string[] = [];
+  const queries: RowsQuery[] = [];
+  const app = fastify({ logger: false });
+  const routes = consoleRoutes({
+    rows: () => ({
+      page: (_batch, query) => {
+        queries.push(query);
+        return Promise.resolve({ rows, source: "report" as const });
+      },
+    }),
+    retry: () => (batchId) => {
+      retried.push(batchId);
+      return Promise.resolve({ requeued: 1, busy: 0, superseded: 0, noDocument: 0 });
+    },
+  })(ctx);
+  await app.register(async (scope) => routes(scope));
+  await app.ready();
+  return {
+    app,
+    batches: new BatchStore(redis, prefix),
+    retried,
+    queries,
+    close: async () => {
+      await app.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/** Opens a batch with a reported state and counts, as a pass would leave it. */
+export async function reportedBatch(
+  batches: BatchStore,
+  file: string,
+  counts: Record<string, number>,
+): Promise<string> {
+  const id = `20261120T010000Z-${Math.random().toString(16).slice(2, 8)}`;
+  await batches.open({ id, file, format: "csv", path: `/nowhere/${id}`, host: "test" });
+  await batches.update(id, { state: "reported", rows: 3, counts: JSON.stringify(counts) });
+  return id;
+}

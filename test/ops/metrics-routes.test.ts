@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
+import { RedisServer } from "../../src/dev/redis-server.js";
+import { LastPasses } from "../../src/ledger/last-pass.js";
+import { createLogger } from "../../src/log/logger.js";
+import { metricsRoutes } from "../../src/ops/metrics/metrics-routes.js";
+import { createRelayMetrics } from "../../src/ops/metrics/relay-metrics.js";
+import { startOpsServer } from "../../src/ops/ops-server.js";
+import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
+
+const silent = createLogger({ level: "silent" });
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+afterAll(async () => {
+  await redis.dispose();
+});
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function serveMetrics(): Promise<{ url: string; prefix: string }> {
+  const prefix = `metrics-${randomUUID()}`;
+  const config = loadConfig({ REDIS_URL: redis.url, QUEUE_PREFIX: prefix });
+  const server = await startOpsServer(
+    config,
+    { host: "127.0.0.1", port: 0 },
+    new AbortController().signal,
+    silent,
+    [metricsRoutes(createRelayMetrics())],
+  );
+  cleanups.push(() => server.close());
+  return { url: server.url ?? "", prefix };
+}
+
+async function scrape(url: string) {
+  const response = await fetch(`${url}/metrics`);
+  return { status: response.status, metrics: parseMetrics(await response.text()) };
+}
+
+describe("GET /metrics", () => {
+  it("when no pass has ended yet, then the last-pass gauges are absent; once one has, they show its end and exit code", async () => {
+    const { url, prefix } = await serveMetrics();
+    const before = await scrape(url);
+    expect(before.status).toBe(200);
+    expect(sampleValue(before.metrics, "invoice_relay_redis_up")).toBe(1);
+    expect(before.metrics.get("invoice_relay_last_pass_exit_code")?.metrics).toEqual([]);
+    expect(before.metrics.get("invoice_relay_last_pass_end_time_seconds")?.metrics).toEqual([]);
+    expect(sampleValue(before.metrics, "bullmq_job_count", { state: "waiting" })).toBe(0);
+
+    const client = new Redis(redis.url);
+    cleanups.push(async () => {
+      await client.quit();
+    });
+    await new LastPasses(client, prefix).record({ endedAt: 1_700_000_000_500, exitCode: 2 });
+    const after = await scrape(url);
+    expect(sampleValue(after.metrics, "invoice_relay_last_pass_exit_code")).toBe(2);
+    expect(sampleValue(after.metrics, "invoice_relay_last_pass_end_time_seconds")).toBe(1_700_000_000.5);
+  });
+
+  it("when Redis is down during a scrape, then the scrape still answers 200 with redis_up 0 and this process's counters", async () => {
+    const { url } = await serveMetrics();
+    expect(sampleValue((await scrape(url)).metrics, "invoice_relay_redis_up")).toBe(1);
+    await redis.stop();
+    try {
+      const down = await scrape(url);
+      expect(down.status).toBe(200);
+      expect(sampleValue(down.metrics, "invoice_relay_redis_up")).toBe(0);
+      expect(down.metrics.get("invoice_relay_ledger_records")?.metrics).toEqual([]);
+      expect(down.metrics.has("bullmq_job_count")).toBe(false);
+      expect(sampleValue(down.metrics, "invoice_relay_http_attempts_total", { status_class: "2xx" })).toBe(0);
+    } finally {
+      await redis.dispose();
+      redis = await RedisServer.start();
+    }
+  });
+});
