@@ -1,0 +1,83 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { safeDatabaseUrl } from "../config/database-url.js";
+import type { Config } from "../config/load.js";
+import { redisTarget } from "../config/redis-target.js";
+import { Outbox } from "../ledger/outbox.js";
+import { outboxBacklog, redisTimeMs } from "../ledger/outbox-backlog.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import type { Logger } from "../log/logger.js";
+import { createRedis } from "../queue/connection.js";
+import { openPool } from "../records/pool.js";
+import { checkSchema } from "../records/schema-version.js";
+import { superviseExporter } from "./exporter-supervisor.js";
+import { exporterThreadSettings } from "./exporter-thread-settings.js";
+import { logSecrets } from "./runtime.js";
+
+/** The exporter of a submitting process (`run`, `start`, `worker`), on a thread of its own, while RESULTS_DATABASE_URL is set. */
+export interface ResultsExport {
+  /**
+   * Waits until the outbox holds no event written at or before `cutoffMs` (Redis' clock, `redisNow`):
+   * true once so, false when `deadline` (epoch ms) passed or `signal` stopped the wait first.
+   */
+  waitExported(cutoffMs: number, until: { deadline?: number; signal?: AbortSignal }): Promise<boolean>;
+  /** Redis' clock now: the clock of the outbox's entry ids. */
+  redisNow(): Promise<number>;
+  /** Stops the exporter thread after the read in hand, then closes this side's connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * With RESULTS_DATABASE_URL set: refuses an unreachable database (DatabaseUnreachableError) or an old
+ * schema (SchemaOutdatedError: "run `invoice-relay db migrate`"), turns the deployment's outbox on before
+ * this process takes any work, and starts the exporter thread that drains it (exporter-thread.ts), kept
+ * running by superviseExporter. Undefined without the setting.
+ */
+export async function startResultsExport(config: Config, logger: Logger): Promise<ResultsExport | undefined> {
+  const url = config.resultsDatabaseUrl;
+  if (url === undefined) return undefined;
+  const where = safeDatabaseUrl(url);
+  const pool = await openPool(url, { applicationName: "invoice-relay-exporter", max: 1 });
+  let redis: RedisClient | undefined;
+  try {
+    await checkSchema(pool, { where });
+    redis = createRedis(redisTarget(config), "worker", "invoice-relay-exporter");
+    redis.on("error", () => undefined);
+    await new Outbox(redis, config.queuePrefix).enable();
+  } catch (error) {
+    redis?.disconnect();
+    throw error;
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+  const connection = redis;
+  const thread = superviseExporter(
+    exporterThreadSettings(config, url, {
+      level: logger.level,
+      format: config.logFormat,
+      isTTY: process.stderr.isTTY,
+      secrets: logSecrets(config),
+    }),
+    logger.child({ component: "exporter" }),
+  );
+  logger.info({ database: where }, "exporting the results of record to PostgreSQL");
+  let closing: Promise<void> | undefined;
+  return {
+    redisNow: () => redisTimeMs(connection),
+    waitExported: async (cutoffMs, until) => {
+      for (;;) {
+        const backlog = await outboxBacklog(connection, config.queuePrefix);
+        if (backlog.oldest === undefined || backlog.oldest.at > cutoffMs) return true;
+        if (until.signal?.aborted === true) return false;
+        if (until.deadline !== undefined && Date.now() >= until.deadline) return false;
+        await sleep(200);
+      }
+    },
+    close: () => {
+      closing ??= (async () => {
+        await thread.stop();
+        connection.disconnect();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { parse as parseUuid } from "uuid";
+import { z } from "zod";
+import { LuaScript } from "./lua-script.js";
+import { LedgerNames } from "./names.js";
+import type { RestoredRecord } from "./past-record.js";
+import type { RedisClient } from "./redis-client.js";
+
+const scripts = { statuses: new LuaScript("statuses"), restore: new LuaScript("restore") };
+
+/**
+ * The ledger's verbs for deduplication beyond retention (ingest, before a chunk is registered): which
+ * keys it has no record of, and writing back the records of those that succeeded long ago.
+ */
+export interface RecordRestoring {
+  /** The keys among these that have no record (never registered, or removed by retention). */
+  unknownKeys(keys: readonly string[]): Promise<string[]>;
+  /**
+   * Writes back, for rows of a batch being ingested, the records of keys that succeeded before
+   * retention removed them, only where a key has none; the batch keeps them (restore.lua), so
+   * retention removes them with it. Returns how many were written.
+   */
+  restoreRecords(batchId: string, records: readonly RestoredRecord[]): Promise<number>;
+}
+
+/** RecordRestoring on Redis: one script run per call, every key declared. */
+export class RedisRecordRestorer implements RecordRestoring {
+  readonly #names: LedgerNames;
+
+  constructor(
+    private readonly redis: RedisClient,
+    prefix: string,
+  ) {
+    this.#names = new LedgerNames(prefix);
+  }
+
+  async unknownKeys(keys: readonly string[]): Promise<string[]> {
+    if (keys.length === 0) return [];
+    const statuses = z.array(z.string()).parse(
+      await scripts.statuses.run(
+        this.redis,
+        keys.map((k) => this.#names.record(k)),
+        [],
+      ),
+    );
+    return keys.filter((_, i) => statuses[i] === "");
+  }
+
+  async restoreRecords(batchId: string, records: readonly RestoredRecord[]): Promise<number> {
+    if (records.length === 0) return 0;
+    const names = this.#names;
+    const packed = Buffer.concat(records.map((r) => parseUuid(r.key)));
+    const args: (string | number | Buffer)[] = [batchId, packed];
+    const text = (value: string | number | undefined) => (value === undefined ? "" : String(value));
+    for (const r of records)
+      args.push(
+        r.key,
+        r.externalId,
+        r.line,
+        r.attempts,
+        text(r.firstAttemptAt),
+        text(r.lastAttemptAt),
+        text(r.httpStatus),
+        text(r.correlationId),
+        text(r.rulesetVersion),
+        text(r.responseBody),
+      );
+    const written = await scripts.restore.run(
+      this.redis,
+      [
+        names.counts,
+        names.externalIds,
+        names.batchKeyList(batchId),
+        ...records.map((r) => names.record(r.key)),
+      ],
+      args,
+    );
+    return z.number().int().parse(written);
+  }
+}

@@ -1,0 +1,239 @@
+import type pg from "pg";
+import type { AttemptEvent, BatchEvent, OutboxEvent, RecordEvent } from "./outbox-events.js";
+
+/** An event with the id of the stream entry that carried it. */
+export interface IdentifiedEvent {
+  readonly id: string;
+  readonly event: OutboxEvent;
+}
+
+/** epoch ms (bigint) → timestamptz, exactly (no float on the way). */
+const at = (column: string) => `'epoch'::timestamptz + ${column} * interval '1 millisecond'`;
+
+/** `a` is a later stream entry id than `b` (ids compare as (ms, seq)). */
+const later = (a: string, b: string) =>
+  `(split_part(${a}, '-', 1)::numeric, split_part(${a}, '-', 2)::numeric) > ` +
+  `(split_part(${b}, '-', 1)::numeric, split_part(${b}, '-', 2)::numeric)`;
+
+/** Text PostgreSQL takes: it refuses the NUL character in text and in jsonb strings. */
+const clean = (value: string | null): string | null =>
+  value === null ? null : value.replace(/\0/g, "\uFFFD");
+
+/** The answer's body: as JSON when it parses as JSON, else as text (the excerpt). */
+function body(text: string | null): { json: string | null; excerpt: string | null } {
+  if (text === null) return { json: null, excerpt: null };
+  try {
+    JSON.parse(text);
+    // jsonb refuses the \u0000 escape; keep such a body as text
+    if (!text.includes("\\u0000")) return { json: text, excerpt: null };
+  } catch {
+    // not JSON: kept as text
+  }
+  return { json: null, excerpt: clean(text) };
+}
+
+/** Keeps the last of the events with the same identity (stream order), so no statement touches a row twice. */
+function lastBy<T>(items: readonly T[], identity: (item: T) => string): T[] {
+  const kept = new Map<string, T>();
+  for (const item of items) {
+    const id = identity(item);
+    kept.delete(id);
+    kept.set(id, item);
+  }
+  // one order for every process: two exporters writing the same rows at once lock them in the same order
+  return [...kept.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+}
+
+/**
+ * Writes the events of one read of the outbox in ONE transaction, one multi-row statement per table
+ * (arrays unnested: any number of rows, one parameter per column). Every statement is an idempotent
+ * upsert: attempts are written once per (key, attempt); a record or a batch only over an older event;
+ * a batch's lines by (batch, line), with a placeholder batch when its lines come before its own event.
+ */
+export async function exportEvents(client: pg.ClientBase, events: readonly IdentifiedEvent[]): Promise<void> {
+  const batches: { id: string; e: BatchEvent }[] = [];
+  const records: { id: string; e: RecordEvent }[] = [];
+  const attempts: AttemptEvent[] = [];
+  const rows: {
+    batch: string;
+    row: readonly [number, string | null, string, string | null, string | null, string | null];
+  }[] = [];
+  for (const { id, event } of events) {
+    if (event.t === "batch") batches.push({ id, e: event });
+    else if (event.t === "record") records.push({ id, e: event });
+    else if (event.t === "attempt") attempts.push(event);
+    else for (const row of event.rows) rows.push({ batch: event.batch, row });
+  }
+  await client.query("BEGIN");
+  try {
+    await upsertBatches(
+      client,
+      lastBy(batches, (b) => b.e.batch),
+    );
+    await upsertRecords(
+      client,
+      lastBy(records, (r) => r.e.key),
+    );
+    await insertAttempts(
+      client,
+      lastBy(attempts, (a) => `${a.key}:${a.n}`),
+    );
+    await upsertRows(
+      client,
+      lastBy(rows, (r) => `${r.batch}:${r.row[0]}`),
+    );
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
+
+async function upsertBatches(
+  client: pg.ClientBase,
+  items: readonly { id: string; e: BatchEvent }[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const col = <T>(pick: (e: BatchEvent) => T) => items.map((b) => pick(b.e));
+  await client.query(
+    `INSERT INTO batches (batch_id, file, format, created_at, state, size_bytes, sha256, rows, valid_rows,
+                          counts, report_csv, summary_json, profile, file_error, reported_at, event_id, updated_at)
+     SELECT b, f, fmt, ${at("cr")}, st, sz, sha, r, v, coalesce(c::jsonb, '{}'::jsonb), rc, sj, p, fe,
+            ${at("rep")}, ev, now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[],
+                   $8::int[], $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+                   $15::bigint[], $16::text[])
+         AS u(b, f, fmt, cr, st, sz, sha, r, v, c, rc, sj, p, fe, rep, ev)
+     ON CONFLICT (batch_id) DO UPDATE SET
+       file = EXCLUDED.file, format = EXCLUDED.format, created_at = EXCLUDED.created_at,
+       state = EXCLUDED.state, size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256,
+       rows = EXCLUDED.rows, valid_rows = EXCLUDED.valid_rows, counts = EXCLUDED.counts,
+       report_csv = EXCLUDED.report_csv, summary_json = EXCLUDED.summary_json, profile = EXCLUDED.profile,
+       file_error = EXCLUDED.file_error, reported_at = EXCLUDED.reported_at, event_id = EXCLUDED.event_id,
+       updated_at = now()
+     WHERE batches.event_id IS NULL OR ${later("EXCLUDED.event_id", "batches.event_id")}`,
+    [
+      col((e) => e.batch),
+      col((e) => clean(e.file)),
+      col((e) => e.format),
+      col((e) => e.created),
+      col((e) => e.state),
+      col((e) => e.size),
+      col((e) => e.sha256),
+      col((e) => e.rows),
+      col((e) => e.valid),
+      col((e) => (e.counts === null ? null : JSON.stringify(e.counts))),
+      col((e) => clean(e.report_csv)),
+      col((e) => clean(e.summary_json)),
+      col((e) => clean(e.profile)),
+      col((e) => clean(e.file_error)),
+      col((e) => e.reported),
+      items.map((b) => b.id),
+    ],
+  );
+}
+
+async function upsertRecords(
+  client: pg.ClientBase,
+  items: readonly { id: string; e: RecordEvent }[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const col = <T>(pick: (e: RecordEvent) => T) => items.map((r) => pick(r.e));
+  const bodies = items.map((r) => body(r.e.body));
+  await client.query(
+    `INSERT INTO results (idempotency_key, external_id, status, http_status, correlation_id, ruleset_version,
+                          attempts, first_attempt_at, last_attempt_at, error, superseded_by, response_body,
+                          response_excerpt, event_id, updated_at)
+     SELECT k, eid, st, http, cid, rs, n, ${at("f")}, ${at("l")}, err, sby, bj::jsonb, bx, ev, now()
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::smallint[], $5::text[], $6::text[], $7::int[],
+                   $8::bigint[], $9::bigint[], $10::text[], $11::uuid[], $12::text[], $13::text[], $14::text[])
+         AS u(k, eid, st, http, cid, rs, n, f, l, err, sby, bj, bx, ev)
+     ON CONFLICT (idempotency_key) DO UPDATE SET
+       external_id = EXCLUDED.external_id, status = EXCLUDED.status, http_status = EXCLUDED.http_status,
+       correlation_id = EXCLUDED.correlation_id, ruleset_version = EXCLUDED.ruleset_version,
+       attempts = EXCLUDED.attempts, first_attempt_at = EXCLUDED.first_attempt_at,
+       last_attempt_at = EXCLUDED.last_attempt_at, error = EXCLUDED.error,
+       superseded_by = EXCLUDED.superseded_by, response_body = EXCLUDED.response_body,
+       response_excerpt = EXCLUDED.response_excerpt, event_id = EXCLUDED.event_id, updated_at = now()
+     WHERE results.event_id IS NULL OR ${later("EXCLUDED.event_id", "results.event_id")}`,
+    [
+      col((e) => e.key),
+      col((e) => clean(e.eid)),
+      col((e) => e.status),
+      col((e) => e.http),
+      col((e) => clean(e.cid)),
+      col((e) => clean(e.ruleset)),
+      col((e) => e.attempts),
+      col((e) => e.first),
+      col((e) => e.last),
+      col((e) => clean(e.error)),
+      col((e) => e.by),
+      bodies.map((b) => b.json),
+      bodies.map((b) => b.excerpt),
+      items.map((r) => r.id),
+    ],
+  );
+}
+
+async function insertAttempts(client: pg.ClientBase, items: readonly AttemptEvent[]): Promise<void> {
+  if (items.length === 0) return;
+  const col = <T>(pick: (e: AttemptEvent) => T) => items.map(pick);
+  await client.query(
+    `INSERT INTO attempts (idempotency_key, attempt, started_at, duration_ms, http_status, network_error,
+                           correlation_id, retry_after_ms)
+     SELECT k, n, ${at("s")}, d, http, net, cid, ra
+       FROM unnest($1::uuid[], $2::int[], $3::bigint[], $4::int[], $5::smallint[], $6::text[], $7::text[],
+                   $8::bigint[])
+         AS u(k, n, s, d, http, net, cid, ra)
+     ON CONFLICT (idempotency_key, attempt) DO NOTHING`,
+    [
+      col((e) => e.key),
+      col((e) => e.n),
+      col((e) => e.at),
+      col((e) => Math.max(0, e.ms)),
+      col((e) => e.http),
+      // the schema wants an HTTP status or a network error for every attempt
+      col((e) => clean(e.http === null && e.net === null ? "no answer" : e.net)),
+      col((e) => clean(e.cid)),
+      col((e) => (e.ra === null ? null : Math.max(0, e.ra))),
+    ],
+  );
+}
+
+async function upsertRows(
+  client: pg.ClientBase,
+  items: readonly {
+    batch: string;
+    row: readonly [number, string | null, string, string | null, string | null, string | null];
+  }[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const batchIds = [...new Set(items.map((r) => r.batch))];
+  // Lines before their batch's own event (another process exports that one): a placeholder the event
+  // fills in (its event_id is null, so any event of the batch overwrites it).
+  await client.query(
+    `INSERT INTO batches (batch_id, file, format, created_at, state)
+     SELECT b, '', 'csv', now(), 'ingesting' FROM unnest($1::text[]) AS u(b)
+     ON CONFLICT (batch_id) DO NOTHING`,
+    [batchIds],
+  );
+  const col = <T>(pick: (r: (typeof items)[number]) => T) => items.map(pick);
+  await client.query(
+    `INSERT INTO batch_rows (batch_id, line, idempotency_key, decision, external_id, error, conflict_with)
+     SELECT b, l, k, d, x, err, cw
+       FROM unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::uuid[])
+         AS u(b, l, k, d, x, err, cw)
+     ON CONFLICT (batch_id, line) DO UPDATE SET
+       idempotency_key = EXCLUDED.idempotency_key, decision = EXCLUDED.decision,
+       external_id = EXCLUDED.external_id, error = EXCLUDED.error, conflict_with = EXCLUDED.conflict_with`,
+    [
+      col((r) => r.batch),
+      col((r) => r.row[0]),
+      col((r) => r.row[1]),
+      col((r) => r.row[2]),
+      col((r) => clean(r.row[3])),
+      col((r) => clean(r.row[4])),
+      col((r) => r.row[5]),
+    ],
+  );
+}

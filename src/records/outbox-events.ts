@@ -1,0 +1,120 @@
+import { z } from "zod";
+
+/**
+ * The events the ledger notes in its outbox (the stream `{prefix}:relay:outbox`, one field `e` of JSON
+ * per entry), as the exporter reads them. Enumerations match the schema's CHECKs, so an event that
+ * passes here is one the database takes.
+ */
+const ms = z.number().int().nonnegative();
+const text = z.string();
+const key = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+
+export const attemptEvent = z.object({
+  t: z.literal("attempt"),
+  key,
+  n: z.number().int().positive(),
+  at: ms,
+  ms: z.number().int(),
+  http: z.number().int().min(100).max(599).nullable(),
+  net: text.nullable(),
+  cid: text.nullable(),
+  ra: z.number().int().nullable(),
+});
+
+export const recordEvent = z.object({
+  t: z.literal("record"),
+  key,
+  eid: text,
+  status: z.enum(["queued", "retrying", "succeeded", "failed", "superseded"]),
+  http: z.number().int().min(100).max(599).nullable(),
+  cid: text.nullable(),
+  ruleset: text.nullable(),
+  attempts: z.number().int().nonnegative(),
+  first: ms.nullable(),
+  last: ms.nullable(),
+  error: text.nullable(),
+  by: key.nullable(),
+  body: text.nullable(),
+});
+
+export const batchEvent = z.object({
+  t: z.literal("batch"),
+  batch: text.min(1),
+  file: text,
+  format: z.enum(["csv", "json", "ndjson"]),
+  state: z.enum(["ingesting", "ingested", "rejected", "reported", "changed"]),
+  created: ms,
+  size: z.number().int().nonnegative().nullable(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
+  rows: z.number().int().nonnegative().nullable(),
+  valid: z.number().int().nonnegative().nullable(),
+  counts: z.record(z.string(), z.number().int()).nullable(),
+  report_csv: text.nullable(),
+  summary_json: text.nullable(),
+  profile: text.nullable(),
+  file_error: text.nullable(),
+  reported: ms.nullable(),
+});
+
+const decision = z.enum([
+  "new",
+  "requeue",
+  "join",
+  "duplicate",
+  "conflict",
+  "rejected",
+  "queued",
+  "retrying",
+  "succeeded",
+  "failed",
+  "superseded",
+]);
+
+/** `[line, key|null, decision, externalId|null, error|null, conflictWith|null]`; a key only when not rejected. */
+export const batchRow = z
+  .tuple([
+    z.number().int().positive(),
+    key.nullable(),
+    decision,
+    text.nullable(),
+    text.nullable(),
+    key.nullable(),
+  ])
+  .refine(([, k, d]) => (d === "rejected") === (k === null), "a rejected row has no key, a kept row has one");
+
+export const rowsEvent = z.object({
+  t: z.literal("rows"),
+  batch: text.min(1),
+  rows: z.array(batchRow).max(1000),
+});
+
+export const outboxEvent = z.discriminatedUnion("t", [attemptEvent, recordEvent, batchEvent, rowsEvent]);
+
+export type AttemptEvent = z.infer<typeof attemptEvent>;
+export type RecordEvent = z.infer<typeof recordEvent>;
+export type BatchEvent = z.infer<typeof batchEvent>;
+export type RowsEvent = z.infer<typeof rowsEvent>;
+export type OutboxEvent = z.infer<typeof outboxEvent>;
+
+/** One stream entry: its id and its event, or why it could not be read. */
+export type OutboxEntry =
+  { readonly id: string; readonly event: OutboxEvent } | { readonly id: string; readonly problem: string };
+
+/** Reads an entry's fields (`[name, value, …]` as Redis gives them). */
+export function readEntry(id: string, fields: readonly string[]): OutboxEntry {
+  const at = fields.indexOf("e");
+  const raw = at >= 0 && at % 2 === 0 ? fields[at + 1] : undefined;
+  if (raw === undefined) return { id, problem: "no field e" };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { id, problem: "field e is not JSON" };
+  }
+  const parsed = outboxEvent.safeParse(json);
+  if (!parsed.success) return { id, problem: z.prettifyError(parsed.error).replace(/\s+/g, " ") };
+  return { id, event: parsed.data };
+}

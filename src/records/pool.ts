@@ -1,0 +1,48 @@
+import pg from "pg";
+import { databaseUrlSecrets, safeDatabaseUrl } from "../config/database-url.js";
+import { maskSecrets } from "../log/logger.js";
+import { DatabaseUnreachableError } from "./errors/database-unreachable-error.js";
+
+export type Pool = pg.Pool;
+
+export interface PoolOptions {
+  /** Connections at most (default 4: the commands that use it make few queries at once). */
+  readonly max?: number;
+  /** How long a connection may take before the database counts as unreachable (default 5 s). */
+  readonly connectTimeoutMs?: number;
+  /** Shown in pg_stat_activity. */
+  readonly applicationName?: string;
+}
+
+/**
+ * A pool of connections to RESULTS_DATABASE_URL, checked with one query so that a wrong URL fails here,
+ * with a message that names where (no password) and what to check.
+ */
+export async function openPool(url: string, options: PoolOptions = {}): Promise<Pool> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 4,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    application_name: options.applicationName ?? "invoice-relay",
+  });
+  // An idle connection the server closes (a restart) is replaced on the next query; without a
+  // listener its error would end the process.
+  pool.on("error", () => undefined);
+  try {
+    await pool.query("SELECT 1");
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw unreachable(url, error);
+  }
+  return pool;
+}
+
+/** The error to show for a connection that failed: the URL and the driver's reason, without the password. */
+export function unreachable(url: string, error: unknown): DatabaseUnreachableError {
+  const text = error instanceof Error ? error.message || error.name : String(error);
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
+  const reason = maskSecrets(code === "" || text.includes(code) ? text : `${code}: ${text}`, [
+    ...databaseUrlSecrets(url),
+  ]);
+  return new DatabaseUnreachableError(safeDatabaseUrl(url), reason, { cause: error });
+}

@@ -1,0 +1,146 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PastResultsUnavailableError } from "../../src/ingest/errors/past-results-unavailable-error.js";
+import { ingestFile, type IngestDeps } from "../../src/ingest/ingest-file.js";
+import { readInvoiceFileBatches } from "../../src/ingest/read-invoice-file.js";
+import { resolveNamespace } from "../../src/invoice/key.js";
+import { BatchStore } from "../../src/ledger/batch-store.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
+import { RedisRecordRestorer } from "../../src/ledger/restore-records.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
+import { migrate } from "../../src/records/migrations.js";
+import { succeededResults, type Queryable } from "../../src/records/past-results.js";
+import { openPool, type Pool } from "../../src/records/pool.js";
+import { freshDatabase, type TestDatabase } from "../support/postgres.js";
+import { testPrefix, testRedis } from "../support/redis.js";
+
+const ROWS = 10;
+const CHUNK = 4;
+const PLAIN_CSV = { profile: undefined, format: "csv" } as const;
+let redis: Redis;
+let dir: string;
+let db: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  redis = testRedis();
+  dir = await mkdtemp(join(tmpdir(), "invoice-relay-past-"));
+  db = await freshDatabase();
+  pool = await openPool(db.url);
+  await migrate(pool, { logger: silentLogger() });
+});
+afterAll(async () => {
+  await redis.quit();
+  await pool.end();
+  await db.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The pool, counting the queries made through it. */
+function counted(inner: Queryable): Queryable & { readonly queries: string[] } {
+  const queries: string[] = [];
+  return {
+    queries,
+    query: (text, values) => {
+      queries.push(text);
+      return inner.query(text, values);
+    },
+  };
+}
+
+async function csvFile(): Promise<{ path: string; keys: Map<number, string> }> {
+  const path = join(dir, `${randomUUID()}.csv`);
+  const tag = randomUUID().slice(0, 8);
+  const lines = Array.from({ length: ROWS }, (_, i) => `P-${tag}-${i},EUR,DE,eu-10y`);
+  await writeFile(path, ["external_id,currency,destination_country,archive_policy", ...lines].join("\n"));
+  const keys = new Map<number, string>();
+  for await (const batch of readInvoiceFileBatches(path, { namespace: resolveNamespace() }))
+    for (const item of batch) if (item.kind === "valid") keys.set(item.line, item.key);
+  return { path, keys };
+}
+
+async function insertResult(key: string, status: string, cid: string): Promise<void> {
+  await pool.query(
+    `INSERT INTO results (idempotency_key, external_id, status, http_status, correlation_id, ruleset_version,
+       attempts, first_attempt_at, last_attempt_at, response_body)
+     VALUES ($1, 'x', $2, 201, $3, 'rs-7', 3, to_timestamp(1700000000.123), to_timestamp(1700000009.5), '{"id": 1}')`,
+    [key, status, cid],
+  );
+}
+
+function setup(db: Queryable) {
+  const prefix = testPrefix();
+  const store = new RedisLedger(redis, prefix);
+  const queue = createInvoiceQueue(redis, prefix, 10);
+  const results = counted(db);
+  const deps: IngestDeps = {
+    store,
+    queue,
+    namespace: resolveNamespace(),
+    logger: silentLogger(),
+    chunkSize: CHUNK,
+    beyondRetention: {
+      results: { succeeded: (keys) => succeededResults(results, "postgres://relay@db.test/relay", keys) },
+      ledger: new RedisRecordRestorer(redis, prefix),
+    },
+  };
+  return { store, queue, deps, results, batches: new BatchStore(redis, prefix) };
+}
+
+describe("ingest asks the results of record about keys Redis does not know", () => {
+  it("when a key succeeded in PostgreSQL, then its row is a duplicate with the original answer, a failed one is sent again, and each chunk makes one query", async () => {
+    const { path, keys } = await csvFile();
+    const [doneKey, failedKey] = [keys.get(3), keys.get(7)];
+    if (doneKey === undefined || failedKey === undefined) throw new Error("rows not keyed");
+    await insertResult(doneKey, "succeeded", "orig-cid-3");
+    await insertResult(failedKey, "failed", "orig-cid-7");
+    const { store, queue, deps, results, batches } = setup(pool);
+
+    const outcome = await ingestFile(deps, { batchId: "b-past", name: "past.csv", path }, PLAIN_CSV);
+
+    expect(outcome).toMatchObject({ kind: "ingested", counts: { valid: ROWS }, enqueued: ROWS - 1 });
+    expect(results.queries).toHaveLength(Math.ceil(ROWS / CHUNK));
+    expect(await batches.decisions("b-past", [3, 7])).toEqual(["duplicate", null]);
+    expect(await store.get(doneKey)).toMatchObject({
+      status: "succeeded",
+      correlation_id: "orig-cid-3",
+      ruleset_version: "rs-7",
+      http_status: 201,
+      attempts: 3,
+      first_attempt_at: 1_700_000_000_123,
+      last_attempt_at: 1_700_000_009_500,
+      response_body: '{"id": 1}',
+    });
+    expect(await store.statusOf(failedKey)).toBe("queued");
+    expect(await store.counts()).toMatchObject({ queued: ROWS - 1, succeeded: 1 });
+    expect(await queue.getJob(doneKey)).toBeUndefined();
+    expect(await queue.getWaitingCount()).toBe(ROWS - 1);
+
+    // A re-run of the same batch: every key is known now, PostgreSQL is not asked again.
+    await ingestFile(deps, { batchId: "b-past", name: "past.csv", path }, PLAIN_CSV);
+    expect(results.queries).toHaveLength(Math.ceil(ROWS / CHUNK));
+    expect(await store.counts()).toMatchObject({ queued: ROWS - 1, succeeded: 1 });
+  });
+
+  it("when PostgreSQL cannot answer, then ingest stops with PastResultsUnavailableError and nothing of the file is registered", async () => {
+    const { path } = await csvFile();
+    const down: Queryable = { query: () => Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:1")) };
+    const { store, deps, batches } = setup(down);
+
+    const failed = await ingestFile(deps, { batchId: "b-down", name: "down.csv", path }, PLAIN_CSV).catch(
+      (error: unknown) => error,
+    );
+
+    expect(failed).toBeInstanceOf(PastResultsUnavailableError);
+    expect(String(failed)).toContain("down.csv");
+    expect(String(failed)).toContain("ECONNREFUSED");
+    expect(String(failed)).toContain("resumes it");
+    expect(await store.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
+    expect(await batches.decisions("b-down", [2])).toEqual([null]);
+  });
+});

@@ -1,0 +1,217 @@
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BatchStore } from "../../src/ledger/batch-store.js";
+import type { OutboxRow } from "../../src/ledger/outbox.js";
+import { RedisLedger } from "../../src/ledger/redis-ledger.js";
+import { readOutbox } from "../support/outbox-events.js";
+import { testPrefix, testRedis } from "../support/redis.js";
+
+let redis: Redis;
+beforeAll(() => {
+  redis = testRedis();
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+const NOW = 1_800_000_000_000;
+const row = (line: number, externalId = `INV-${randomUUID()}`) => ({ line, key: randomUUID(), externalId });
+const attempt = (number: number, more: object = {}) => ({
+  number,
+  startedAt: NOW - 100,
+  durationMs: 42,
+  ...more,
+});
+
+function setup() {
+  const prefix = testPrefix();
+  const ledger = new RedisLedger(redis, prefix, () => NOW);
+  const batches = new BatchStore(redis, prefix, () => NOW);
+  const open = (id: string) =>
+    batches.open({
+      id,
+      file: `${id}.csv`,
+      format: "csv",
+      path: `/${id}`,
+      host: "h",
+      size: 10,
+      sha256: "a".repeat(64),
+    });
+  return { prefix, ledger, batches, open };
+}
+
+/** Every path that writes events: register, answers, a refused attempt, retry, supersede, batches, rows. */
+async function driveEverything(s: ReturnType<typeof setup>) {
+  const { ledger, batches, open } = s;
+  const [a, b, c] = [row(2), row(3), row(4)];
+  await open("b1");
+  await ledger.registerRows("b1", [a, b, c]);
+  await ledger.finishIngest("b1");
+  await batches.update("b1", { state: "ingested", rows: 3, valid_rows: 3 });
+  await ledger.recordRetrying(a.key, {
+    httpStatus: 503,
+    error: "HTTP 503",
+    attempt: attempt(1, { httpStatus: 503, correlationId: "c503", retryAfterMs: 1000 }),
+  });
+  await ledger.recordRefusedAttempt(a.key, attempt(2, { httpStatus: 401 }));
+  await ledger.recordSucceeded(a.key, {
+    httpStatus: 201,
+    correlationId: "c1",
+    rulesetVersion: "r1",
+    responseBody: '{"ok":true}',
+    attempt: attempt(2, { httpStatus: 201, correlationId: "c1" }),
+  });
+  await ledger.recordFailed(a.key, {
+    httpStatus: 500,
+    error: "late",
+    attempt: attempt(3, { networkError: "timeout: x" }),
+  });
+  await ledger.recordFailed(b.key, {
+    httpStatus: 422,
+    error: "bad",
+    responseBody: "no",
+    document: "{}",
+    attempt: attempt(1, { httpStatus: 422 }),
+  });
+  await ledger.recordFailed(c.key, {
+    httpStatus: 422,
+    error: "bad",
+    document: "{}",
+    attempt: attempt(1, { httpStatus: 422 }),
+  });
+  const rows: OutboxRow[] = Array.from({ length: 1001 }, (_, i) => [
+    i + 2,
+    null,
+    "rejected",
+    null,
+    "x",
+    null,
+  ]);
+  await batches.addReportRows("b1", rows);
+  await batches.markReported("b1", {
+    report_csv: "r.csv",
+    summary_json: "s.json",
+    counts: '{"succeeded":1,"failed":2}',
+    path: "p",
+  });
+  expect(await ledger.requeueFailed(b.key)).toBe("requeued");
+  await open("b2");
+  const corrected = row(2, c.externalId);
+  await ledger.registerRows("b2", [corrected]);
+  await batches.markChanged("b2", "grew");
+  return { a, b, c, corrected };
+}
+
+describe("ledger outbox", () => {
+  it("when outbox-on is absent, then no step writes anything to the outbox", async () => {
+    const s = setup();
+    await driveEverything(s);
+    expect(await s.ledger.outboxEnabled()).toBe(false);
+    expect(await redis.exists(s.ledger.names.outbox)).toBe(0);
+    expect(await s.ledger.get(randomUUID())).toBeUndefined();
+  });
+
+  it("when outbox-on is set, then each step writes its record, attempt, batch and rows events in the contract's format", async () => {
+    const s = setup();
+    await s.ledger.enableOutbox();
+    expect(await s.ledger.outboxEnabled()).toBe(true);
+    const { a, b, c, corrected } = await driveEverything(s);
+    const events = await readOutbox(redis, s.prefix);
+    const summary = events.map((e) =>
+      e.t === "record"
+        ? ["record", e.key, e.status]
+        : e.t === "attempt"
+          ? ["attempt", e.key, e.n]
+          : e.t === "batch"
+            ? ["batch", e.batch, e.state]
+            : ["rows", e.batch, e.rows.length],
+    );
+    expect(summary).toEqual([
+      ["batch", "b1", "ingesting"],
+      ["record", a.key, "queued"],
+      ["record", b.key, "queued"],
+      ["record", c.key, "queued"],
+      ["batch", "b1", "ingested"],
+      ["attempt", a.key, 1],
+      ["record", a.key, "retrying"],
+      ["attempt", a.key, 2], // refused: numbered by the ledger after the first
+      ["attempt", a.key, 3],
+      ["record", a.key, "succeeded"],
+      ["attempt", a.key, 4], // a late answer after the success: an attempt, no record change
+      ["attempt", b.key, 1],
+      ["record", b.key, "failed"],
+      ["attempt", c.key, 1],
+      ["record", c.key, "failed"],
+      ["rows", "b1", 1000],
+      ["rows", "b1", 1],
+      ["batch", "b1", "reported"],
+      ["record", b.key, "queued"],
+      ["batch", "b2", "ingesting"],
+      ["record", c.key, "superseded"],
+      ["record", corrected.key, "queued"],
+      ["batch", "b2", "changed"],
+    ]);
+    expect(events[5]).toEqual({
+      t: "attempt",
+      key: a.key,
+      n: 1,
+      at: NOW - 100,
+      ms: 42,
+      http: 503,
+      net: null,
+      cid: "c503",
+      ra: 1000,
+    });
+    expect(events[10]).toMatchObject({ t: "attempt", n: 4, http: null, net: "timeout: x" });
+    expect(events[9]).toEqual({
+      t: "record",
+      key: a.key,
+      eid: a.externalId,
+      status: "succeeded",
+      http: 201,
+      cid: "c1",
+      ruleset: "r1",
+      attempts: 2,
+      first: NOW,
+      last: NOW,
+      error: null,
+      by: null,
+      body: '{"ok":true}',
+    });
+    expect(events[6]).toMatchObject({ t: "record", status: "retrying", body: null, error: "HTTP 503" });
+    expect(events[12]).toMatchObject({ t: "record", status: "failed", body: "no", error: "bad" });
+    expect(events[18]).toMatchObject({ t: "record", status: "queued", body: null, error: null });
+    expect(events[20]).toMatchObject({ t: "record", status: "superseded", by: corrected.key });
+    expect(events[17]).toEqual({
+      t: "batch",
+      batch: "b1",
+      file: "b1.csv",
+      format: "csv",
+      state: "reported",
+      created: NOW,
+      size: 10,
+      sha256: "a".repeat(64),
+      rows: 3,
+      valid: 3,
+      counts: { succeeded: 1, failed: 2 },
+      report_csv: "r.csv",
+      summary_json: "s.json",
+      profile: null,
+      file_error: null,
+      reported: NOW,
+    });
+    expect(events[22]).toMatchObject({ t: "batch", state: "changed", file_error: "grew", counts: null });
+    const firstRows = events[15];
+    expect(firstRows?.t === "rows" ? firstRows.rows[0] : undefined).toEqual([
+      2,
+      null,
+      "rejected",
+      null,
+      "x",
+      null,
+    ]);
+    // the record itself is what the exporter is told, and keeps the last attempt number handed out
+    expect(await s.ledger.get(a.key)).toMatchObject({ status: "succeeded", attempts: 2 });
+  });
+});
