@@ -1,5 +1,7 @@
 // npm run bench:submit — 20,000 invoices through queue + worker + results store against the simulator,
-// compared in the same run with a no-op BullMQ worker and a plain concurrency-limited fetch loop.
+// compared in the same run with a no-op BullMQ worker and a plain concurrency-limited fetch loop, and
+// the same relay pass again with RESULTS_DATABASE_URL (a private PostgreSQL), timed until the outbox is
+// drained into it.
 import { randomUUID } from "node:crypto";
 import { cpus } from "node:os";
 import { Queue, Worker } from "bullmq";
@@ -15,6 +17,8 @@ import { createInvoiceQueue, enqueueInvoices, invoiceJobOptions } from "../src/q
 import { INVOICE_JOB_NAME } from "../src/queue/job-data.js";
 import { startSubmission, type SubmissionService } from "../src/queue/submission-service.js";
 import { RedisLedger } from "../src/ledger/redis-ledger.js";
+import { startResultsExport, type ResultsExport } from "../src/cli/results-export.js";
+import { startBenchDatabase, type BenchDatabase } from "./results-database.js";
 import {
   cpuMeter,
   describeCpu,
@@ -52,7 +56,7 @@ const meter = () => cpuMeter(sim.child.pid, privateRedis?.pid);
  */
 const prefixFor = (): string => (privateRedis === undefined ? `bench-${randomUUID()}` : "invoice-relay");
 
-function relayConfig(prefix: string): SubmitConfig {
+function relayConfig(prefix: string, databaseUrl?: string): SubmitConfig {
   return requireSubmitConfig(
     loadConfig({
       REDIS_URL: redisUrl,
@@ -61,18 +65,32 @@ function relayConfig(prefix: string): SubmitConfig {
       QUEUE_PREFIX: prefix,
       SUBMIT_CONCURRENCY: String(CONCURRENCY),
       LOG_LEVEL: "silent",
+      ...(databaseUrl === undefined ? {} : { RESULTS_DATABASE_URL: databaseUrl }),
     }),
   );
 }
 
+/** The PostgreSQL of the relay-with-PostgreSQL pass; none (and that pass skipped) without its binaries. */
+const database: BenchDatabase | { readonly missing: string } = await startBenchDatabase().catch(
+  (error: unknown) => ({ missing: error instanceof Error ? error.message : String(error) }),
+);
+
 /**
  * 1. invoice-relay: rows registered and enqueued in chunks while the worker drains, timed from the
  * first row to the last final answer; latency is enqueue → final. `prefilled` registers and enqueues
- * everything first and times the worker alone (from its start), to set beside the no-op drain.
+ * everything first and times the worker alone (from its start), to set beside the no-op drain. With
+ * `db`, the process exports to it as `run` does (the outbox on before the first row) and the pass is
+ * timed until the outbox holds no event from before its last final answer.
  */
-async function relay(n: number, prefilled: boolean): Promise<Run> {
+async function relay(
+  n: number,
+  prefilled: boolean,
+  db?: BenchDatabase,
+): Promise<Run & { finalSeconds: number }> {
   const prefix = prefixFor();
-  const config = relayConfig(prefix);
+  const config = relayConfig(prefix, db?.url);
+  await db?.clear();
+  const exported: ResultsExport | undefined = await startResultsExport(config, silentLogger());
   const docs = keyedInvoices(randomUUID(), n);
   const producer = createRedis(redisUrl, "producer", "bench-producer");
   const store = new RedisLedger(producer, prefix);
@@ -117,14 +135,21 @@ async function relay(n: number, prefilled: boolean): Promise<Run> {
     if (prefilled) service = await start();
     else await enqueue();
     await within(done, "relay");
+    const finalSeconds = (performance.now() - began) / 1000;
+    if (exported !== undefined) {
+      const cutoff = await exported.redisNow();
+      if (!(await within(exported.waitExported(cutoff, {}), "relay's export to PostgreSQL")))
+        throw new Error("relay: the outbox was not drained");
+    }
     const seconds = (performance.now() - began) / 1000;
     const used = cpu();
     const counts = await store.counts();
     if (counts.succeeded !== n)
       throw new Error(`relay: expected ${n} succeeded, got ${JSON.stringify(counts)}`);
-    return { seconds, cpu: used, latencies: latencies.sort((a, b) => a - b) };
+    return { seconds, cpu: used, latencies: latencies.sort((a, b) => a - b), finalSeconds };
   } finally {
     await service?.close(5000);
+    await exported?.close();
     await queue.close();
     await producer.quit();
   }
@@ -218,19 +243,23 @@ async function fetchLoop(n: number): Promise<Run> {
 }
 
 /** Each measured pass starts on an empty private Redis (see resetPrivateRedis). */
-async function measured(run: () => Promise<Run>): Promise<Run> {
+async function measured<T extends Run>(run: () => Promise<T>): Promise<T> {
   if (privateRedis !== undefined) await resetPrivateRedis(admin);
   return run();
 }
 
 try {
   const speed = hostSpeed();
+  const db = "missing" in database ? undefined : database;
   if (WARMUP > 0) {
     await relay(WARMUP, false);
+    if (db !== undefined) await relay(WARMUP, false, db);
     await noop(WARMUP, false);
     await fetchLoop(WARMUP);
   }
   const r = await measured(() => relay(N, false));
+  const rp = db === undefined ? undefined : await measured(() => relay(N, false, db));
+  const pgRows = db === undefined ? undefined : await db.rowsWritten();
   const q = await measured(() => noop(N, false));
   const f = await measured(() => fetchLoop(N));
   const rd = await measured(() => relay(N, true));
@@ -257,6 +286,20 @@ try {
   );
   console.log("fetch loop: Node's global fetch (keep-alive), no queue, no results store");
   line("invoice-relay: register + enqueue + worker + results store", r);
+  if (rp === undefined)
+    console.log(
+      `${"  the same with RESULTS_DATABASE_URL (PostgreSQL)".padEnd(64)} skipped: ${"missing" in database ? database.missing : ""}`,
+    );
+  else {
+    line("  the same with RESULTS_DATABASE_URL, until exported to PostgreSQL", rp);
+    console.log(
+      `    PostgreSQL: private, fsync and synchronous_commit on; ${((pgRows ?? 0) / N).toFixed(2)} rows per invoice ` +
+        `(results + attempts + batch_rows + batches; this pass writes no batch reports); relay with PostgreSQL / relay = ${ratio(rp, r)}`,
+    );
+    console.log(
+      `    every invoice final after ${rp.finalSeconds.toFixed(2)} s (${round(N / rp.finalSeconds)}/s), the outbox drained ${(rp.seconds - rp.finalSeconds).toFixed(2)} s later`,
+    );
+  }
   line("bare BullMQ worker, no-op processor, jobs added as it runs", q);
   line("concurrency-limited fetch loop", f);
   line("(drain only) invoice-relay worker, queue prefilled", rd);
@@ -274,8 +317,16 @@ try {
       p99_ms: p99,
     }),
   );
+  console.log(
+    JSON.stringify({
+      relay_per_s: round(rate(r)),
+      relay_pg_per_s: rp === undefined ? null : round(rate(rp)),
+      pg_rows_per_invoice: pgRows === undefined ? null : Number((pgRows / N).toFixed(2)),
+    }),
+  );
 } finally {
   await admin.quit();
   await sim.stop();
   await privateRedis?.dispose();
+  if (!("missing" in database)) await database.close();
 }

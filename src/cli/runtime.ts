@@ -1,7 +1,9 @@
 import type { Command } from "commander";
+import { databaseUrlSecrets } from "../config/database-url.js";
 import { loadConfig, type Config, type Overrides } from "../config/load.js";
 import type { SettingName } from "../config/settings.js";
 import { createLogger, type Logger } from "../log/logger.js";
+import { webhookSecrets } from "../ops/notify/webhook-url.js";
 
 /** Loads configuration for a command: environment first, then its flags. */
 export function commandConfig(overrides: Overrides, required: readonly SettingName[] = []): Config {
@@ -13,8 +15,18 @@ export function commandLogger(config: Config, name = "invoice-relay"): Logger {
     level: config.logLevel,
     format: config.logFormat,
     name,
-    secrets: config.invoiceApiKey === undefined ? [] : [config.invoiceApiKey],
+    secrets: logSecrets(config),
   });
+}
+
+/** The secret values a command's logger masks wherever they appear. */
+export function logSecrets(config: Config): string[] {
+  return [
+    ...(config.invoiceApiKey === undefined ? [] : [config.invoiceApiKey]),
+    ...(config.consoleToken === undefined ? [] : [config.consoleToken]),
+    ...webhookSecrets(config.notifyWebhookUrl),
+    ...databaseUrlSecrets(config.resultsDatabaseUrl),
+  ];
 }
 
 /** Flags shared by the commands that talk to Redis and the service. */

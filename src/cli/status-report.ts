@@ -1,5 +1,7 @@
 import { formatDuration } from "../config/duration.js";
 import { ledgerSize } from "../ledger/footprint.js";
+import { Outbox } from "../ledger/outbox.js";
+import { outboxBacklog, redisTimeMs, refusedEventCount } from "../ledger/outbox-backlog.js";
 import { Retention } from "../ledger/retention.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
@@ -7,6 +9,7 @@ import type { KeyStatus } from "../ledger/statuses.js";
 import type { StatusCounts } from "../results/report-row.js";
 import { requireKnownBatch } from "./batch-option.js";
 import type { AppContext } from "./context.js";
+import { probeDatabase } from "./database-probe.js";
 import { countsOf } from "./summary-table.js";
 
 /** How many batches `status` shows without --batch; the total is always given. */
@@ -32,6 +35,11 @@ const STATUS_BATCH_LIMIT = 20;
  *   keeps in Redis (`bytes` estimated from MEMORY USAGE samples, null if refused), RESULTS_RETENTION as
  *   written, and the oldest batch kept `{id, created_at, expires_at, kept_because}` (`expires_at` null
  *   while it is not reported or its report counted failed rows; `kept_because` then says which), or null
+ * - `outbox`: the events not exported to PostgreSQL yet `{on, entries, oldest_at, oldest_age_seconds,
+ *   refused}` (`on`: some process started with RESULTS_DATABASE_URL turned it on; `oldest_*` null when
+ *   empty; `refused`: events PostgreSQL refused as data, kept aside in the outbox-refused stream)
+ * - `results_database`: `null` without RESULTS_DATABASE_URL, else `{url, answers, problem}` (the URL
+ *   without its password; `problem` why it does not answer, else null)
  */
 export interface StatusReport {
   readonly queue_prefix: string;
@@ -42,6 +50,22 @@ export interface StatusReport {
   readonly batches: readonly BatchStatus[];
   readonly batches_total: number;
   readonly ledger: LedgerStatus;
+  readonly outbox: OutboxStatus;
+  readonly results_database: DatabaseStatus | null;
+}
+
+export interface OutboxStatus {
+  readonly on: boolean;
+  readonly entries: number;
+  readonly oldest_at: string | null;
+  readonly oldest_age_seconds: number | null;
+  readonly refused: number;
+}
+
+export interface DatabaseStatus {
+  readonly url: string;
+  readonly answers: boolean;
+  readonly problem: string | null;
 }
 
 export interface LedgerStatus {
@@ -137,6 +161,28 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
     batches: metas.map(batchStatus),
     batches_total: total,
     ledger: await ledgerStatus(ctx, keys),
+    outbox: await outboxStatus(ctx),
+    results_database:
+      ctx.config.resultsDatabaseUrl === undefined ? null : await probeDatabase(ctx.config.resultsDatabaseUrl),
+  };
+}
+
+async function outboxStatus(ctx: AppContext): Promise<OutboxStatus> {
+  const prefix = ctx.config.queuePrefix;
+  const [on, backlog, now, refused] = await Promise.all([
+    new Outbox(ctx.redis, prefix).enabled(),
+    outboxBacklog(ctx.redis, prefix),
+    redisTimeMs(ctx.redis),
+    refusedEventCount(ctx.redis, prefix),
+  ]);
+  return {
+    on,
+    entries: backlog.entries,
+    oldest_at: backlog.oldest === undefined ? null : new Date(backlog.oldest.at).toISOString(),
+    // ages on Redis' clock, the clock of the entries' ids
+    oldest_age_seconds:
+      backlog.oldest === undefined ? null : Math.max(0, Math.round((now - backlog.oldest.at) / 1000)),
+    refused,
   };
 }
 

@@ -1,5 +1,6 @@
 import { ROW_STATUSES } from "../results/report-row.js";
 import type { BatchStatus, LedgerStatus, StatusReport } from "./status-report.js";
+import { exportLines } from "./status-export-text.js";
 
 /** `status` for people: the totals, a table of batches, then what to do about what is not well. Pure. */
 export function statusText(report: StatusReport): string {
@@ -11,6 +12,7 @@ export function statusText(report: StatusReport): string {
     `queue jobs             waiting ${queue.waiting}  active ${queue.active}  delayed ${queue.delayed}  ` +
       `failed ${queue.failed}  paused ${queue.paused}  (${queue.is_paused ? "PAUSED" : "running"})`,
     ledgerLine(report.ledger),
+    ...exportLines(report),
     "",
   ];
   if (report.batches.length === 0) lines.push("no batches yet: drop files and run `invoice-relay run`");
@@ -107,6 +109,12 @@ function nextSteps(report: StatusReport): string[] {
     advice.push(
       `${queue.failed} job(s) stopped on unexpected errors (see the workers' logs); ` +
         "`invoice-relay retry` re-drives them",
+    );
+  const db = report.results_database;
+  if (db !== null && !db.answers)
+    advice.push(
+      `the results database at ${db.url} does not answer: submission goes on and the outbox in Redis keeps ` +
+        "the results until it is back (then the running processes export them)",
     );
   const inFlight = keys.queued + keys.retrying;
   const jobs = queue.waiting + queue.active + queue.delayed + queue.paused;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
+import { DATABASE_URL_PATTERN } from "./database-url.js";
 import { httpAddrSchema } from "./http-addr.js";
 import { clusterNodesSchema, queuePrefixSchema } from "./redis-target.js";
 
@@ -45,6 +46,18 @@ export const SETTINGS = {
       "Seed nodes of a Redis Cluster, comma-separated host:port or redis[s]://[user:password@]host:port " +
       "(all alike); when set, REDIS_URL is not used and QUEUE_PREFIX needs a hash tag such as {invoice-relay}.",
     schema: clusterNodesSchema.optional(),
+  },
+  resultsDatabaseUrl: {
+    env: "RESULTS_DATABASE_URL",
+    description:
+      "PostgreSQL of the results of record, a postgres:// URL (its password is a secret: never logged or " +
+      "shown). Unset: the reports on disk are the durable record.",
+    schema: z
+      .string()
+      .trim()
+      .regex(DATABASE_URL_PATTERN, "must be a postgres:// or postgresql:// URL")
+      .optional(),
+    secret: true,
   },
   invoiceApiUrl: {
     env: "INVOICE_API_URL",
@@ -171,6 +184,18 @@ export const SETTINGS = {
       "start; worker and run serve it only when this is set. 0.0.0.0:9464 lets a Kubernetes kubelet reach it.",
     schema: httpAddrSchema.optional(),
   },
+  consoleToken: {
+    env: "CONSOLE_TOKEN",
+    description:
+      "Enables the web console's write actions (retry a batch's failed rows) for whoever signs in with it or " +
+      "sends it as a bearer token. Unset: the console is read-only. Never stored, logged or shown.",
+    schema: z
+      .string()
+      .trim()
+      .min(16, "must be at least 16 characters (e.g. openssl rand -hex 24)")
+      .optional(),
+    secret: true,
+  },
   settleMs: {
     env: "SETTLE_MS",
     description: "A drop file must be unchanged this long before it is picked up.",
@@ -235,6 +260,45 @@ export const SETTINGS = {
       return ms;
     }),
     default: "7d",
+  },
+  notifyWebhookUrl: {
+    env: "NOTIFY_WEBHOOK_URL",
+    description:
+      "Incoming webhook (Slack, Microsoft Teams or any http(s) endpoint) that gets a JSON alert when a run ends " +
+      "with exit 1 or 2, the API key is refused, or a batch is stuck. A secret (its path holds a token): never logged or shown.",
+    schema: z
+      .url({
+        protocol: /^https?$/,
+        error: "must be an http(s) URL such as https://hooks.slack.com/services/…",
+      })
+      .optional(),
+    secret: true,
+  },
+  notifyStuckAfter: {
+    env: "NOTIFY_STUCK_AFTER",
+    description:
+      "A batch not reported this long after its drop is announced once on NOTIFY_WEBHOOK_URL (e.g. 6h, 90m).",
+    schema: z.string().transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined || ms < 1000) {
+        ctx.addIssue({
+          code: "custom",
+          message: "must be a duration of at least 1s, such as 6h, 90m or 45s",
+        });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+    default: "6h",
+  },
+  consoleUrl: {
+    env: "CONSOLE_URL",
+    description:
+      "The address people open the web console at (e.g. https://relay.example.com/): alerts link to " +
+      "{CONSOLE_URL}/batches/{id}; without it they carry no link.",
+    schema: z
+      .url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://relay.example.com/" })
+      .optional(),
   },
 } satisfies Record<string, Setting>;
 

@@ -2,6 +2,7 @@
 // sample files in a fresh drop folder, and one `invoice-relay run` exactly as an operator would start it.
 import { spawn } from "node:child_process";
 import { cp, mkdir, readdir, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEMO_API_KEY, startSimulator } from "../simulator/index.js";
@@ -12,6 +13,14 @@ const samples = join(root, "samples");
 const demoDir = resolve(process.env["DEMO_DIR"] ?? join(root, ".demo"));
 const dropDir = join(demoDir, "drop");
 const say = (text: string) => process.stdout.write(`${text}\n`);
+/**
+ * The console stays up at the end on a terminal (or with --console), so a newcomer sees the batches in a
+ * browser; --no-console, CI or a pipe end the demo with the summary.
+ */
+const args = process.argv.slice(2);
+const keepConsole =
+  args.includes("--console") ||
+  (!args.includes("--no-console") && process.stdout.isTTY && process.env["CI"] === undefined);
 
 async function main(): Promise<number> {
   await rm(dropDir, { recursive: true, force: true });
@@ -37,29 +46,18 @@ async function main(): Promise<number> {
   say(`  service:    simulator at ${sim.url} (10% 503, 5% 429, 5% lost responses, 0-30 ms latency)`);
   say(`  drop folder ${dropDir}: ${files.join(", ")}, and sources.yaml (source profiles)`);
   say(`  running:    invoice-relay run --drop-dir ${dropDir}\n`);
+  const env = {
+    ...process.env,
+    REDIS_URL: redisUrl,
+    INVOICE_API_URL: sim.url,
+    INVOICE_API_KEY: DEMO_API_KEY,
+    QUEUE_PREFIX: `invoice-relay-demo-${Date.now()}`,
+    SETTLE_MS: "0",
+    BACKOFF_BASE_MS: "200",
+    LOG_LEVEL: process.env["LOG_LEVEL"] ?? "warn",
+  };
   try {
-    const code = await new Promise<number>((done) => {
-      const child = spawn(
-        process.execPath,
-        [join(root, "dist/workers/cli.js"), "run", "--drop-dir", dropDir],
-        {
-          stdio: "inherit",
-          env: {
-            ...process.env,
-            REDIS_URL: redisUrl,
-            INVOICE_API_URL: sim.url,
-            INVOICE_API_KEY: DEMO_API_KEY,
-            QUEUE_PREFIX: `invoice-relay-demo-${Date.now()}`,
-            SETTLE_MS: "0",
-            BACKOFF_BASE_MS: "200",
-            LOG_LEVEL: process.env["LOG_LEVEL"] ?? "warn",
-          },
-        },
-      );
-      child.on("exit", (exitCode) => {
-        done(exitCode ?? 1);
-      });
-    });
+    const code = await cli(["run", "--drop-dir", dropDir], env);
     const stats = sim.stats();
     say(`\nrun exited with ${code}: ${meaning(code)}`);
     say(
@@ -71,11 +69,60 @@ async function main(): Promise<number> {
     );
     say(`reports: ${join(dropDir, "reports")}`);
     for (const name of (await readdir(join(dropDir, "reports"))).sort()) say(`  ${name}`);
+    if (keepConsole) await serveConsole(env);
+    else say("\nto see the batches in a browser: npm run demo -- --console");
     return code === 0 || code === 2 ? 0 : 1;
   } finally {
     await sim.close();
     await redis?.dispose();
   }
+}
+
+/** Runs the built CLI with the demo's settings; resolves with its exit code. */
+function cli(
+  cliArgs: readonly string[],
+  env: NodeJS.ProcessEnv,
+  forward: readonly NodeJS.Signals[] = [],
+): Promise<number> {
+  return new Promise<number>((done) => {
+    const child = spawn(process.execPath, [join(root, "dist/workers/cli.js"), ...cliArgs], {
+      stdio: "inherit",
+      env,
+    });
+    // A signal the demo gets goes on to the child (a Ctrl-C reaches both already); the demo ends with it.
+    const relay = (signal: NodeJS.Signals) => {
+      child.kill(signal);
+    };
+    for (const signal of forward) process.on(signal, relay);
+    child.on("exit", (exitCode) => {
+      for (const signal of forward) process.off(signal, relay);
+      done(exitCode ?? 1);
+    });
+  });
+}
+
+/**
+ * `invoice-relay console` over the demo's Redis until Ctrl-C, on HTTP_ADDR (default 127.0.0.1:9464, or
+ * a free port when that one is taken).
+ */
+async function serveConsole(env: NodeJS.ProcessEnv): Promise<void> {
+  const httpAddr = process.env["HTTP_ADDR"] ?? ((await portFree(9464)) ? "127.0.0.1:9464" : "127.0.0.1:0");
+  say("\nthe web console shows the batches, their rows and the queue; Ctrl-C stops it");
+  await cli(["console"], { ...env, HTTP_ADDR: httpAddr, LOG_LEVEL: "warn" }, ["SIGINT", "SIGTERM"]);
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", () => {
+      resolve(false);
+    });
+    probe.listen(port, "127.0.0.1", () => {
+      probe.close(() => {
+        resolve(true);
+      });
+    });
+  });
 }
 
 function meaning(code: number): string {

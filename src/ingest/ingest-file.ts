@@ -11,6 +11,7 @@ import { findFileError, readInvoiceFileBatches } from "./read-invoice-file.js";
 import type { FileFormat } from "./read-invoice-file.js";
 import type { SourceProfile } from "./profiles/source-profile.js";
 import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
+import { restorePastResults, type BeyondRetention } from "./past-results.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
 import { WorkWindow } from "./work-window.js";
 
@@ -23,6 +24,11 @@ export interface IngestDeps {
   readonly chunkSize?: number;
   /** Aborted (SIGTERM, SIGINT): ingest stops between two chunks with IngestInterruptedError. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The results of record beyond Redis's retention (RESULTS_DATABASE_URL): keys Redis no longer knows
+   * that succeeded there come out `duplicate`, as within retention. Absent: Redis alone decides.
+   */
+  readonly beyondRetention?: BeyondRetention | undefined;
 }
 
 export interface RowCounts {
@@ -89,6 +95,9 @@ export async function ingestFile(
   let enqueued = 0;
   const chunks = new WorkWindow(INGEST_CHUNKS_IN_FLIGHT);
   const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<void> => {
+    // Throws before anything of the chunk is registered when the results of record cannot answer.
+    if (deps.beyondRetention !== undefined)
+      await restorePastResults(deps.beyondRetention, { batchId: file.batchId, file: file.name }, chunkRows);
     const decisions = await deps.store.registerRows(file.batchId, chunkRows);
     const wanted = chunkJobs.filter((_, i) => ENQUEUE.has(decisions[i]?.kind ?? "new"));
     await enqueueInvoices(deps.queue, wanted);

@@ -19,8 +19,12 @@ export class ApiKeyRefusals {
     this.#name = new LedgerNames(prefix).apiKeyRefused;
   }
 
-  async record(refusal: ApiKeyRefusal): Promise<void> {
-    await this.redis.set(this.#name, JSON.stringify(refusal));
+  /**
+   * Keeps the first refusal until it is cleared; whether this one was that first (SET NX), so of several
+   * workers refused at once exactly one announces it.
+   */
+  async record(refusal: ApiKeyRefusal): Promise<boolean> {
+    return (await this.redis.set(this.#name, JSON.stringify(refusal), "NX")) === "OK";
   }
 
   async read(): Promise<ApiKeyRefusal | undefined> {

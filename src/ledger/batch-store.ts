@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { LuaScript } from "./lua-script.js";
 import { LedgerNames } from "./names.js";
+import { Outbox, type OutboxRow } from "./outbox.js";
 import type { RedisClient } from "./redis-client.js";
 import { unpackKeys } from "./redis-ledger.js";
 
@@ -7,6 +9,8 @@ import { unpackKeys } from "./redis-ledger.js";
 const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported", "changed"] as const;
 
 const optionalInt = z.coerce.number().int().optional();
+const writeScript = new LuaScript("batch-write");
+type BatchWrite = "open" | "update" | "changed" | "report";
 
 /** A batch (one drop of one file) as kept in its Redis hash. */
 export const batchMetaSchema = z.object({
@@ -55,9 +59,14 @@ export interface NewBatch {
   readonly profileJson?: string | undefined;
 }
 
-/** Batch records: what was dropped, where the file is, how far it got, where its report is. */
+/**
+ * Batch records: what was dropped, where the file is, how far it got, where its report is. Every write
+ * of a batch's record is one script run (lua/batch-write.lua) that also writes its `batch` event while
+ * the outbox is on.
+ */
 export class BatchStore {
   readonly names: LedgerNames;
+  readonly #outbox: Outbox;
 
   constructor(
     private readonly redis: RedisClient,
@@ -65,37 +74,41 @@ export class BatchStore {
     private readonly now: () => number = Date.now,
   ) {
     this.names = new LedgerNames(prefix);
+    this.#outbox = new Outbox(redis, prefix);
   }
 
-  /** Records a new batch; a batch resumed after a crash keeps its record. */
+  async #write(
+    id: string,
+    what: BatchWrite,
+    fields: Readonly<Record<string, string | number | undefined>>,
+  ): Promise<void> {
+    const pairs: string[] = [];
+    for (const [name, value] of Object.entries(fields))
+      if (value !== undefined) pairs.push(name, String(value));
+    const n = this.names;
+    await writeScript.run(
+      this.redis,
+      [n.batch(id), n.batches, n.completed, n.reopened, n.outboxOn, n.outbox],
+      [id, this.now(), what, ...pairs],
+    );
+  }
+
+  /**
+   * Records a new batch; a batch resumed after a crash keeps its record (a record from before claims
+   * were measured takes this measure; a measured one keeps its own).
+   */
   async open(batch: NewBatch): Promise<BatchMeta> {
-    const key = this.names.batch(batch.id);
-    const created = await this.redis.hsetnx(key, "id", batch.id);
-    if (created === 1) {
-      const now = this.now();
-      await this.redis
-        .multi()
-        .hset(key, {
-          file: batch.file,
-          format: batch.format,
-          path: batch.path,
-          state: "ingesting",
-          host: batch.host,
-          ...(batch.size === undefined ? {} : { size: batch.size }),
-          ...(batch.sha256 === undefined ? {} : { sha256: batch.sha256 }),
-          ...(batch.profile === undefined ? {} : { profile: batch.profile }),
-          ...(batch.profileJson === undefined ? {} : { profile_json: batch.profileJson }),
-          created_at: now,
-        })
-        .zadd(this.names.batches, now, batch.id)
-        .exec();
-    } else {
-      // A record from before claims were measured takes this measure; a measured one keeps its own.
-      const multi = this.redis.multi().hset(key, "path", batch.path);
-      if (batch.size !== undefined && batch.sha256 !== undefined)
-        multi.hsetnx(key, "size", batch.size).hsetnx(key, "sha256", batch.sha256);
-      await multi.exec();
-    }
+    await this.#write(batch.id, "open", {
+      file: batch.file,
+      format: batch.format,
+      path: batch.path,
+      state: "ingesting",
+      host: batch.host,
+      size: batch.size,
+      sha256: batch.sha256,
+      profile: batch.profile,
+      profile_json: batch.profileJson,
+    });
     return this.require(batch.id);
   }
 
@@ -138,7 +151,7 @@ export class BatchStore {
   }
 
   async update(id: string, fields: Partial<Record<keyof BatchMeta, string | number>>): Promise<void> {
-    await this.redis.hset(this.names.batch(id), fields);
+    await this.#write(id, "update", fields);
   }
 
   /** Batch ids, oldest first. */
@@ -186,27 +199,22 @@ export class BatchStore {
     /** A file rejected as a whole keeps the state that says so. */
     state: "reported" | "rejected" = "reported",
   ): Promise<void> {
-    const completedAt = await this.redis.zscore(this.names.completed, id);
-    await this.redis
-      .multi()
-      .hset(this.names.batch(id), {
-        ...fields,
-        state,
-        reported_at: this.now(),
-        ...(completedAt === null ? {} : { completed_at: completedAt }),
-      })
-      .zrem(this.names.completed, id)
-      .srem(this.names.reopened, id)
-      .exec();
+    await this.#write(id, "report", { ...fields, state });
   }
 
   /** The file changed after its claim: the batch is never reported, and says why. */
   async markChanged(id: string, problem: string): Promise<void> {
-    await this.redis
-      .multi()
-      .hset(this.names.batch(id), { state: "changed", file_error: problem })
-      .zrem(this.names.completed, id)
-      .exec();
+    await this.#write(id, "changed", { state: "changed", file_error: problem });
+  }
+
+  /** Whether the outbox is on: a report's rows go to it (`addReportRows`) only then. */
+  async outboxEnabled(): Promise<boolean> {
+    return this.#outbox.enabled();
+  }
+
+  /** Rows of the batch's report as `rows` events, before the batch is marked reported. */
+  async addReportRows(id: string, rows: readonly OutboxRow[]): Promise<void> {
+    await this.#outbox.addRows(id, rows);
   }
 
   /** The cross-file decisions (duplicate, conflict:<key>) taken at ingest for these lines. */

@@ -1,4 +1,4 @@
-import type { AttemptFields, ResultRecord } from "./record.js";
+import type { AttemptFacts, AttemptFields, ResultRecord } from "./record.js";
 import type { AnswerWritten, KeyStatus, RequeueResult, RowDecision, RowRef } from "./statuses.js";
 
 /**
@@ -17,6 +17,8 @@ export interface Ledger {
   recordFailed(key: string, fields: AttemptFields): Promise<AnswerWritten>;
   /** The status the key is left in; `unknown` if it has no record (nothing is written then). */
   recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus | "unknown">;
+  /** An attempt answered with a refused API key changes no status; the outbox (when on) still gets it. */
+  recordRefusedAttempt(key: string, attempt: AttemptFacts): Promise<void>;
   /** `retry`: failed → queued (its batches wait again), or → superseded. */
   requeueFailed(key: string): Promise<RequeueResult>;
   /** Keys put back to queued whose job is not known to exist yet (src/queue/requeued-jobs.ts). */

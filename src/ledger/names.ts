@@ -43,6 +43,14 @@ export class LedgerNames {
     return `${this.#base}:batch:${batchId}:lease`;
   }
 
+  /**
+   * String with a TTL (src/ledger/stuck-batches.ts): the batch was announced as stuck on the webhook;
+   * set once (SET NX) so one process of all those watching sends the alert.
+   */
+  stuckNotice(batchId: string): string {
+    return `${this.#base}:batch:${batchId}:stuck-notice`;
+  }
+
   /** The lease of the process writing the batch's report. */
   reportLease(batchId: string): string {
     return `${this.#base}:batch:${batchId}:report-lease`;
@@ -103,5 +111,31 @@ export class LedgerNames {
   /** The service refused the API key: why and when (JSON), until a run with a good key clears it. */
   get apiKeyRefused(): string {
     return `${this.#base}:key-refused`;
+  }
+
+  /**
+   * Stream: the outbox, one entry per event (a field `e` of JSON) the exporter drains into the results
+   * of record in PostgreSQL (docs/ledger.md); written only while `outboxOn` exists.
+   */
+  get outbox(): string {
+    return `${this.#base}:outbox`;
+  }
+
+  /**
+   * Stream: outbox events PostgreSQL refused as data (or that could not be read), kept aside with the
+   * reason instead of being lost: `status` counts them; docs/operations.md says how to look at them.
+   */
+  get outboxRefused(): string {
+    return `${this.#base}:outbox-refused`;
+  }
+
+  /** String: the deployment exports to PostgreSQL, so the scripts write outbox events. */
+  get outboxOn(): string {
+    return `${this.#base}:outbox-on`;
+  }
+
+  /** String: when the latest nightly pass (`run`) ended and its exit code (JSON), for /metrics. */
+  get lastPass(): string {
+    return `${this.#base}:last-pass`;
   }
 }

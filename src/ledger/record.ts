@@ -15,7 +15,9 @@ import { KEY_STATUSES } from "./statuses.js";
  * - `error`: why the last attempt did not succeed;
  * - `by`: the newer key of the same external_id that made this one `superseded`;
  * - `document`: the canonical JSON sent, kept while the key is failed (what `retry` sends again once
- *   the job is gone; keys in flight have it in their job).
+ *   the job is gone; keys in flight have it in their job);
+ * - `an`: while the outbox is on, the number of the key's last exported attempt when it is above
+ *   `attempts` (attempts that changed nothing in the record: a refused API key, an answer after a final one).
  */
 const headSchema = z.object({
   status: z.enum(KEY_STATUSES),
@@ -32,6 +34,7 @@ const headSchema = z.object({
   error: z.string().optional(),
   by: z.string().optional(),
   document: z.string().optional(),
+  an: z.number().int().optional(),
 });
 
 /** A key's record as the rest of the product reads it. */
@@ -82,8 +85,28 @@ export function decodeRecord(key: string, stored: string): ResultRecord {
   };
 }
 
+/**
+ * One HTTP attempt as the outbox exports it (`attempt` events, docs/ledger.md "Outbox"): never stored
+ * in the record. `number` is the worker's attempt number; the ledger numbers a key's attempts itself
+ * when the key has a record, so attempts the worker does not count (a refused API key, a stalled job
+ * sent again) get numbers of their own.
+ */
+export interface AttemptFacts {
+  readonly number: number;
+  /** When the request was sent (ms since the epoch) and how long it took until its answer or failure. */
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly httpStatus?: number | undefined;
+  /** Why no HTTP answer came back (timeout, connection…); absent when one did. */
+  readonly networkError?: string | undefined;
+  readonly correlationId?: string | undefined;
+  readonly retryAfterMs?: number | undefined;
+}
+
 /** What an attempt's outcome writes into the record. */
 export interface AttemptFields {
+  /** The attempt itself, for the outbox (not part of the record). */
+  readonly attempt?: AttemptFacts | undefined;
   readonly httpStatus?: number | undefined;
   readonly correlationId?: string | undefined;
   readonly rulesetVersion?: string | undefined;
@@ -106,5 +129,22 @@ export function attemptPairs(fields: AttemptFields): string[] {
   // A line break would end the head; the body is stored after it as received.
   put("body", fields.responseBody);
   put("document", fields.document);
+  if (fields.attempt !== undefined) pairs.push("attempt", attemptJson(fields.attempt));
   return pairs;
+}
+
+/**
+ * The attempt as the scripts take it: the `attempt` event's fields after `t` and `key`, `n` first (the
+ * scripts put the ledger's own number in its place).
+ */
+export function attemptJson(facts: AttemptFacts): string {
+  return JSON.stringify({
+    n: Math.max(1, Math.trunc(facts.number)),
+    at: Math.trunc(facts.startedAt),
+    ms: Math.max(0, Math.round(facts.durationMs)),
+    http: facts.httpStatus ?? null,
+    net: facts.networkError ?? null,
+    cid: facts.correlationId ?? null,
+    ra: facts.retryAfterMs === undefined ? null : Math.max(0, Math.round(facts.retryAfterMs)),
+  });
 }

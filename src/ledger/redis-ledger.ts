@@ -4,7 +4,15 @@ import { CallBatcher } from "./call-batcher.js";
 import type { Ledger } from "./ledger.js";
 import { LedgerNames } from "./names.js";
 import { LuaScript } from "./lua-script.js";
-import { attemptPairs, decodeRecord, type AttemptFields, type ResultRecord } from "./record.js";
+import { Outbox } from "./outbox.js";
+import {
+  attemptJson,
+  attemptPairs,
+  decodeRecord,
+  type AttemptFacts,
+  type AttemptFields,
+  type ResultRecord,
+} from "./record.js";
 import { scanKeys, type RedisClient } from "./redis-client.js";
 import {
   KEY_STATUSES,
@@ -21,6 +29,7 @@ const scripts = {
   answers: new LuaScript("answers"),
   statuses: new LuaScript("statuses"),
   requeue: new LuaScript("requeue"),
+  refusedAttempt: new LuaScript("refused-attempt"),
 };
 
 const stringsSchema = z.array(z.string());
@@ -60,6 +69,7 @@ export class RedisLedger implements Ledger {
   readonly names: LedgerNames;
   readonly #statuses: CallBatcher<string, string>;
   readonly #answers: CallBatcher<AnswerInput, string>;
+  readonly #outbox: Outbox;
 
   constructor(
     private readonly redis: RedisClient,
@@ -67,6 +77,7 @@ export class RedisLedger implements Ledger {
     private readonly now: () => number = Date.now,
   ) {
     this.names = new LedgerNames(prefix);
+    this.#outbox = new Outbox(redis, prefix);
     this.#statuses = new CallBatcher(async (keys) =>
       stringsSchema.parse(
         await scripts.statuses.run(
@@ -88,6 +99,8 @@ export class RedisLedger implements Ledger {
             this.names.pending,
             this.names.ingesting,
             this.names.completed,
+            this.names.outboxOn,
+            this.names.outbox,
             ...answers.map((a) => this.names.record(a.key)),
           ],
           args,
@@ -107,6 +120,8 @@ export class RedisLedger implements Ledger {
       this.names.decisions(batchId),
       this.names.batchKeyList(batchId),
       this.names.reopened,
+      this.names.outboxOn,
+      this.names.outbox,
       ...rows.map((row) => this.names.record(row.key)),
     ];
     // Optimistic: most rows' external_ids are new. When the index names keys the call did not declare,
@@ -198,6 +213,27 @@ export class RedisLedger implements Ledger {
     return retryingSchema.parse(await this.#answers.call(answer));
   }
 
+  /** An attempt answered with a refused API key: its `attempt` event, while the outbox is on. */
+  async recordRefusedAttempt(key: string, attempt: AttemptFacts): Promise<void> {
+    await scripts.refusedAttempt.run(
+      this.redis,
+      [this.names.outboxOn, this.names.outbox, this.names.record(key)],
+      [key, attemptJson(attempt)],
+    );
+  }
+
+  /**
+   * Turns the outbox on for every process sharing this prefix: from now on each script writes its
+   * events (docs/ledger.md, "Outbox"). Set by processes started with a results database.
+   */
+  async enableOutbox(): Promise<void> {
+    await this.#outbox.enable();
+  }
+
+  async outboxEnabled(): Promise<boolean> {
+    return this.#outbox.enabled();
+  }
+
   async requeueFailed(key: string): Promise<RequeueResult> {
     for (let round = 0; round < STALE_ROUNDS; round++) {
       const record = await this.get(key);
@@ -211,6 +247,8 @@ export class RedisLedger implements Ledger {
             this.names.record(key),
             this.names.record(live === "" ? key : live),
             this.names.reopened,
+            this.names.outboxOn,
+            this.names.outbox,
           ],
           [key, live, this.now()],
         ),
@@ -232,6 +270,11 @@ export class RedisLedger implements Ledger {
   /** The batches that have the key, the first one first ([] if it has no record). */
   async batchesOf(key: string): Promise<readonly string[]> {
     return (await this.get(key))?.batches ?? [];
+  }
+
+  /** The idempotency key that carries this external_id now (its newest version), if any. */
+  async keyOfExternalId(externalId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.names.externalIds, externalId)) ?? undefined;
   }
 
   /** Keys requeued by `retry` whose job may not exist yet (see LedgerNames.requeuing). */

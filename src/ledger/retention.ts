@@ -1,6 +1,8 @@
 import { z } from "zod";
 import type { BatchStore } from "./batch-store.js";
 import { LedgerNames } from "./names.js";
+import { Outbox } from "./outbox.js";
+import { outboxBacklog } from "./outbox-backlog.js";
 import { LuaScript } from "./lua-script.js";
 import type { RedisClient } from "./redis-client.js";
 
@@ -39,6 +41,7 @@ const countsSchema = z.record(z.string(), z.number());
  */
 export class Retention {
   readonly #names: LedgerNames;
+  readonly #prefix: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -48,12 +51,14 @@ export class Retention {
     private readonly now: () => number = Date.now,
   ) {
     this.#names = new LedgerNames(prefix);
+    this.#prefix = prefix;
   }
 
   /** Removes every batch whose retention has passed; safe to call often (it reads little when none has). */
   async sweep(): Promise<SweepOutcome> {
     const outcome: SweepOutcome = { batches: 0, records: 0, keptForFailed: 0 };
     const now = this.now();
+    const exportedUntil = await this.#exportedUntil();
     // Created before now - retention: only those can have been reported that long ago.
     for (let offset = 0; ; offset += PAGE) {
       const ids = await this.redis.zrangebyscore(
@@ -65,7 +70,7 @@ export class Retention {
         PAGE,
       );
       for (const id of ids) {
-        const state = await this.#state(id, now);
+        const state = await this.#state(id, now, exportedUntil);
         if (state === "failed rows") outcome.keptForFailed++;
         if (state !== "expired") continue;
         const removed = await this.#expire(id, now);
@@ -139,12 +144,23 @@ export class Retention {
     return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: reportedAt + this.retentionMs };
   }
 
+  /**
+   * While the outbox is on, a batch reported at or after its oldest entry may still have events there not
+   * exported to PostgreSQL: its records stay until they are. Read once per sweep: the oldest entry only
+   * gets newer meanwhile, so this errs on the side of keeping.
+   */
+  async #exportedUntil(): Promise<number> {
+    if (!(await new Outbox(this.redis, this.#prefix).enabled())) return Number.POSITIVE_INFINITY;
+    return (await outboxBacklog(this.redis, this.#prefix)).oldest?.at ?? Number.POSITIVE_INFINITY;
+  }
+
   /** What the sweep may do with the batch now (the scripts check the same again, atomically). */
-  async #state(id: string, now: number): Promise<"expired" | "kept" | "failed rows"> {
+  async #state(id: string, now: number, exportedUntil: number): Promise<"expired" | "kept" | "failed rows"> {
     const meta = await this.batches.get(id);
     if (meta === undefined) return "kept";
     if (meta.state !== "reported" && meta.state !== "rejected") return "kept";
     if (meta.reported_at === undefined || meta.reported_at + this.retentionMs > now) return "kept";
+    if (meta.reported_at >= exportedUntil) return "kept";
     if (hasOpenRows(meta.counts)) return "failed rows";
     return "expired";
   }

@@ -6,16 +6,17 @@ export type { ApiKeyRefusal } from "../ledger/api-key-refusals.js";
 
 /**
  * A refused API key stops all submission: the queue is paused for every worker, and the refusal is
- * recorded so `run` and `status` can say why. A later start with a working key clears both.
+ * recorded so `run` and `status` can say why. A later start with a working key clears both. Whether
+ * this was the first record of the refusal (the one to announce it).
  */
 export async function recordApiKeyRefused(
   redis: RedisClient,
   queue: Queue,
   prefix: string,
   refusal: ApiKeyRefusal,
-): Promise<void> {
+): Promise<boolean> {
   await queue.pause();
-  await new ApiKeyRefusals(redis, prefix).record(refusal);
+  return new ApiKeyRefusals(redis, prefix).record(refusal);
 }
 
 export async function readApiKeyRefusal(

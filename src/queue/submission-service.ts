@@ -8,6 +8,8 @@ import { Retention } from "../ledger/retention.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { HttpSubmitter } from "../submit/http-submitter.js";
 import type { Submitter } from "../submit/submitter.js";
+import type { AttemptObservation } from "../submit/attempt-labels.js";
+import { observeAttempts } from "../submit/observed-submitter.js";
 import type { SubmitOutcome } from "../submit/submit-invoice.js";
 import { createRedis } from "./connection.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
@@ -24,9 +26,18 @@ export interface SubmissionService {
   close(graceMs: number): Promise<void>;
 }
 
+export type { AttemptObservation, RetryReason, StatusClass } from "../submit/attempt-labels.js";
+export type { SubmitOutcome } from "../submit/submit-invoice.js";
+
 export interface SubmissionHooks {
-  readonly onApiKeyRefused?: (httpStatus: number, detail: string) => void;
+  /**
+   * The service refused the API key; `first` when this process recorded the refusal first (of all the
+   * processes sharing the Redis): the one to announce it.
+   */
+  readonly onApiKeyRefused?: (httpStatus: number, detail: string, first: boolean) => void;
   readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
+  /** After every HTTP request to the service (metrics); called on the hot path, so it must be cheap. */
+  readonly onAttempt?: (attempt: AttemptObservation) => void;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
   readonly flow?: {
@@ -53,7 +64,7 @@ export async function startSubmission(
   const now = hooks.now ?? Date.now;
   const store = new RedisLedger(commands, config.queuePrefix, now);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
-  const submitter =
+  const service =
     hooks.submitter ??
     new HttpSubmitter({
       baseUrl: config.invoiceApiUrl,
@@ -62,6 +73,9 @@ export async function startSubmission(
       requestTimeoutMs: config.requestTimeoutMs,
       responseBodyMaxBytes: config.responseBodyMaxBytes,
     });
+  // Observed inside the worker's request slots: the time measured is the request's, not the wait for a
+  // slot (metrics, and the attempt the ledger's outbox exports).
+  const submitter = observeAttempts(service, hooks.onAttempt);
 
   // A new process with (possibly) a new key gives the service another chance.
   if (await clearApiKeyRefusal(commands, queue, config.queuePrefix)) {
@@ -98,8 +112,12 @@ export async function startSubmission(
         { httpStatus, detail },
         "the invoice service refused the API key: submission paused; fix INVOICE_API_KEY",
       );
-      await recordApiKeyRefused(commands, queue, config.queuePrefix, { httpStatus, detail, at: Date.now() });
-      hooks.onApiKeyRefused?.(httpStatus, detail);
+      const first = await recordApiKeyRefused(commands, queue, config.queuePrefix, {
+        httpStatus,
+        detail,
+        at: Date.now(),
+      });
+      hooks.onApiKeyRefused?.(httpStatus, detail, first);
     },
     ...(hooks.onOutcome === undefined ? {} : { onOutcome: hooks.onOutcome }),
   });

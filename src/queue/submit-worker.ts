@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
+import { MetricsTime, UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import type { Logger } from "../log/logger.js";
 import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
@@ -151,6 +151,9 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     stalledInterval: Math.max(1000, Math.floor(options.lockDurationMs / 2)),
     maxStalledCount: 1_000_000,
     limiter: { max: options.ratePerSec > 0 ? options.ratePerSec : UNLIMITED_PER_SECOND, duration: 1000 },
+    // BullMQ's per-minute completed/failed counts (a week of them), which /metrics exports as
+    // bullmq_job_completed_total and bullmq_job_failed_total.
+    metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
     settings: {
       backoffStrategy: (attemptsMade: number, _type?: string, error?: Error) =>
         backoffDelay(

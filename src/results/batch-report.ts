@@ -3,8 +3,9 @@ import { createWriteStream } from "node:fs";
 import { rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BatchMeta } from "../ledger/batch-store.js";
+import { ROWS_PER_EVENT, type OutboxRow } from "../ledger/outbox.js";
 import { batchRows, type BatchRowsDeps } from "./batch-rows.js";
-import { csvLine, emptyCounts, REPORT_HEADER, type StatusCounts } from "./report-row.js";
+import { csvLine, emptyCounts, REPORT_HEADER, type ReportRow, type StatusCounts } from "./report-row.js";
 
 export interface BatchSummary {
   readonly file: string;
@@ -36,8 +37,26 @@ function reportPaths(
 }
 
 /**
+ * A report row as the outbox's `rows` events carry it. `pending` (a key not final when the report was
+ * written) goes as `queued`: the results of record know no `pending` decision.
+ */
+function outboxRow(row: ReportRow): OutboxRow {
+  const orNull = (text: string | undefined) => (text === undefined || text === "" ? null : text);
+  return [
+    row.line,
+    row.status === "rejected" ? null : orNull(row.idempotency_key),
+    row.status === "pending" ? "queued" : row.status,
+    orNull(row.external_id),
+    orNull(row.error),
+    orNull(row.conflict_with),
+  ];
+}
+
+/**
  * Writes a batch's report: every row of the file with its final status, then the summary. Each file is
- * written to a temporary name and renamed, so a reader never sees half a report.
+ * written to a temporary name and renamed, so a reader never sees half a report. While the ledger's
+ * outbox is on, the rows also go to it (`rows` events) before the caller marks the batch reported; a
+ * report written again sends them again, which the exporter takes as the same rows.
  */
 export async function writeBatchReport(
   deps: BatchRowsDeps,
@@ -49,6 +68,8 @@ export async function writeBatchReport(
   let rows = 0;
   const tmpCsv = `${paths.csv}.${process.pid}.tmp`;
   const out = createWriteStream(tmpCsv);
+  const outbox = batch.state !== "rejected" && (await deps.batches.outboxEnabled());
+  let pending: OutboxRow[] = [];
   try {
     out.write(`${REPORT_HEADER.join(",")}\r\n`);
     if (batch.state !== "rejected") {
@@ -56,8 +77,14 @@ export async function writeBatchReport(
         counts[row.status]++;
         rows++;
         if (!out.write(csvLine(row))) await once(out, "drain");
+        if (outbox) pending.push(outboxRow(row));
+        if (pending.length >= ROWS_PER_EVENT) {
+          await deps.batches.addReportRows(batch.id, pending);
+          pending = [];
+        }
       }
     }
+    if (pending.length > 0) await deps.batches.addReportRows(batch.id, pending);
     out.end();
     await once(out, "finish");
     await rename(tmpCsv, paths.csv);

@@ -82,14 +82,14 @@ async function resolveChunk(
     }
     if (item.kind === "conflict") {
       const why = `external_id already at line ${item.firstLine} with other content (key ${item.earlierKey}); not sent`;
-      return row(item.line, id, item.key, "conflict", undefined, why);
+      return { ...row(item.line, id, item.key, "conflict", undefined, why), conflict_with: item.earlierKey };
     }
     if (decision === "duplicate")
       return row(item.line, id, item.key, "duplicate", record, "already succeeded earlier; not sent again");
     if (decision?.startsWith("conflict:") === true) {
       const earlier = decision.slice("conflict:".length);
       const why = `external_id already sent or in flight with other content under key ${earlier}; not sent`;
-      return row(item.line, id, item.key, "conflict", undefined, why);
+      return { ...row(item.line, id, item.key, "conflict", undefined, why), conflict_with: earlier };
     }
     if (record?.status === "superseded") {
       const why = `failed, then a newer version of this invoice was sent under key ${record.superseded_by ?? "?"}; not sent again`;

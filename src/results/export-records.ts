@@ -3,7 +3,7 @@ import type { ResultRecord } from "../ledger/record.js";
 import type { KeyStatus } from "../ledger/statuses.js";
 
 /** Columns of `results` without --batch: one line per idempotency key of this QUEUE_PREFIX. */
-const EXPORT_HEADER = [
+export const EXPORT_HEADER = [
   "idempotency_key",
   "external_id",
   "status",
@@ -19,7 +19,7 @@ const EXPORT_HEADER = [
 ] as const;
 
 /** Appended only with --with-body: the service's answers may carry more than an operator should paste. */
-const BODY_COLUMN = "response_body";
+export const BODY_COLUMN = "response_body";
 
 /** One exported record; absent values are null (CSV: empty), times ISO 8601. */
 export interface ExportRow {

@@ -22,6 +22,8 @@ export interface ReportRow {
   readonly ruleset_version: string;
   readonly attempts: string;
   readonly error: string;
+  /** For a conflict: the key of the other version that stood in its way (not a column of the report). */
+  readonly conflict_with?: string;
 }
 
 export const REPORT_HEADER = [

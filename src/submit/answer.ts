@@ -1,5 +1,11 @@
-/** What one attempt got back: an HTTP answer, or no answer at all. */
-export type Answer =
+/** When a request was sent (ms since the epoch) and how long until its answer, or until it was given up. */
+export interface AttemptTiming {
+  readonly startedAt: number;
+  readonly durationMs: number;
+}
+
+/** What one attempt got back: an HTTP answer, or no answer at all; timed by observeAttempts. */
+export type Answer = (
   | {
       readonly kind: "response";
       readonly status: number;
@@ -12,4 +18,5 @@ export type Answer =
       /** timeout, connection refused/reset, DNS, TLS…: always safe to retry with the same key. */
       readonly reason: "timeout" | "connection";
       readonly message: string;
-    };
+    }
+) & { readonly timing?: AttemptTiming };

@@ -21,9 +21,17 @@ export type Verdict =
       readonly httpStatus: number | undefined;
       readonly retryAfterMs: number | undefined;
       readonly detail: string;
+      /** Why no HTTP answer came back; undefined when one did. */
+      readonly networkError?: string | undefined;
+      readonly correlationId?: string | undefined;
     }
   /** 401/403: the API key is refused. Stop submitting; mark nothing failed. */
-  | { readonly kind: "api-key-refused"; readonly httpStatus: number; readonly detail: string }
+  | {
+      readonly kind: "api-key-refused";
+      readonly httpStatus: number;
+      readonly detail: string;
+      readonly correlationId?: string | undefined;
+    }
   | {
       readonly kind: "failed";
       readonly httpStatus: number;
@@ -36,12 +44,8 @@ const MAX_DETAIL_CHARS = 500;
 
 export function classify(answer: Answer, rules: ExtractionRules, now: number): Verdict {
   if (answer.kind === "no-response") {
-    return {
-      kind: "retry",
-      httpStatus: undefined,
-      retryAfterMs: undefined,
-      detail: `${answer.reason}: ${answer.message}`,
-    };
+    const detail = `${answer.reason}: ${answer.message}`;
+    return { kind: "retry", httpStatus: undefined, retryAfterMs: undefined, detail, networkError: detail };
   }
   const { status, headers, body } = answer;
   const json = parseJson(body);
@@ -57,9 +61,13 @@ export function classify(answer: Answer, rules: ExtractionRules, now: number): V
   const detail = `HTTP ${status}: ${describeError(json, body)}`;
   if (RETRYABLE.has(status)) {
     const retryAfter = parseRetryAfter(firstHeaderValue(headers["retry-after"]), now);
-    return { kind: "retry", httpStatus: status, retryAfterMs: retryAfter, detail };
+    const correlationId = extractCorrelationId(rules, headers, json);
+    return { kind: "retry", httpStatus: status, retryAfterMs: retryAfter, detail, correlationId };
   }
-  if (status === 401 || status === 403) return { kind: "api-key-refused", httpStatus: status, detail };
+  if (status === 401 || status === 403) {
+    const correlationId = extractCorrelationId(rules, headers, json);
+    return { kind: "api-key-refused", httpStatus: status, detail, correlationId };
+  }
   return {
     kind: "failed",
     httpStatus: status,

@@ -1,6 +1,7 @@
 import { invoiceJson } from "../invoice/key.js";
 import type { CanonicalInvoice } from "../invoice/schema.js";
 import type { Ledger } from "../ledger/ledger.js";
+import type { AttemptFacts } from "../ledger/record.js";
 import { isFinal, type AnswerWritten, type KeyStatus } from "../ledger/statuses.js";
 import { classify } from "./classify.js";
 import type { ExtractionRules } from "./extract.js";
@@ -47,11 +48,25 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
   if (isFinal(current) && current !== undefined) return { kind: "skipped", status: current };
 
   const document = invoiceJson(task.invoice);
+  const sentAt = deps.now();
   const answer = await deps.submitter.submit(task.key, document);
-  const verdict = classify(answer, deps.rules, deps.now());
+  const answeredAt = deps.now();
+  const verdict = classify(answer, deps.rules, answeredAt);
+  // Timed where the request is sent (observeAttempts); else around the call here.
+  const timing = answer.timing ?? { startedAt: sentAt, durationMs: answeredAt - sentAt };
+  const attempt: AttemptFacts = {
+    number: task.attempt,
+    startedAt: timing.startedAt,
+    durationMs: timing.durationMs,
+    httpStatus: verdict.httpStatus,
+    networkError: verdict.kind === "retry" ? verdict.networkError : undefined,
+    correlationId: verdict.correlationId,
+    retryAfterMs: verdict.kind === "retry" ? verdict.retryAfterMs : undefined,
+  };
   switch (verdict.kind) {
     case "succeeded": {
       const transition = await deps.store.recordSucceeded(task.key, {
+        attempt,
         httpStatus: verdict.httpStatus,
         correlationId: verdict.correlationId,
         rulesetVersion: verdict.rulesetVersion,
@@ -61,6 +76,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
     }
     case "failed":
       await deps.store.recordFailed(task.key, {
+        attempt,
         httpStatus: verdict.httpStatus,
         correlationId: verdict.correlationId,
         error: verdict.detail,
@@ -68,14 +84,24 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
       });
       return { kind: "failed", detail: verdict.detail };
     case "api-key-refused":
+      await deps.store.recordRefusedAttempt(task.key, attempt);
       return { kind: "api-key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
     case "retry": {
       if (task.attempt >= task.maxAttempts) {
         const detail = `gave up after ${task.attempt} attempt(s); last: ${verdict.detail}`;
-        await deps.store.recordFailed(task.key, { httpStatus: verdict.httpStatus, error: detail, document });
+        await deps.store.recordFailed(task.key, {
+          attempt,
+          httpStatus: verdict.httpStatus,
+          error: detail,
+          document,
+        });
         return { kind: "failed", detail };
       }
-      await deps.store.recordRetrying(task.key, { httpStatus: verdict.httpStatus, error: verdict.detail });
+      await deps.store.recordRetrying(task.key, {
+        attempt,
+        httpStatus: verdict.httpStatus,
+        error: verdict.detail,
+      });
       return {
         kind: "retry",
         detail: verdict.detail,

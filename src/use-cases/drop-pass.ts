@@ -26,6 +26,7 @@ import { profileOfBatch, profileSnapshot } from "../ingest/profiles/profile-snap
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
 import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
+import type { BeyondRetention } from "../ingest/past-results.js";
 
 export interface DropPassDeps {
   readonly folder: DropFolder;
@@ -47,6 +48,10 @@ export interface DropPassDeps {
    * the first whose glob matches the name it was dropped under, and its batch record names that profile.
    */
   readonly profiles?: readonly SourceProfile[] | undefined;
+  /** After each file ingested, with its rows read and rejected (metrics); files unusable as a whole not. */
+  readonly onIngested?: ((rows: { readonly read: number; readonly rejected: number }) => void) | undefined;
+  /** The results of record (RESULTS_DATABASE_URL), asked about keys Redis's retention has forgotten. */
+  readonly beyondRetention?: BeyondRetention | undefined;
 }
 
 /** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */
@@ -163,6 +168,7 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
         rows: result.counts.rows,
         valid_rows: result.counts.valid,
       });
+      deps.onIngested?.({ read: result.counts.rows, rejected: result.counts.rejected });
     }
     return result;
   } finally {

@@ -4,10 +4,11 @@ import { describeTarget, redisTarget } from "../config/redis-target.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
+import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
 import { isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { isRedisUnavailable } from "../queue/connection.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
-import { startSubmission } from "../queue/submission-service.js";
+import { startSubmission, type SubmissionHooks } from "../queue/submission-service.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import type { RedisLedger } from "../ledger/redis-ledger.js";
@@ -15,6 +16,8 @@ import type { RedisLedger } from "../ledger/redis-ledger.js";
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly store: RedisLedger;
   readonly config: SubmitConfig;
+  /** Observers of the pass's submission worker (metrics, alerts); its clock is `now`. */
+  readonly submissionHooks?: Pick<SubmissionHooks, "onAttempt" | "onOutcome" | "onApiKeyRefused"> | undefined;
 }
 
 export interface NightlyPassOptions {
@@ -39,7 +42,8 @@ export interface PassProgress {
  * - `finished`: every batch waited for is reported, rejected, or `changed` (kept, never reported);
  * - `api-key-refused`: the service refused the API key; submission is paused, nothing was marked failed;
  * - `stopped`: interrupted or past the deadline, with invoices not final yet (they stay queued);
- * - `failed`: ingest interrupted, or a batch Redis lost whose file is gone (the error says what to do).
+ * - `failed`: ingest interrupted or the results of record unreachable, or a batch Redis lost whose file
+ *   is gone (the error says what to do).
  */
 export type NightlyOutcome =
   | { readonly kind: "nothing-to-do" }
@@ -51,7 +55,10 @@ export type NightlyOutcome =
       readonly pending: number;
       readonly redisDown: boolean;
     }
-  | { readonly kind: "failed"; readonly error: BatchLostError | IngestInterruptedError };
+  | {
+      readonly kind: "failed";
+      readonly error: BatchLostError | IngestInterruptedError | PastResultsUnavailableError;
+    };
 
 const POLL_MS = 250;
 
@@ -66,14 +73,15 @@ export async function nightlyPass(
 ): Promise<NightlyOutcome> {
   const { config, logger } = deps;
   // The worker's answers and the retention sweeps go by the same clock as the ingest (deps.now).
-  const service = await startSubmission(config, logger, { now: deps.now });
+  const service = await startSubmission(config, logger, { ...deps.submissionHooks, now: deps.now });
   try {
     const passDeps = { ...deps, signal: options.signal };
     let passed;
     try {
       passed = await dropPass(passDeps, config.settleMs);
     } catch (error) {
-      if (error instanceof IngestInterruptedError) return { kind: "failed", error };
+      if (error instanceof IngestInterruptedError || error instanceof PastResultsUnavailableError)
+        return { kind: "failed", error };
       throw error;
     }
     const targets = new Set(passed.map((p) => p.file.batchId));
@@ -108,7 +116,11 @@ async function waitForBatches(
         outageSince = undefined;
       }
     } catch (error) {
-      if (error instanceof BatchLostError || error instanceof IngestInterruptedError)
+      if (
+        error instanceof BatchLostError ||
+        error instanceof IngestInterruptedError ||
+        error instanceof PastResultsUnavailableError
+      )
         return { kind: "failed", error };
       // A Redis restart or failover must not end a pass that may have hours to run: every step above
       // is safe to repeat, so wait for Redis (within the deadline) instead of giving up.

@@ -23,6 +23,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   agentnet: ["config", "errors", "log", "submit"],
   dev: ["errors", "simulator"],
   ops: ["config", "errors", "ledger", "log", "queue"],
+  records: ["config", "errors", "ledger", "log"],
   cli: [
     "agentnet",
     "config",
@@ -33,6 +34,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "log",
     "ops",
     "queue",
+    "records",
     "results",
     "simulator",
     "use-cases",

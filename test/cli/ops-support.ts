@@ -172,6 +172,16 @@ const statusJsonSchema = z.strictObject({
       })
       .nullable(),
   }),
+  outbox: z.strictObject({
+    on: z.boolean(),
+    entries: z.number(),
+    oldest_at: iso.nullable(),
+    oldest_age_seconds: z.number().nullable(),
+    refused: z.number(),
+  }),
+  results_database: z
+    .strictObject({ url: z.string(), answers: z.boolean(), problem: z.string().nullable() })
+    .nullable(),
 });
 
 /** `status --json`, checked against its documented shape. */

@@ -65,7 +65,7 @@ describe("health probes of the long-running commands", () => {
       failed: [],
       checks: { redis: "ok", apiKey: "ok", shutdown: "ok" },
     });
-    expect(proc.output()).toContain(`health probes listening on ${base}`);
+    expect(proc.output()).toContain(`HTTP server listening on ${base}`);
 
     proc.child.kill("SIGTERM");
     expect((await proc.exited).code, proc.output()).toBe(0);
@@ -116,7 +116,7 @@ describe("health probes of the long-running commands", () => {
       20_000,
       "the worker to start",
     );
-    expect(proc.output()).not.toContain("health probes listening");
+    expect(proc.output()).not.toContain("HTTP server listening");
     proc.child.kill("SIGTERM");
     expect((await proc.exited).code).toBe(0);
   });

@@ -7,6 +7,7 @@ import { RedisServer } from "../../src/dev/redis-server.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { LuaScript } from "../../src/ledger/lua-script.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
+import { RedisRecordRestorer } from "../../src/ledger/restore-records.js";
 import { Retention } from "../../src/ledger/retention.js";
 import { testPrefix } from "../support/redis.js";
 
@@ -236,9 +237,14 @@ function fixture(redis: Redis, via: Interposer) {
   return { clock, batches, names, ledger, retention, open, report };
 }
 
-/** register, finish-ingest, statuses, answers and requeue, through each of their paths. */
-async function driveLedger(redis: Redis, via: Interposer): Promise<void> {
-  const { names, ledger, open, report } = fixture(redis, via);
+/**
+ * register, finish-ingest, statuses, answers and requeue, through each of their paths; with the outbox
+ * on, also the paths that write its events, a refused attempt and a report's rows.
+ */
+async function driveLedger(redis: Redis, via: Interposer, outbox = false): Promise<void> {
+  const { names, ledger, batches, open, report } = fixture(redis, via);
+  if (outbox) await ledger.enableOutbox();
+  const facts = (number: number) => ({ number, startedAt: 1, durationMs: 2, httpStatus: 503 });
   const all = [row(2), row(3), row(4), row(5), row(6), row(7)] as const;
   const [a, b, c, e, g, h] = all;
   await open("b1");
@@ -247,11 +253,18 @@ async function driveLedger(redis: Redis, via: Interposer): Promise<void> {
   await ledger.finishIngest("b1");
   expect(await ledger.statusOf(a.key)).toBe("queued");
   expect(await ledger.statusOf(randomUUID())).toBeUndefined();
-  expect(await ledger.recordRetrying(a.key, { httpStatus: 503, error: "HTTP 503" })).toBe("retrying");
+  expect(await ledger.recordRetrying(a.key, { httpStatus: 503, error: "HTTP 503", attempt: facts(1) })).toBe(
+    "retrying",
+  );
+  await ledger.recordRefusedAttempt(a.key, facts(2));
+  await ledger.recordRefusedAttempt(randomUUID(), facts(1));
   const finals = [a, c].map((r) => ledger.recordSucceeded(r.key, OK));
   finals.push(...[b, e, g, h].map((r) => ledger.recordFailed(r.key, BAD)));
   expect(await Promise.all(finals)).toEqual(all.map(() => "ok"));
-  expect(await ledger.recordFailed(a.key, BAD)).toBe("already-succeeded");
+  expect(await ledger.recordFailed(a.key, { ...BAD, attempt: facts(3) })).toBe("already-succeeded");
+  await batches.addReportRows("b1", [[2, a.key, "succeeded", a.externalId, null, null]]);
+  await batches.update("b1", { state: "ingested" });
+  await batches.markChanged("b1", "changed");
   expect(await ledger.recordRetrying(a.key, {})).toBe("succeeded");
   expect(await ledger.recordFailed(b.key, BAD)).toBe("already");
   expect(await ledger.recordRetrying(b.key, {})).toBe("failed");
@@ -312,6 +325,23 @@ async function driveLedger(redis: Redis, via: Interposer): Promise<void> {
   expect(await ledger.registerRows("b6", [again])).toEqual([conflict]);
 }
 
+/** restore (deduplication beyond retention): a record written back, and one already there left alone. */
+async function driveRestore(redis: Redis, via: Interposer): Promise<void> {
+  const prefix = testPrefix();
+  const ledger = new RedisLedger(via.client, prefix);
+  const restorer = new RedisRecordRestorer(via.client, prefix);
+  const [gone, live] = [row(2), row(3)];
+  expect(await ledger.registerRows("p1", [live])).toEqual(kinds("new"));
+  expect(await restorer.unknownKeys([gone.key, live.key])).toEqual([gone.key]);
+  const past = { httpStatus: 201, correlationId: "c0", attempts: 1, responseBody: "{}" };
+  expect(
+    await restorer.restoreRecords("p1", [
+      { ...gone, ...past },
+      { ...live, ...past },
+    ]),
+  ).toBe(1);
+}
+
 /** expire-keys and expire-batch: records removed, a record kept for a live batch, batches reopened. */
 async function driveRetention(redis: Redis, via: Interposer): Promise<void> {
   const { clock, names, ledger, retention, open, report } = fixture(redis, via);
@@ -367,7 +397,9 @@ describe("ledger scripts and their KEYS", () => {
     const via = new Interposer(redis);
     const lines = await watch(redis, async () => {
       await driveLedger(redis, via);
+      await driveLedger(redis, via, true);
       await driveRetention(redis, via);
+      await driveRestore(redis, via);
     });
     const { undeclared, ran } = await checkKeys(lines, order, keyFinder(inspector));
     expect(undeclared).toEqual([]);

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseReportCsv, type ReportRow } from "../../bench/chaos/report-csv.js";
@@ -32,4 +32,13 @@ export async function readReports(
     out.set(key, { ...parsed, summary });
   }
   return out;
+}
+
+const SAMPLES_DIR = join(import.meta.dirname, "../../samples");
+
+/** The bundled samples as `npm run demo` drops them: every data file of samples/ and its sources.yaml. */
+export async function copySamples(dropDir: string): Promise<void> {
+  await cp(join(SAMPLES_DIR, "sources.yaml"), join(dropDir, "sources.yaml"));
+  for (const name of (await readdir(SAMPLES_DIR)).filter((n) => /\.(csv|json|ndjson)$/.test(n)))
+    await cp(join(SAMPLES_DIR, name), join(dropDir, name));
 }

@@ -1,6 +1,8 @@
 import type { CommandFactory } from "../program.js";
 import { agentnetCommand } from "./agentnet.js";
 import { checkCommand } from "./check.js";
+import { consoleCommand } from "./console.js";
+import { dbCommand } from "./db.js";
 import { ingestCommand } from "./ingest.js";
 import { resultsCommand } from "./results.js";
 import { retryCommand } from "./retry.js";
@@ -20,6 +22,8 @@ export const allCommands: readonly CommandFactory[] = [
   statusCommand,
   retryCommand,
   resultsCommand,
+  consoleCommand,
+  dbCommand,
   simulateCommand,
   agentnetCommand,
 ];

@@ -5,6 +5,7 @@ import { dropPass, ingestClaimed, type PassedFile } from "../../use-cases/drop-p
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { isDropName, isNameTooLong, MAX_DROP_NAME_BYTES } from "../../ingest/drop-folder.js";
 import { openContext, type AppContext } from "../context.js";
+import { openPastResults } from "../past-results.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import { addCommonOptions, commandConfig, commandLogger, overridesFrom } from "../runtime.js";
@@ -22,9 +23,18 @@ export const ingestCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-ingest");
       // A broken profiles file stops the command here, before any file is claimed.
       const profiles = await loadSourceProfiles(config, logger);
-      const ctx = await openContext(config, { dropFolder: true, logger });
+      const past = await openPastResults(config);
+      const ctx = await openContext(config, { dropFolder: true, logger }).catch(async (error: unknown) => {
+        await past.close();
+        throw error;
+      });
       try {
-        const deps = { ...ctx, logger, profiles };
+        const deps = {
+          ...ctx,
+          logger,
+          profiles,
+          beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
+        };
         const passed =
           files.length === 0 ? await dropPass(deps, config.settleMs) : await ingestGiven(ctx, deps, files);
         for (const { file, result } of passed) {
@@ -45,6 +55,7 @@ export const ingestCommand: CommandFactory = () =>
             ? ExitCode.FinishedWithProblems
             : ExitCode.Ok;
       } finally {
+        await past.close();
         await ctx.close();
       }
     });

@@ -5,7 +5,9 @@ import { batchRows } from "../../results/batch-rows.js";
 import type { SourceProfile } from "../../ingest/profiles/source-profile.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { exportCsvHeader, exportCsvLine, exportRow } from "../../results/export-records.js";
-import { csvLine, REPORT_HEADER } from "../../results/report-row.js";
+import { csvLine, REPORT_HEADER, ROW_STATUSES } from "../../results/report-row.js";
+import { FILTER_FLAGS, parseResultsFilter } from "../../records/results-filter.js";
+import { exportFromDatabase } from "../results-from-database.js";
 import { reportRowJson } from "../../results/report-row-json.js";
 import { batchOption, requireKnownBatch } from "../batch-option.js";
 import { openContext, type AppContext } from "../context.js";
@@ -21,14 +23,40 @@ export const resultsCommand: CommandFactory = () =>
   addCommonOptions(new Command("results"))
     .description(
       "Export results to stdout: with --batch, that batch's rows exactly as in its report; without, every " +
-        "result record of this QUEUE_PREFIX (one per idempotency key). Exit 0.",
+        "result record of this QUEUE_PREFIX (one per idempotency key). With RESULTS_DATABASE_URL set, read " +
+        "from the results of record in PostgreSQL (no Redis needed), streamed, with the filters below. Exit 0.",
     )
     .option("--batch <id>", "the rows of this batch, as in its report")
     .option("--format <format>", "csv or jsonl", "csv")
     .option("--with-body", "also export the service's stored response body (all records only)")
+    .option("--status <status>", "only these statuses; repeat or separate with commas (database)", collect)
+    .option("--external-id <id>", "only this external_id (database)")
+    .option(
+      "--since <time>",
+      "last attempt at or after: ISO 8601 time or a duration back, e.g. 24h (database)",
+    )
+    .option("--until <time>", "last attempt before: ISO 8601 time or a duration back (database)")
     .action(async (options: Record<string, unknown>) => {
-      const batchId = batchOption(options);
       const format = formatOption(options["format"]);
+      const databaseUrl = commandConfig(overridesFrom(options)).resultsDatabaseUrl;
+      if (databaseUrl !== undefined) {
+        const filter = parseResultsFilter(options, {
+          now: new Date(),
+          rowStatuses: [...ROW_STATUSES, "pending"],
+        });
+        const out = new OutputSink(process.stdout);
+        await exportFromDatabase(databaseUrl, filter, format, out);
+        await out.finish();
+        process.exitCode = ExitCode.Ok;
+        return;
+      }
+      const filterFlag = FILTER_FLAGS.find((flag) => options[camel(flag)] !== undefined);
+      if (filterFlag !== undefined)
+        throw new Error(
+          `${filterFlag} filters the results of record in PostgreSQL: set RESULTS_DATABASE_URL to use it ` +
+            "(without it, results exports every record from Redis; filter that output instead)",
+        );
+      const batchId = batchOption(options);
       const withBody = options["withBody"] === true;
       if (withBody && batchId !== undefined)
         throw new Error("--with-body applies to the export of all records; report rows carry no body");
@@ -56,6 +84,13 @@ export const resultsCommand: CommandFactory = () =>
         await ctx.close();
       }
     });
+
+/** Gathers a repeated flag's values. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+const camel = (flag: string): string => flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 function formatOption(value: unknown): Format {
   if (value === "csv" || value === "jsonl") return value;

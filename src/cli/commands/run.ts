@@ -1,10 +1,15 @@
 import { Command } from "commander";
-import { resolveHttpAddr } from "../../config/http-addr.js";
+import { once } from "node:events";
+import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
 import { requireSubmitConfig } from "../../config/load.js";
-import { startProbes } from "../../ops/probes.js";
+import { serveOps } from "../serve-ops.js";
+import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
+import { recordPassEnd } from "../pass-record.js";
 import { nightlyPass, type NightlyOutcome } from "../../use-cases/nightly-pass.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { openContext } from "../context.js";
+import { openPastResults } from "../past-results.js";
+import { startResultsExport, type ResultsExport } from "../results-export.js";
 import { parseDuration } from "../../config/duration.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
@@ -18,6 +23,7 @@ import {
   shutdownOnSignals,
 } from "../runtime.js";
 import { hasProblems, summaryTable } from "../summary-table.js";
+import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
 
 export const runCommand: CommandFactory = () =>
   addSubmitOptions(addCommonOptions(new Command("run")))
@@ -31,6 +37,10 @@ export const runCommand: CommandFactory = () =>
       "--deadline <duration>",
       "give up waiting after this long, e.g. 45m or 2h (work left continues next run)",
     )
+    .option(
+      "--serve",
+      "after the pass, keep serving HTTP_ADDR (default 127.0.0.1:9464 with --serve) until SIGTERM/SIGINT; the exit code is the pass's",
+    )
     .action(async (options: Record<string, unknown>) => {
       const deadlineText = typeof options["deadline"] === "string" ? options["deadline"] : undefined;
       const deadlineMs = deadlineText === undefined ? undefined : parseDuration(deadlineText);
@@ -43,24 +53,49 @@ export const runCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-run");
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
-      const ctx = await openContext(config, { dropFolder: true });
-      const progress = new Progress(process.stderr, logger);
-      const stopping = shutdownOnSignals(logger);
-      // Health probes only when HTTP_ADDR is set: a pass is not a service, but a scheduler may watch it.
-      const probes = await startProbes(
-        config,
-        resolveHttpAddr(config.httpAddr, "off"),
-        stopping,
-        logger,
-      ).catch(async (error: unknown) => {
+      const past = await openPastResults(config);
+      const ctx = await openContext(config, { dropFolder: true }).catch(async (error: unknown) => {
+        await past.close();
+        throw error;
+      });
+      // With RESULTS_DATABASE_URL: an old schema refuses the run; the outbox is on before any file is claimed.
+      const exported = await startResultsExport(config, logger).catch(async (error: unknown) => {
+        await past.close();
         await ctx.close();
         throw error;
       });
+      const progress = new Progress(process.stderr, logger);
+      const notifier = createNotifier(config, logger);
+      const stopping = shutdownOnSignals(logger);
+      const serve = options["serve"] === true;
+      const metrics = createRelayMetrics();
+      // Served only when HTTP_ADDR is set or --serve asks: a pass is not a service, but a scheduler may watch it.
+      const probes = await serveOps(
+        config,
+        resolveHttpAddr(config.httpAddr, serve ? START_HTTP_ADDR : "off"),
+        stopping,
+        logger,
+        metrics,
+      ).catch(async (error: unknown) => {
+        await past.close();
+        await ctx.close();
+        throw error;
+      });
+      // One deadline for the pass and the export of its results.
+      const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
       try {
         const outcome = await nightlyPass(
-          { ...ctx, config, logger, profiles },
           {
-            deadline: deadlineMs === undefined ? undefined : Date.now() + deadlineMs,
+            ...ctx,
+            config,
+            logger,
+            profiles,
+            submissionHooks: { ...metrics.submission, onApiKeyRefused: onApiKeyRefused(config, notifier) },
+            onIngested: metrics.ingest.onIngested,
+            beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
+          },
+          {
+            deadline,
             signal: stopping,
             onProgress: (state) => {
               progress.update(state);
@@ -68,12 +103,51 @@ export const runCommand: CommandFactory = () =>
           },
         );
         progress.end();
-        process.exitCode = render(outcome, ctx.folder.root);
+        const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
+        const exitCode = exportedUntil ?? render(outcome, ctx.folder.root);
+        process.exitCode = exitCode;
+        await recordPassEnd(ctx.redis, config.queuePrefix, exitCode, logger);
+        // An alert that cannot be delivered is logged; it never changes the exit code.
+        await notifyPassOutcome({ ...ctx, config, logger, profiles, notifier }, outcome, exitCode);
+        await notifier.drain(ALERT_DRAIN_MS);
+        if (serve && probes.url !== undefined && !stopping.aborted) {
+          process.stderr.write(
+            `invoice-relay run: serving ${probes.url}/ until Ctrl-C (SIGINT) or SIGTERM\n`,
+          );
+          await once(stopping, "abort");
+        }
       } finally {
+        await exported?.close();
         await probes.close();
+        await past.close();
         await ctx.close();
       }
     });
+
+/**
+ * With the export on, a pass (even one with nothing to do) is complete only once the outbox holds no
+ * event written before its end, left by it or by an earlier process: waits for that (until the run's
+ * --deadline). Undefined when so (or not needed), else the exit code, having said why.
+ */
+async function waitForExport(
+  exported: ResultsExport | undefined,
+  outcome: NightlyOutcome,
+  deadline: number | undefined,
+  stopping: AbortSignal,
+): Promise<number | undefined> {
+  if (exported === undefined || (outcome.kind !== "finished" && outcome.kind !== "nothing-to-do"))
+    return undefined;
+  const cutoff = await exported.redisNow();
+  const until = deadline === undefined ? { signal: stopping } : { deadline, signal: stopping };
+  if (await exported.waitExported(cutoff, until)) return undefined;
+  if (outcome.kind === "finished") process.stdout.write(`${summaryTable(outcome.batches)}\n`);
+  process.stderr.write(
+    `invoice-relay run: ${stopping.aborted ? "interrupted" : "deadline passed"} before the results were exported: ` +
+      "they are not yet in PostgreSQL (RESULTS_DATABASE_URL); they wait in the outbox in Redis and the next " +
+      "`invoice-relay run`, `start` or `worker` exports them\n",
+  );
+  return ExitCode.CouldNotFinish;
+}
 
 /** Prints what the pass came to and returns the exit code. */
 function render(outcome: NightlyOutcome, dropDir: string): number {

@@ -5,10 +5,14 @@ import { requireSubmitConfig } from "../../config/load.js";
 import { redisTarget } from "../../config/redis-target.js";
 import { startScanService } from "../../use-cases/scan-service.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
-import { startProbes } from "../../ops/probes.js";
+import { serveOps } from "../serve-ops.js";
+import { onApiKeyRefused, startServiceAlerts } from "../alerts.js";
+import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
 import { createRedis } from "../../queue/connection.js";
 import { startSubmission } from "../../queue/submission-service.js";
 import { openContext } from "../context.js";
+import { openPastResults } from "../past-results.js";
+import { startResultsExport } from "../results-export.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import {
@@ -42,22 +46,45 @@ export const startCommand: CommandFactory = () =>
         throw new Error(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
       // A broken profiles file stops the start here; at a later scan it makes that scan claim nothing.
       const profiles = await loadSourceProfiles(config, logger);
-      const ctx = await openContext(config, { dropFolder: true, logger });
+      const past = await openPastResults(config);
+      const ctx = await openContext(config, { dropFolder: true, logger }).catch(async (error: unknown) => {
+        await past.close();
+        throw error;
+      });
+      // With RESULTS_DATABASE_URL: an old schema refuses the start; the outbox is on before any work is taken.
+      const exported = await startResultsExport(config, logger).catch(async (error: unknown) => {
+        await past.close();
+        await ctx.close();
+        throw error;
+      });
       const stopping = shutdownOnSignals(logger);
+      const metrics = createRelayMetrics();
       // Before any work is taken: a port in use ends the command here.
-      const probes = await startProbes(
+      const probes = await serveOps(
         config,
         resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
         stopping,
         logger,
+        metrics,
       ).catch(async (error: unknown) => {
+        await past.close();
         await ctx.close();
         throw error;
       });
-      const submission = await startSubmission(config, logger);
+      const alerts = startServiceAlerts(config, logger);
+      const submission = await startSubmission(config, logger, {
+        ...metrics.submission,
+        onApiKeyRefused: onApiKeyRefused(config, alerts.notifier),
+      });
       const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
       const scans = await startScanService({
-        deps: { ...ctx, logger, profiles },
+        deps: {
+          ...ctx,
+          logger,
+          profiles,
+          onIngested: metrics.ingest.onIngested,
+          beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
+        },
         loadProfiles: () => loadSourceProfiles(config, logger),
         connection: scanConnection,
         prefix: config.queuePrefix,
@@ -77,8 +104,12 @@ export const startCommand: CommandFactory = () =>
       );
       if (!stopping.aborted) await once(stopping, "abort");
       await Promise.all([scans.close(), submission.close(config.shutdownGraceMs)]);
+      // after the last events of the submission: the exporter finishes the read in hand and stops
+      await exported?.close();
+      await alerts.close();
       scanConnection.disconnect();
       await probes.close();
+      await past.close();
       await ctx.close();
       logger.info("invoice-relay stopped");
       process.exitCode = ExitCode.Ok;

@@ -2,9 +2,12 @@ import { once } from "node:events";
 import { Command } from "commander";
 import { resolveHttpAddr } from "../../config/http-addr.js";
 import { requireSubmitConfig } from "../../config/load.js";
-import { startProbes } from "../../ops/probes.js";
+import { serveOps } from "../serve-ops.js";
+import { onApiKeyRefused, startServiceAlerts } from "../alerts.js";
+import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
 import { startSubmission } from "../../queue/submission-service.js";
 import { openContext } from "../context.js";
+import { startResultsExport } from "../results-export.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import {
@@ -29,18 +32,33 @@ export const workerCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-worker");
       // Connects and checks Redis as every command does, so a Redis to refuse is refused before any job is taken.
       await (await openContext(config, { logger })).close();
+      // With RESULTS_DATABASE_URL: an old schema refuses the start; the outbox is on before any job is taken.
+      const exported = await startResultsExport(config, logger);
       const stopping = shutdownOnSignals(logger);
       // Before any job is taken: a port in use ends the command here.
-      const probes = await startProbes(config, resolveHttpAddr(config.httpAddr, "off"), stopping, logger);
+      const metrics = createRelayMetrics();
+      const probes = await serveOps(
+        config,
+        resolveHttpAddr(config.httpAddr, "off"),
+        stopping,
+        logger,
+        metrics,
+      );
       try {
-        const service = await startSubmission(config, logger);
+        const alerts = startServiceAlerts(config, logger);
+        const service = await startSubmission(config, logger, {
+          ...metrics.submission,
+          onApiKeyRefused: onApiKeyRefused(config, alerts.notifier),
+        });
         logger.info(
           { concurrency: config.submitConcurrency, prefix: config.queuePrefix },
           "submission worker started",
         );
         if (!stopping.aborted) await once(stopping, "abort");
         await service.close(config.shutdownGraceMs);
+        await alerts.close();
       } finally {
+        await exported?.close();
         await probes.close();
       }
       logger.info("submission worker stopped");

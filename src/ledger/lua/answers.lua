@@ -7,10 +7,13 @@
   KEYS[3] pending     hash   batch -> keys it still waits for
   KEYS[4] ingesting   set    batches whose ingest is not finished
   KEYS[5] completed   zset   batches complete and not yet reported (score: when)
-  KEYS[5+i]           string the record of the i-th answer's key
+  KEYS[6] outbox-on   string present while the outbox is on
+  KEYS[7] outbox      stream events for the results of record
+  KEYS[7+i]           string the record of the i-th answer's key
 
   ARGV[1] now (ms), then per answer: key, status (succeeded | failed | retrying), the number m of
-  field/value items that follow, and those m items (head fields of src/ledger/record.ts, or `body`).
+  field/value items that follow, and those m items (head fields of src/ledger/record.ts, `body`, or
+  `attempt`: the HTTP attempt as src/ledger/record.ts attemptJson writes it).
 
   - succeeded is never overwritten; failed or superseded may become succeeded (a late success is still
     a success); superseded is not overwritten by failed;
@@ -19,12 +22,16 @@
     a failover to a stale replica) and its batch is ingested again with the same keys.
   Returns one string per answer: 'ok', 'already', 'already-succeeded' or 'unknown' for a final answer;
   for a retrying one the status the key is left in, or 'unknown'.
+  While the outbox is on, every answer given with its `attempt` writes an `attempt` event, numbered
+  after the key's earlier ones, and every record changed a `record` event.
 ]]
 -- @include "record"
 -- @include "status"
+-- @include "outbox"
 
 local counts, failed, pending, ingesting, completed = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now = tonumber(ARGV[1])
+local outbox = outbox_of(KEYS[6], KEYS[7])
 local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0, superseded = 0 }
 local released, released_order = {}, {}
 local out = {}
@@ -33,9 +40,15 @@ while i <= #ARGV do
   a = a + 1
   local key, status, first = ARGV[i], ARGV[i + 1], i + 3
   i = first + tonumber(ARGV[i + 2])
-  local rkey = KEYS[5 + a]
+  local rkey = KEYS[7 + a]
   local head, body = read_record(rkey)
   local current = head and head.status
+  local facts, n = nil, nil
+  if outbox then
+    for f = first, i - 1, 2 do if ARGV[f] == 'attempt' then facts = ARGV[f + 1] end end
+    if facts and head then n = next_attempt(head) end
+  end
+  local changed = false
   local final = status ~= 'retrying'
   if not current then
     out[a] = 'unknown'
@@ -54,7 +67,8 @@ while i <= #ARGV do
     head.last = now
     for f = first, i - 1, 2 do
       local name, value = ARGV[f], ARGV[f + 1]
-      if name == 'body' then body = value
+      if name == 'attempt' then -- the outbox's, not the record's
+      elseif name == 'body' then body = value
       elseif name == 'http' or name == 'attempts' then head[name] = tonumber(value)
       elseif value == '' then head[name] = nil
       else head[name] = value end
@@ -82,8 +96,12 @@ while i <= #ARGV do
     else
       out[a] = 'retrying'
     end
-    write_record(rkey, head, body)
+    changed = true
   end
+  if n then head.an = n > (head.attempts or 0) and n or nil end
+  if changed or n then write_record(rkey, head, body) end
+  outbox_attempt(outbox, key, n, facts)
+  if changed then outbox_record(outbox, key, head, body) end
 end
 for _, s in ipairs({ 'queued', 'retrying', 'succeeded', 'failed', 'superseded' }) do
   if delta[s] ~= 0 then redis.call('HINCRBY', counts, s, delta[s]) end

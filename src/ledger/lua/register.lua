@@ -12,8 +12,10 @@
   KEYS[9]  decisions     hash   line -> duplicate | conflict:<key>, for this batch
   KEYS[10] batch-keys    string the batch's keys, 16 bytes each
   KEYS[11] reopened      set    reported batches that wait for a requeued key again
-  KEYS[12 .. 11+n]       string the record of each row's key
-  KEYS[12+n ..]          string the record of each key named in ARGV[5+3n ..]
+  KEYS[12] outbox-on     string present while the outbox is on
+  KEYS[13] outbox        stream events for the results of record
+  KEYS[14 .. 13+n]       string the record of each row's key
+  KEYS[14+n ..]          string the record of each key named in ARGV[5+3n ..]
 
   ARGV[1] batch id, ARGV[2] now (ms), ARGV[3] the rows' keys packed (16 bytes each, row order),
   ARGV[4] n, then per row: line, key, external_id; then the keys whose records follow the rows' in KEYS
@@ -24,20 +26,22 @@
   nothing, {'stale', key...}: the external-id index names keys whose records are not declared; the caller
   declares them and calls again. The batch remembers the last line it registered, so a re-run after a
   crash gets the same decisions and counts nothing twice, while a first pass skips those look-ups.
+  While the outbox is on, each record created, requeued or superseded writes a `record` event.
 ]]
 -- @include "record"
 -- @include "status"
+-- @include "outbox"
 -- @include "requeue"
 
 local g = { counts = KEYS[1], failed = KEYS[2], requeuing = KEYS[3], pending = KEYS[4],
-  ingesting = KEYS[5], completed = KEYS[6], reopened = KEYS[11] }
+  ingesting = KEYS[5], completed = KEYS[6], reopened = KEYS[11], outbox = outbox_of(KEYS[12], KEYS[13]) }
 local xkey, bkey, dkey, kkey = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local batch, now, packed, n = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 
 -- Where each key's record is declared; every live key must be among them before anything is written.
 local declared = {}
-for i = 1, n do declared[ARGV[4 + 3 * i - 1]] = KEYS[11 + i] end
-for j = 5 + 3 * n, #ARGV do declared[ARGV[j]] = KEYS[11 + n + (j - 4 - 3 * n)] end
+for i = 1, n do declared[ARGV[4 + 3 * i - 1]] = KEYS[13 + i] end
+for j = 5 + 3 * n, #ARGV do declared[ARGV[j]] = KEYS[13 + n + (j - 4 - 3 * n)] end
 local lives, missing = {}, {}
 for i = 1, n do
   local eid = ARGV[4 + 3 * i]
@@ -62,7 +66,7 @@ local pending, queued, last = 0, 0, seen
 for i = 1, n do
   local line, key, eid = ARGV[4 + 3 * i - 2], ARGV[4 + 3 * i - 1], ARGV[4 + 3 * i]
   local at = tonumber(line)
-  local rkey = KEYS[11 + i]
+  local rkey = KEYS[13 + i]
   local head, body = read_record(rkey)
   local decided = nil
   if at <= seen then
@@ -117,6 +121,7 @@ for i = 1, n do
       end
       if added then redis.call('APPEND', kkey, string.sub(packed, 16 * i - 15, 16 * i)) end
       write_record(rkey, head, body)
+      if out[i] ~= 'join' then outbox_record(g.outbox, key, head, body) end
     end
   end
   if at > last then last = at end

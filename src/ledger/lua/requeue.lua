@@ -13,18 +13,22 @@
   KEYS[8] record        string the key's record
   KEYS[9] live record   string the record of the key the index named when the caller read it
   KEYS[10] reopened     set    reported batches that wait for a requeued key again
+  KEYS[11] outbox-on    string present while the outbox is on
+  KEYS[12] outbox       stream events for the results of record
 
   ARGV[1] key, ARGV[2] the live key the caller read ('' for none), ARGV[3] now (ms).
 
   Returns 'requeued', 'superseded', 'not-failed', or, having written nothing, 'stale': the index no
-  longer names ARGV[2]; the caller reads it again.
+  longer names ARGV[2]; the caller reads it again. While the outbox is on, the record written goes to it
+  as a `record` event.
 ]]
 -- @include "record"
 -- @include "status"
+-- @include "outbox"
 -- @include "requeue"
 
 local g = { counts = KEYS[1], failed = KEYS[2], requeuing = KEYS[3], pending = KEYS[4],
-  ingesting = KEYS[5], completed = KEYS[6], reopened = KEYS[10] }
+  ingesting = KEYS[5], completed = KEYS[6], reopened = KEYS[10], outbox = outbox_of(KEYS[11], KEYS[12]) }
 local xkey, rkey, lkey = KEYS[7], KEYS[8], KEYS[9]
 local key, expected, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local head, body = read_record(rkey)
@@ -37,4 +41,5 @@ if live ~= '' and live ~= key and redis.call('EXISTS', lkey) == 1 then
 end
 requeue(g, rkey, key, head)
 write_record(rkey, head, body)
+outbox_record(g.outbox, key, head, body)
 return 'requeued'

@@ -28,6 +28,7 @@ local function supersede(g, okey, old, by, now)
   head.status = 'superseded'
   head.by = by
   write_record(okey, head, body)
+  outbox_record(g.outbox, old, head, body)
   for _, b in ipairs(head.batches or {}) do complete_if_done(g.pending, g.ingesting, g.completed, b, now) end
   return true
 end
