@@ -94,11 +94,20 @@ export async function ingestFile(
   let jobs: EnqueueItem[] = [];
   let enqueued = 0;
   const chunks = new WorkWindow(INGEST_CHUNKS_IN_FLIGHT);
+  // Chunks register in file order, each after the one before (which the ledger's registered_line
+  // relies on), while their look-ups and adds overlap; one that fails stops every later one.
+  let registered: Promise<unknown> = Promise.resolve();
   const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<void> => {
     // Throws before anything of the chunk is registered when the results of record cannot answer.
-    if (deps.beyondRetention !== undefined)
-      await restorePastResults(deps.beyondRetention, { batchId: file.batchId, file: file.name }, chunkRows);
-    const decisions = await deps.store.registerRows(file.batchId, chunkRows);
+    const restored =
+      deps.beyondRetention === undefined
+        ? undefined
+        : restorePastResults(deps.beyondRetention, { batchId: file.batchId, file: file.name }, chunkRows);
+    const registering = Promise.all([registered, restored]).then(() =>
+      deps.store.registerRows(file.batchId, chunkRows),
+    );
+    registered = registering;
+    const decisions = await registering;
     const wanted = chunkJobs.filter((_, i) => ENQUEUE.has(decisions[i]?.kind ?? "new"));
     await enqueueInvoices(deps.queue, wanted);
     // A key failed earlier was put back to queued: its old job may still be there, finished or even

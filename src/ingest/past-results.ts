@@ -23,21 +23,22 @@ export interface BeyondRetention {
 }
 
 /**
- * Before a chunk of a batch is registered: the keys the ledger has no record of are looked up in the
- * results of record, and those that succeeded are restored into the ledger (with this batch), so that
- * registering decides them `duplicate`. Keys that failed or were superseded are not restored: like a
- * re-drop within retention, which requeues them, they are sent again. Returns how many were restored.
+ * Before a chunk of a batch is registered: its keys are looked up in the results of record, one query
+ * for the chunk, and those that succeeded are restored into the ledger (with this batch) where it has
+ * no record of them, so that registering decides them `duplicate`. Keys the ledger still knows keep
+ * their record (restore.lua skips them): asking Redis first which keys it lacks cost more than the
+ * query. Keys that failed or were superseded are not restored: like a re-drop within retention, which
+ * requeues them, they are sent again. Returns how many were restored.
  */
 export async function restorePastResults(
   { results, ledger }: BeyondRetention,
   where: { readonly batchId: string; readonly file: string },
   rows: readonly RowRef[],
 ): Promise<number> {
-  const unknown = await ledger.unknownKeys(rows.map((row) => row.key));
-  if (unknown.length === 0) return 0;
+  if (rows.length === 0) return 0;
   let found: PastRecord[];
   try {
-    found = await results.succeeded(unknown);
+    found = await results.succeeded(rows.map((row) => row.key));
   } catch (error) {
     throw new PastResultsUnavailableError(where.file, coerceError(error).message, { cause: error });
   }

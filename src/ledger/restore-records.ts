@@ -5,15 +5,13 @@ import { LedgerNames } from "./names.js";
 import type { RestoredRecord } from "./past-record.js";
 import type { RedisClient } from "./redis-client.js";
 
-const scripts = { statuses: new LuaScript("statuses"), restore: new LuaScript("restore") };
+const restore = new LuaScript("restore");
 
 /**
- * The ledger's verbs for deduplication beyond retention (ingest, before a chunk is registered): which
- * keys it has no record of, and writing back the records of those that succeeded long ago.
+ * The ledger's verb for deduplication beyond retention (ingest, before a chunk is registered): writing
+ * back the records of keys that succeeded long ago.
  */
 export interface RecordRestoring {
-  /** The keys among these that have no record (never registered, or removed by retention). */
-  unknownKeys(keys: readonly string[]): Promise<string[]>;
   /**
    * Writes back, for rows of a batch being ingested, the records of keys that succeeded before
    * retention removed them, only where a key has none; the batch keeps them (restore.lua), so
@@ -31,18 +29,6 @@ export class RedisRecordRestorer implements RecordRestoring {
     prefix: string,
   ) {
     this.#names = new LedgerNames(prefix);
-  }
-
-  async unknownKeys(keys: readonly string[]): Promise<string[]> {
-    if (keys.length === 0) return [];
-    const statuses = z.array(z.string()).parse(
-      await scripts.statuses.run(
-        this.redis,
-        keys.map((k) => this.#names.record(k)),
-        [],
-      ),
-    );
-    return keys.filter((_, i) => statuses[i] === "");
   }
 
   async restoreRecords(batchId: string, records: readonly RestoredRecord[]): Promise<number> {
@@ -64,7 +50,7 @@ export class RedisRecordRestorer implements RecordRestoring {
         text(r.rulesetVersion),
         text(r.responseBody),
       );
-    const written = await scripts.restore.run(
+    const written = await restore.run(
       this.redis,
       [
         names.counts,

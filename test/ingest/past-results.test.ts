@@ -121,10 +121,36 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     expect(await queue.getJob(doneKey)).toBeUndefined();
     expect(await queue.getWaitingCount()).toBe(ROWS - 1);
 
-    // A re-run of the same batch: every key is known now, PostgreSQL is not asked again.
+    // A re-run of the same batch (after a crash): the same decisions, nothing restored or counted twice.
     await ingestFile(deps, { batchId: "b-past", name: "past.csv", path }, PLAIN_CSV);
-    expect(results.queries).toHaveLength(Math.ceil(ROWS / CHUNK));
+    expect(results.queries).toHaveLength(2 * Math.ceil(ROWS / CHUNK));
+    expect(await batches.decisions("b-past", [3, 7])).toEqual(["duplicate", null]);
     expect(await store.counts()).toMatchObject({ queued: ROWS - 1, succeeded: 1 });
+    expect(await queue.getWaitingCount()).toBe(ROWS - 1);
+  });
+
+  it("when the first chunk's look-up answers after the later chunks', then its succeeded key is still a duplicate and nothing is sent", async () => {
+    const { path, keys } = await csvFile();
+    const doneKey = keys.get(3);
+    if (doneKey === undefined) throw new Error("rows not keyed");
+    await insertResult(doneKey, "succeeded", "slow-cid-3");
+    // The chunk holding line 3 is answered last: the chunks after it are registered meanwhile.
+    const slowFirst: Queryable = {
+      query: async (text, values) => {
+        const asked = values[0];
+        if (Array.isArray(asked) && asked.includes(doneKey)) await new Promise((r) => setTimeout(r, 150));
+        return pool.query(text, [...values]);
+      },
+    };
+    const { store, queue, deps, batches } = setup(slowFirst);
+
+    const outcome = await ingestFile(deps, { batchId: "b-slow", name: "slow.csv", path }, PLAIN_CSV);
+
+    expect(outcome).toMatchObject({ kind: "ingested", enqueued: ROWS - 1 });
+    expect(await batches.decisions("b-slow", [3])).toEqual(["duplicate"]);
+    expect(await store.get(doneKey)).toMatchObject({ status: "succeeded", correlation_id: "slow-cid-3" });
+    expect(await store.counts()).toMatchObject({ queued: ROWS - 1, succeeded: 1 });
+    expect(await queue.getJob(doneKey)).toBeUndefined();
   });
 
   it("when PostgreSQL cannot answer, then ingest stops with PastResultsUnavailableError and nothing of the file is registered", async () => {
