@@ -2,7 +2,8 @@ import type { Queue } from "bullmq";
 import { createInvoiceQueue } from "../../queue/invoice-queue.js";
 import type { OpsContext, OpsRoutes } from "../ops-server.js";
 import { registerRedisGauges } from "./redis-gauges.js";
-import { readRedisSnapshot, within, type RedisSnapshot } from "./redis-snapshot.js";
+import { within } from "../within.js";
+import { readRedisSnapshot, type RedisSnapshot } from "./redis-snapshot.js";
 import type { RelayMetrics } from "./relay-metrics.js";
 
 /** How long a scrape waits for Redis before answering without what Redis holds (redis_up 0). */

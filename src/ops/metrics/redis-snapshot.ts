@@ -3,6 +3,7 @@ import { ledgerCensus, type LedgerCensus } from "../../ledger/census.js";
 import { LastPasses, type LastPass } from "../../ledger/last-pass.js";
 import type { RedisClient } from "../../ledger/redis-client.js";
 import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
+import { within } from "../within.js";
 
 /** What a scrape reads from Redis; `up: false` when Redis did not answer in time (the rest is absent). */
 export type RedisSnapshot =
@@ -42,21 +43,5 @@ export async function readRedisSnapshot(
     return { up: true, census, apiKeyRefused: refusal !== undefined, coolingDown: ttl > 0, lastPass };
   } catch {
     return { up: false };
-  }
-}
-
-/** The promise's value, or undefined when it takes longer than `ms`; a late rejection is ignored. */
-export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  promise.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(undefined);
-    }, ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
