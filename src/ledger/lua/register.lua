@@ -26,7 +26,8 @@
   nothing, {'stale', key...}: the external-id index names keys whose records are not declared; the caller
   declares them and calls again. The batch remembers the last line it registered, so a re-run after a
   crash gets the same decisions and counts nothing twice, while a first pass skips those look-ups.
-  While the outbox is on, each record created, requeued or superseded writes a `record` event.
+  While the outbox is on, each record requeued or superseded writes a `record` event; a new one writes
+  none (its row reaches the results of record with its first answer).
 ]]
 -- @include "record"
 -- @include "status"
@@ -121,7 +122,7 @@ for i = 1, n do
       end
       if added then redis.call('APPEND', kkey, string.sub(packed, 16 * i - 15, 16 * i)) end
       write_record(rkey, head, body)
-      if out[i] ~= 'join' then outbox_record(g.outbox, key, head, body) end
+      if out[i] == 'requeue' then outbox_record(g.outbox, key, head, body) end
     end
   end
   if at > last then last = at end
