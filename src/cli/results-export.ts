@@ -26,6 +26,9 @@ export interface ResultsExport {
   close(): Promise<void>;
 }
 
+/** How often waitExported looks at the outbox: a pass ends at most this long after its last event left. */
+const EXPORT_POLL_MS = 50;
+
 /**
  * With RESULTS_DATABASE_URL set: refuses an unreachable database (DatabaseUnreachableError) or an old
  * schema (SchemaOutdatedError: "run `invoice-relay db migrate`"), turns the deployment's outbox on before
@@ -69,7 +72,7 @@ export async function startResultsExport(config: Config, logger: Logger): Promis
         if (backlog.oldest === undefined || backlog.oldest.at > cutoffMs) return true;
         if (until.signal?.aborted === true) return false;
         if (until.deadline !== undefined && Date.now() >= until.deadline) return false;
-        await sleep(200);
+        await sleep(EXPORT_POLL_MS);
       }
     },
     close: () => {
