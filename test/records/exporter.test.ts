@@ -176,6 +176,42 @@ describe("the outbox exporter", () => {
     expect(strip(again.batches)).toEqual(strip(first.batches));
   });
 
+  it("when texts hold quotes, backslashes, NULs, lone surrogates and non-ASCII, then each row is written with them, NUL and lone halves as U+FFFD", async () => {
+    const f = await fixture();
+    const [a, b, c] = [key(), key(), key()];
+    const tricky = 'Ré "quoted" \\ back\\slash, tab\t, 名前 💶';
+    await f.add(record(a, { eid: tricky, body: JSON.stringify({ note: tricky, n: [1, 2] }) }));
+    await f.add(record(b, { eid: "INV-\u0000-\ud800-x", error: "bad\u0000byte", body: 'not json: "<html>' }));
+    await f.add(record(c, { status: "failed", body: '{"a":"\\u0000"}', cid: "\udc00cid" }));
+    await f.add({ ...attempt(a, 1, null), net: 'reset \u0000 "peer"', cid: tricky });
+    await f.drain(f.exporter());
+
+    const byKey = new Map(
+      (
+        await f.rows(
+          `SELECT idempotency_key::text AS k, external_id, error, correlation_id, response_body::text AS json,
+                  response_excerpt FROM results`,
+        )
+      ).map((r) => [r["k"], r]),
+    );
+    expect(byKey.get(a)).toMatchObject({ external_id: tricky, response_excerpt: null });
+    expect(JSON.parse(String(byKey.get(a)?.["json"]))).toEqual({ note: tricky, n: [1, 2] });
+    expect(byKey.get(b)).toMatchObject({
+      external_id: "INV-\uFFFD-\uFFFD-x",
+      error: "bad\uFFFDbyte",
+      json: null,
+      response_excerpt: 'not json: "<html>',
+    });
+    expect(byKey.get(c)).toMatchObject({
+      correlation_id: "\uFFFDcid",
+      json: null,
+      response_excerpt: '{"a":"\\u0000"}',
+    });
+    expect(await f.rows("SELECT network_error, correlation_id FROM attempts")).toEqual([
+      { network_error: 'reset \uFFFD "peer"', correlation_id: tricky },
+    ]);
+  });
+
   it("when an older record event is exported after a newer one, then the newer one stays", async () => {
     const f = await fixture();
     const k = key();
