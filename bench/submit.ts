@@ -38,6 +38,11 @@ const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? 64);
 // one measured does not pay for the process starting up. A pass as large as the measured one: after
 // 2,000 the first measured relay pass still took 8-24% more CPU in this process than the next one.
 const WARMUP = Number(process.env["BENCH_WARMUP"] ?? N);
+/**
+ * Relay passes without and with PostgreSQL, in pairs (the order alternating): one pass of each varied by
+ * up to a quarter between runs on this machine, so the comparison takes the median of the pairs' ratios.
+ */
+const PG_PAIRS = Math.max(1, Number(process.env["BENCH_PG_PAIRS"] ?? 3));
 const API_KEY = "irs_live_bench_key_000000";
 // rows per registerRows/addBulk call, and chunks under way at once, as ingest does
 const CHUNK = INGEST_CHUNK_ROWS;
@@ -260,6 +265,18 @@ try {
   const r = await measured(() => relay(N, false));
   const rp = db === undefined ? undefined : await measured(() => relay(N, false, db));
   const pgRows = db === undefined ? undefined : await db.rowsWritten();
+  const pairs = rp === undefined ? [] : [{ r, rp }];
+  for (let i = 1; db !== undefined && i < PG_PAIRS; i++) {
+    const withPg = () => measured(() => relay(N, false, db));
+    const without = () => measured(() => relay(N, false));
+    if (i % 2 === 1) {
+      const later = await withPg();
+      pairs.push({ rp: later, r: await without() });
+    } else {
+      const first = await without();
+      pairs.push({ r: first, rp: await withPg() });
+    }
+  }
   const q = await measured(() => noop(N, false));
   const f = await measured(() => fetchLoop(N));
   const rd = await measured(() => relay(N, true));
@@ -267,6 +284,11 @@ try {
 
   const rate = (run: Run) => N / run.seconds;
   const ratio = (a: Run, b: Run) => (rate(a) / rate(b)).toFixed(2);
+  const median = (values: readonly number[]) =>
+    percentile(
+      [...values].sort((a, b) => a - b),
+      50,
+    );
   const p50 = round(percentile(r.latencies, 50));
   const p99 = round(percentile(r.latencies, 99));
   const line = (label: string, run: Run) => {
@@ -299,6 +321,14 @@ try {
     console.log(
       `    every invoice final after ${rp.finalSeconds.toFixed(2)} s (${round(N / rp.finalSeconds)}/s), the outbox drained ${(rp.seconds - rp.finalSeconds).toFixed(2)} s later`,
     );
+    for (const [i, pair] of pairs.entries())
+      console.log(
+        `    pair ${i + 1}: relay ${round(rate(pair.r))}/s, with PostgreSQL ${round(rate(pair.rp))}/s (${ratio(pair.rp, pair.r)}×; ` +
+          `final after ${pair.rp.finalSeconds.toFixed(2)} s, drained ${(pair.rp.seconds - pair.rp.finalSeconds).toFixed(2)} s later)`,
+      );
+    console.log(
+      `    median of ${pairs.length} pair(s): relay with PostgreSQL / relay = ${median(pairs.map((p) => rate(p.rp) / rate(p.r))).toFixed(2)}`,
+    );
   }
   line("bare BullMQ worker, no-op processor, jobs added as it runs", q);
   line("concurrency-limited fetch loop", f);
@@ -319,9 +349,12 @@ try {
   );
   console.log(
     JSON.stringify({
-      relay_per_s: round(rate(r)),
-      relay_pg_per_s: rp === undefined ? null : round(rate(rp)),
+      relay_per_s: round(median(pairs.length === 0 ? [rate(r)] : pairs.map((p) => rate(p.r)))),
+      relay_pg_per_s: rp === undefined ? null : round(median(pairs.map((p) => rate(p.rp)))),
       pg_rows_per_invoice: pgRows === undefined ? null : Number((pgRows / N).toFixed(2)),
+      pg_pairs: pairs.length,
+      pg_ratio_median:
+        pairs.length === 0 ? null : Number(median(pairs.map((p) => rate(p.rp) / rate(p.r))).toFixed(2)),
     }),
   );
 } finally {
