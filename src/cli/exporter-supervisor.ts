@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../log/logger.js";
-import { stoppedMessage, type ExporterThreadSettings } from "./exporter-thread-settings.js";
+import { within } from "../ops/within.js";
+import { startedMessage, stoppedMessage, type ExporterThreadSettings } from "./exporter-thread-settings.js";
 
 export interface ExporterSupervisorOptions {
   /** The thread's entry (default: the built exporter-thread.js beside this file). */
@@ -17,6 +18,11 @@ export interface ExporterSupervisorOptions {
 export interface ExporterSupervisor {
   /** Times the thread was started (1 + restarts). */
   readonly starts: () => number;
+  /**
+   * Resolves once a thread says it is exporting (its modules loaded, its pool open), or after `ms`
+   * (false then: it is still starting, or waiting for PostgreSQL, and goes on trying).
+   */
+  started(ms: number): Promise<boolean>;
   /** Asks the thread to stop after the read in hand and waits until it has ended; no restart after. */
   stop(): Promise<void>;
 }
@@ -38,6 +44,8 @@ export function superviseExporter(
 ): ExporterSupervisor {
   const entry = options.entry ?? new URL("./exporter-thread.js", import.meta.url);
   let current: { worker: Worker; ended: Promise<void> } | undefined;
+  let markStarted: () => void = () => undefined;
+  const firstStart = new Promise<void>((resolve) => (markStarted = resolve));
   let stopping = false;
   let restart: NodeJS.Timeout | undefined;
   let failures = 0;
@@ -53,6 +61,7 @@ export function superviseExporter(
       reason = error;
     });
     worker.on("message", (message: unknown) => {
+      if (startedMessage.safeParse(message).success) markStarted();
       const stopped = stoppedMessage.safeParse(message);
       if (stopped.success)
         logger.info({ exported: stopped.data.exported, refused: stopped.data.refused }, "exporter stopped");
@@ -79,6 +88,11 @@ export function superviseExporter(
   spawn();
   return {
     starts: () => starts,
+    started: async (ms) =>
+      (await within(
+        firstStart.then(() => true),
+        ms,
+      )) === true,
     stop: async () => {
       stopping = true;
       clearTimeout(restart);

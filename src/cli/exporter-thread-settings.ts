@@ -75,6 +75,9 @@ export function threadRedisTarget(settings: ExporterThreadSettings): RedisTarget
 /** Main thread → exporter thread: finish the read in hand, close, and end. */
 export const stopMessage = z.object({ type: z.literal("stop") });
 
+/** Exporter thread → main thread, once its database pool is open and it reads the outbox. */
+export const startedMessage = z.object({ type: z.literal("started") });
+
 /** Exporter thread → main thread, once it has stopped and closed its connections. */
 export const stoppedMessage = z.object({
   type: z.literal("stopped"),

@@ -51,6 +51,7 @@ if (pool !== undefined) {
     logger,
   });
   exporter.start();
+  port.postMessage({ type: "started" });
   if (!stopping.signal.aborted)
     await new Promise((resolve) => {
       stopping.signal.addEventListener("abort", resolve, { once: true });

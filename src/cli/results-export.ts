@@ -28,6 +28,8 @@ export interface ResultsExport {
 
 /** How often waitExported looks at the outbox: a pass ends at most this long after its last event left. */
 const EXPORT_POLL_MS = 50;
+/** How long a process waits for its exporter thread to run before it takes work anyway. */
+const EXPORTER_START_WAIT_MS = 5_000;
 
 /**
  * With RESULTS_DATABASE_URL set: refuses an unreachable database (DatabaseUnreachableError) or an old
@@ -62,6 +64,13 @@ export async function startResultsExport(config: Config, logger: Logger): Promis
     }),
     logger.child({ component: "exporter" }),
   );
+  // The thread loads its modules and opens its pool before this process takes work, so that start-up is
+  // not paid while submitting; a thread that takes longer (PostgreSQL slow to answer) goes on starting.
+  if (!(await thread.started(EXPORTER_START_WAIT_MS)))
+    logger.warn(
+      { database: where, waitedMs: EXPORTER_START_WAIT_MS },
+      "the exporter thread is still starting: submission goes on and the results wait in the outbox until it runs",
+    );
   logger.info({ database: where }, "exporting the results of record to PostgreSQL");
   let closing: Promise<void> | undefined;
   return {

@@ -39,7 +39,29 @@ parentPort.on("message", (message) => {
   parentPort.close();
 });`);
 
+const startsLate = threadSource(`
+import { parentPort } from "node:worker_threads";
+setTimeout(() => parentPort.postMessage({ type: "started" }), 50);
+parentPort.on("message", (message) => {
+  if (message?.type !== "stop") return;
+  parentPort.postMessage({ type: "stopped", exported: 0, refused: 0 });
+  parentPort.close();
+});`);
+
 describe("exporter supervisor", () => {
+  it("when the thread says it started, then started() is true; while it cannot start, then started() is false once the wait is over", async () => {
+    const { logger } = capturedLogger();
+    const late = superviseExporter(settings, logger, { entry: startsLate });
+    const failing = superviseExporter(settings, logger, { entry: dies, restartMs: 10, restartCapMs: 40 });
+    try {
+      expect(await late.started(10_000)).toBe(true);
+      expect(await failing.started(300)).toBe(false);
+    } finally {
+      await late.stop();
+      await failing.stop();
+    }
+  });
+
   it("when the exporter thread dies, then an error is logged each time and it is started again", async () => {
     const { logger, lines } = capturedLogger();
     const supervisor = superviseExporter(settings, logger, {
