@@ -2,11 +2,12 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
-import { startSimulator, type Attempt } from "../../src/simulator/index.js";
+import type { Attempt } from "../../src/simulator/index.js";
 import { readReports, summarySchema, copySamples, tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
 import { testRedisUrl } from "../support/redis.js";
+import { faultyService } from "../support/faulty-service.js";
 
 const API_KEY = "irs_live_metrics_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -35,16 +36,7 @@ function statusClass(attempt: Attempt): string {
 
 describe("/metrics of a nightly pass", () => {
   it("when run --serve passes the samples against a faulty service, then /metrics counts what the ledger, the reports and the service saw", async () => {
-    const sim = await startSimulator({
-      apiKey: API_KEY,
-      seed: 2026,
-      errorRate: 0.1,
-      throttleRate: 0.05,
-      retryAfterSeconds: 1,
-      lostRate: 0.15,
-    });
-    const attempts: Attempt[] = [];
-    sim.events.on("attempt", (attempt) => attempts.push(attempt));
+    const { sim, seen: attempts } = await faultyService(API_KEY, { seed: 2026, lostRate: 0.15 });
     const drop = await tempDropDir();
     cleanups.push(() => sim.close(), drop.cleanup);
     await copySamples(drop.dir);

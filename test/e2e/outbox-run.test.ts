@@ -3,11 +3,11 @@ import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { LedgerNames } from "../../src/ledger/names.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
-import { startSimulator, type Attempt } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
 import { readReports, summarySchema, copySamples, tempDropDir } from "../support/drop.js";
 import { readOutbox } from "../support/outbox-events.js";
 import { testRedisUrl } from "../support/redis.js";
+import { faultyService } from "../support/faulty-service.js";
 
 const API_KEY = "irs_live_outbox_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -17,16 +17,7 @@ afterEach(async () => {
 
 describe("the outbox over a nightly pass", () => {
   it("when run passes the samples against a faulty service with the outbox on, then attempts match the service's log, each key's last record event its record, and rows every report line", async () => {
-    const sim = await startSimulator({
-      apiKey: API_KEY,
-      seed: 2027,
-      errorRate: 0.1,
-      throttleRate: 0.05,
-      retryAfterSeconds: 1,
-      lostRate: 0.15,
-    });
-    const seen: Attempt[] = [];
-    sim.events.on("attempt", (attempt) => seen.push(attempt));
+    const { sim, seen } = await faultyService(API_KEY, { seed: 2027, lostRate: 0.15 });
     const drop = await tempDropDir();
     const redis = new Redis(testRedisUrl());
     cleanups.push(

@@ -10,11 +10,12 @@ import { outboxBacklog } from "../../src/ledger/outbox-backlog.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { migrate } from "../../src/records/migrations.js";
 import { openPool } from "../../src/records/pool.js";
-import { startSimulator, type Attempt } from "../../src/simulator/index.js";
+import { startSimulator } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
 import { readReports, summarySchema, copySamples, tempDropDir } from "../support/drop.js";
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
+import { faultyService } from "../support/faulty-service.js";
 
 const API_KEY = "irs_live_export_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -36,16 +37,7 @@ async function migratedDatabase(): Promise<{ url: string; pool: pg.Pool }> {
 
 describe("run with RESULTS_DATABASE_URL", () => {
   it("when run passes the mixed samples against a faulty service, then every report row is in PostgreSQL with its status, correlation id and ruleset version, and attempts match the service's log", async () => {
-    const sim = await startSimulator({
-      apiKey: API_KEY,
-      seed: 31,
-      errorRate: 0.1,
-      throttleRate: 0.05,
-      retryAfterSeconds: 1,
-      lostRate: 0.1,
-    });
-    const seen: Attempt[] = [];
-    sim.events.on("attempt", (attempt) => seen.push(attempt));
+    const { sim, seen } = await faultyService(API_KEY, { seed: 31, lostRate: 0.1 });
     const drop = await tempDropDir();
     const redis = new Redis(testRedisUrl());
     cleanups.push(
