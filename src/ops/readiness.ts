@@ -1,5 +1,6 @@
 import type { RedisClient } from "../ledger/redis-client.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
+import { within } from "./within.js";
 
 /**
  * What /readyz answers: whether this process should be sent work. Each check reads "ok" or what is
@@ -31,8 +32,13 @@ export async function checkReadiness(deps: ReadinessDeps): Promise<Readiness> {
   // A refusal pauses the queue for every worker (src/queue/api-key-refusal.ts): no work would be done here.
   const apiKey =
     redis === "ok"
-      ? await within(readApiKeyRefusal(deps.redis, deps.prefix), deps.timeoutMs).then(
-          (refusal) => (refusal === "timeout" ? "unknown" : refusal === undefined ? "ok" : "refused"),
+      ? await within(
+          readApiKeyRefusal(deps.redis, deps.prefix).then((refusal) =>
+            refusal === undefined ? "ok" : "refused",
+          ),
+          deps.timeoutMs,
+        ).then(
+          (state) => state ?? "unknown",
           () => "unknown",
         )
       : "unknown";
@@ -46,21 +52,7 @@ async function answers(redis: RedisClient, timeoutMs: number): Promise<string> {
   // connection is given the time to answer.
   if (!["wait", "connecting", "connect", "ready"].includes(redis.status)) return "no answer";
   return within(redis.ping(), timeoutMs).then(
-    (reply) => (reply === "timeout" ? "no answer" : "ok"),
+    (reply) => (reply === undefined ? "no answer" : "ok"),
     () => "no answer",
   );
-}
-
-/** The promise's value, or "timeout" if it takes longer than `ms`; a late rejection is ignored. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
-  promise.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => {
-      resolve("timeout");
-    }, ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => {
-    clearTimeout(timer);
-  });
 }
