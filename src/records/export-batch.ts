@@ -52,7 +52,8 @@ function lastBy<T>(items: readonly T[], identity: (item: T) => string): T[] {
 
 /**
  * Writes the events of one read of the outbox in ONE transaction, one multi-row statement per table
- * (arrays unnested: any number of rows, one parameter per column). Every statement is an idempotent
+ * (results and attempts from one JSON document, batches and their lines from arrays unnested: any number
+ * of rows, one parameter per column or per statement). Every statement is an idempotent
  * upsert: attempts are written once per (key, attempt); a record or a batch only over an older event;
  * a batch's lines by (batch, line), with a placeholder batch when its lines come before its own event.
  */

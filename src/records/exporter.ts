@@ -147,18 +147,7 @@ export class OutboxExporter {
   async exportOnce(): Promise<number> {
     const redis = this.options.redis;
     const count = String(this.#batchSize);
-    let batch = this.#fromRead(
-      await redis.xreadgroup(
-        "GROUP",
-        EXPORT_GROUP,
-        this.#consumer,
-        "COUNT",
-        count,
-        "STREAMS",
-        this.#key,
-        "0",
-      ),
-    );
+    let batch = await this.#readGroup("0");
     if (batch.length === 0) {
       const [next, claimed] = claimReply.parse(
         await redis.xautoclaim(
@@ -174,22 +163,7 @@ export class OutboxExporter {
       this.#claimCursor = next;
       batch = claimed;
     }
-    if (batch.length === 0 && !this.#stopping) {
-      batch = this.#fromRead(
-        await redis.xreadgroup(
-          "GROUP",
-          EXPORT_GROUP,
-          this.#consumer,
-          "COUNT",
-          count,
-          "BLOCK",
-          String(this.options.blockMs ?? 1000),
-          "STREAMS",
-          this.#key,
-          ">",
-        ),
-      );
-    }
+    if (batch.length === 0 && !this.#stopping) batch = await this.#readGroup(">");
     if (batch.length === 0) return 0;
     const fieldsOf = new Map(batch.map(([id, fields]) => [id, fields ?? []]));
     const refused = await this.#write(
@@ -204,7 +178,23 @@ export class OutboxExporter {
     return ids.length;
   }
 
-  #fromRead(reply: unknown): z.infer<typeof entries> {
+  /**
+   * Up to batchSize entries of the group: "0" re-reads this consumer's unacknowledged ones at once; ">"
+   * reads new ones, waiting up to blockMs.
+   */
+  async #readGroup(from: "0" | ">"): Promise<z.infer<typeof entries>> {
+    const group = ["GROUP", EXPORT_GROUP, this.#consumer, "COUNT", String(this.#batchSize)] as const;
+    const reply =
+      from === "0"
+        ? await this.options.redis.xreadgroup(...group, "STREAMS", this.#key, from)
+        : await this.options.redis.xreadgroup(
+            ...group,
+            "BLOCK",
+            String(this.options.blockMs ?? 1000),
+            "STREAMS",
+            this.#key,
+            from,
+          );
     return readReply.parse(reply)?.[0]?.[1] ?? [];
   }
 
