@@ -29,8 +29,11 @@ export const summarySchema = z.object({
   }),
 });
 
-/** Parses a results CSV (RFC 4180, CRLF) on its own, so a writer bug is not hidden by a shared reader. */
-export function parseReportCsv(text: string): { header: string; rows: ReportRow[] } {
+/**
+ * Parses RFC 4180 CSV into its records (the header first), on its own, so a writer bug is not hidden by
+ * a shared reader. `crlf`: every line must end with CRLF (else a bare LF or CRLF ends a line).
+ */
+function parseCsvRecords(text: string, { crlf = false } = {}): string[][] {
   const records: string[][] = [];
   let record: string[] = [];
   let field = "";
@@ -48,16 +51,34 @@ export function parseReportCsv(text: string): { header: string; rows: ReportRow[
       record.push(field);
       field = "";
     } else if (c === "\n") {
+      if (crlf && text.charAt(i - 1) !== "\r")
+        throw new Error(`line ${records.length + 1} does not end with CRLF`);
       record.push(field.endsWith("\r") ? field.slice(0, -1) : field);
       records.push(record);
       record = [];
       field = "";
     } else field += c;
   }
-  if (field !== "" || record.length > 0) throw new Error("report does not end with a line break");
-  const [names = [], ...rest] = records;
-  const rows = rest.map((cells) =>
-    reportRowSchema.parse(Object.fromEntries(names.map((n, i) => [n, cells[i] ?? ""]))),
-  );
-  return { header: names.join(","), rows };
+  if (field !== "" || record.length > 0)
+    throw new Error(`the CSV does not end with ${crlf ? "CRLF" : "a line break"}`);
+  return records;
+}
+
+/** The rows after the header, keyed by the header's names. */
+function keyed([names = [], ...rest]: readonly string[][]): Record<string, string>[] {
+  return rest.map((cells) => Object.fromEntries(names.map((n, i) => [n, cells[i] ?? ""])));
+}
+
+/** The rows of a CSV keyed by its header's names (see parseCsvRecords). */
+export function parseCsvObjects(text: string, options: { crlf?: boolean } = {}): Record<string, string>[] {
+  return keyed(parseCsvRecords(text, options));
+}
+
+/** Parses a results CSV (RFC 4180, CRLF), its header and its rows. */
+export function parseReportCsv(text: string): { header: string; rows: ReportRow[] } {
+  const records = parseCsvRecords(text);
+  return {
+    header: (records[0] ?? []).join(","),
+    rows: keyed(records).map((row) => reportRowSchema.parse(row)),
+  };
 }

@@ -5,6 +5,7 @@ import { openPool } from "../../src/records/pool.js";
 import { runCli } from "../support/cli-run.js";
 import { freshDatabase, type TestDatabase } from "../support/postgres.js";
 import { spawnNode } from "../support/processes.js";
+import { parseCsvObjects } from "../../bench/chaos/report-csv.js";
 
 const K = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;
 
@@ -40,35 +41,7 @@ INSERT INTO batch_rows (batch_id, line, idempotency_key, decision, conflict_with
 `;
 
 /** RFC 4180 with CRLF, read apart from the code that writes it. */
-function parseCsv(text: string): Record<string, string>[] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charAt(i);
-    if (quoted) {
-      if (c === '"' && text.charAt(i + 1) === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ",") {
-      record.push(field);
-      field = "";
-    } else if (c === "\r" && text.charAt(i + 1) === "\n") {
-      record.push(field);
-      records.push(record);
-      record = [];
-      field = "";
-      i++;
-    } else field += c;
-  }
-  if (field !== "" || record.length > 0) throw new Error("the CSV does not end with CRLF");
-  const [names = [], ...rows] = records;
-  return rows.map((cells) => Object.fromEntries(names.map((n, i) => [n, cells[i] ?? ""])));
-}
+const parseCsv = (text: string) => parseCsvObjects(text, { crlf: true });
 
 const jsonLines = (text: string): Record<string, unknown>[] =>
   text
