@@ -2,8 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import type { Logger } from "../../log/logger.js";
-import type { HostPolicy } from "../host-policy.js";
-import { servedPort } from "../host-policy.js";
+import { servedPort, type HostPolicy } from "../host-policy.js";
 import { SESSION_COOKIE, SESSION_SECONDS, fromServedPage, type ConsoleAuth } from "./auth.js";
 import { loginPage } from "./login-page.js";
 import type { RetryBatchPort } from "./ports.js";
@@ -27,7 +26,7 @@ const batchParams = z.object({ id: z.string().min(1).max(200) });
  * The console's writes: sign in and out, and "retry this batch's failed rows". Without CONSOLE_TOKEN
  * every POST is 403; with it, a POST without a token or session is 401, and a session's form post must
  * carry its CSRF token and come from a page of a served host name (else 403). A bearer token needs
- * neither: no browser sends one on its own. Wrong tokens are slowed down (./wrong-tokens.ts).
+ * neither: no browser sends one on its own. Wrong tokens are held back by `deps.wrongTokens`.
  */
 export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
   const { auth } = deps;

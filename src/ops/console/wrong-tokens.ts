@@ -54,8 +54,8 @@ export function holdBack(
   const wait = seconds(waitMs);
   const until = new Date(deps.now() + wait * 1000).toISOString().slice(11, 19);
   const text =
-    `Too many wrong console tokens were tried from your address or from everywhere in the last minute: ` +
-    `wait ${wait} second${wait === 1 ? "" : "s"} (until ${until} UTC) before trying again.`;
+    `Too many wrong console tokens were tried in the last minute (from your address, or from all ` +
+    `addresses together): wait ${wait} second${wait === 1 ? "" : "s"} (until ${until} UTC) before trying again.`;
   deps.logger.debug({ ip: request.ip, retryAfter: wait }, "web console: a token held back (429)");
   // Not viewerOf: that would compare the token this answer must not judge.
   const viewer: Viewer = { writable: deps.auth.writable, signedIn: false, csrf: undefined };
