@@ -38,7 +38,8 @@ export function servedHosts(input: {
   const rules: HostRule[] = [];
   if (!wildcard) rules.push({ name: host.replace(/\.$/, ""), port: "served" });
   if (wildcard || isLoopbackHost(host))
-    rules.push(...LOOPBACK_NAMES.map((name) => ({ name, port: "served" as const })));
+    for (const name of LOOPBACK_NAMES)
+      if (!rules.some((rule) => rule.name === name)) rules.push({ name, port: "served" });
   if (input.consoleUrl !== undefined) {
     const url = new URL(input.consoleUrl);
     const named = parseAuthority(url.host);
@@ -46,6 +47,15 @@ export function servedHosts(input: {
   }
   rules.push(...(input.allowed ?? []));
   return { rules, beyondLoopback: !isLoopbackHost(host), port: input.addr.port };
+}
+
+/** The served names as a person writes them (`localhost:9464`, `[::1]:9464`, `relay.lan`), for the log. Pure. */
+export function describeHosts(policy: HostPolicy, port: number): string[] {
+  return policy.rules.map((rule) => {
+    const name = rule.name.includes(":") ? `[${rule.name}]` : rule.name;
+    const at = rule.port === "served" ? port : rule.port;
+    return at === undefined ? name : `${name}:${at}`;
+  });
 }
 
 /** The port a request came in on: its socket's, else HTTP_ADDR's. */

@@ -5,7 +5,7 @@ import type { RedisClient } from "../ledger/redis-client.js";
 import type { Logger } from "../log/logger.js";
 import { createRedis } from "../queue/connection.js";
 import { healthRoutes } from "./health-routes.js";
-import { servedHosts, type HostPolicy } from "./host-policy.js";
+import { describeHosts, servedHosts, type HostPolicy } from "./host-policy.js";
 import { startHttpServer, type Routes } from "./http-server.js";
 import { checkReadiness } from "./readiness.js";
 
@@ -80,9 +80,11 @@ export async function startOpsServer(
     ],
   });
   connection();
+  const served = describeHosts(hosts, Number(new URL(server.url).port));
   logger.info(
-    { url: server.url },
-    `HTTP server listening on ${server.url} (the console at /, /metrics, /healthz, /readyz)`,
+    { url: server.url, hosts: served },
+    `HTTP server listening on ${server.url} (the console at /, /metrics, /healthz, /readyz), ` +
+      `answering to ${served.join(", ")}${hosts.beyondLoopback ? " (the probes and /metrics to any name)" : ""}`,
   );
   return {
     url: server.url,

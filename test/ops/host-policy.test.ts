@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
-import { hostAllowed, originAllowed, servedHosts } from "../../src/ops/host-policy.js";
+import { describeHosts, hostAllowed, originAllowed, servedHosts } from "../../src/ops/host-policy.js";
 
 const PORT = 9464;
 const loopback = servedHosts({ addr: { host: "127.0.0.1", port: PORT }, consoleUrl: undefined, allowed: [] });
@@ -67,6 +67,21 @@ describe("names beyond loopback", () => {
     expect(at("proxy.example")).toBe(false);
     expect(at("example.com")).toBe(false);
     expect(at("relay.example.com.attacker.example")).toBe(false);
+  });
+
+  it("when the served names are logged, then each is written as a person would type it, with the port served", () => {
+    const policy = servedHosts({
+      addr: { host: "127.0.0.1", port: 0 },
+      consoleUrl: "https://relay.example.com/",
+      allowed: [{ name: "relay.lan", port: 8443 }],
+    });
+    expect(describeHosts(policy, 41234)).toEqual([
+      "127.0.0.1:41234",
+      "localhost:41234",
+      "[::1]:41234",
+      "relay.example.com",
+      "relay.lan:8443",
+    ]);
   });
 
   it("when HTTP_ADDR is a name or an address of the host, then that name is answered on the port served, and loopback names only if it is loopback or every address", () => {
