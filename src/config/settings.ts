@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
 import { DATABASE_URL_PATTERN } from "./database-url.js";
+import { allowedHostsSchema } from "./allowed-hosts.js";
 import { httpAddrSchema } from "./http-addr.js";
 import { clusterNodesSchema, queuePrefixSchema } from "./redis-target.js";
 
@@ -299,6 +300,13 @@ export const SETTINGS = {
     schema: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://relay.example.com/" })
       .optional(),
+  },
+  consoleAllowedHosts: {
+    env: "CONSOLE_ALLOWED_HOSTS",
+    description:
+      "More host names the HTTP server answers to besides HTTP_ADDR's, loopback's and CONSOLE_URL's (e.g. a " +
+      "reverse proxy's), comma-separated host or host:port; a name without a port is answered on any port.",
+    schema: allowedHostsSchema.optional(),
   },
 } satisfies Record<string, Setting>;
 

@@ -3,6 +3,7 @@ import { fastify, type FastifyInstance } from "fastify";
 import { formatHttpAddr, type HttpAddr } from "../config/http-addr.js";
 import { HttpAddrInUseError } from "./errors/http-addr-in-use-error.js";
 import { HttpAddrUnavailableError } from "./errors/http-addr-unavailable-error.js";
+import { hostGuard, type HostGuard } from "./host-guard.js";
 
 /** The HTTP server of a long-running process on HTTP_ADDR: probes, metrics, the console. */
 export interface HttpServer {
@@ -18,12 +19,21 @@ export type Routes = (app: FastifyInstance) => void | Promise<void>;
 export interface HttpServerOptions {
   readonly addr: HttpAddr;
   readonly routes: readonly Routes[];
+  /** The host names it answers to; every other request is refused before any route runs. */
+  readonly hosts: HostGuard;
+}
+
+/** The server's fastify instance, not listening yet (tests inject into it): the Host check, then `routes`. */
+export async function httpApp(options: HttpServerOptions): Promise<FastifyInstance> {
+  const app = fastify({ logger: false });
+  app.addHook("onRequest", hostGuard(options.hosts));
+  for (const routes of options.routes) await app.register(async (scope) => routes(scope));
+  return app;
 }
 
 /** Listens on `addr` with `routes`. Fails with a typed error naming HTTP_ADDR when it cannot listen there. */
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
-  const app = fastify({ logger: false });
-  for (const routes of options.routes) await app.register(async (scope) => routes(scope));
+  const app = await httpApp(options);
   const addr = formatHttpAddr(options.addr);
   try {
     await app.listen({ host: options.addr.host, port: options.addr.port });

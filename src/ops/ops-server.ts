@@ -5,11 +5,19 @@ import type { RedisClient } from "../ledger/redis-client.js";
 import type { Logger } from "../log/logger.js";
 import { createRedis } from "../queue/connection.js";
 import { healthRoutes } from "./health-routes.js";
+import { describeHosts, servedHosts, type HostPolicy } from "./host-policy.js";
 import { startHttpServer, type Routes } from "./http-server.js";
 import { checkReadiness } from "./readiness.js";
 
 /** How long /readyz waits for Redis: well inside a probe's usual timeout (docker-compose.yml: 3 s). */
 export const READINESS_TIMEOUT_MS = 1000;
+
+/**
+ * Answered whatever the Host when HTTP_ADDR reaches beyond loopback: a kubelet or Prometheus names the
+ * pod's IP or a service, and whoever reaches such an address can send any Host anyway. On loopback they
+ * are checked like the console (docs/operations.md, "Health probes").
+ */
+export const PROBE_PATHS = ["/healthz", "/readyz", "/metrics"] as const;
 
 export interface OpsServer {
   /** Where the server listens (e.g. http://127.0.0.1:9464); undefined when HTTP_ADDR=off. */
@@ -26,6 +34,8 @@ export interface OpsContext {
   /** Aborted at the process's first SIGTERM/SIGINT. */
   readonly stopping: AbortSignal;
   readonly logger: Logger;
+  /** The host names the server is served as: a form's Origin must be one of them. */
+  readonly hosts: HostPolicy;
 }
 
 /** Routes that need the ops server's context (metrics, the console). */
@@ -52,9 +62,11 @@ export async function startOpsServer(
     redis.on("error", () => undefined);
     return redis;
   };
-  const ctx: OpsContext = { config, redis: connection, stopping, logger };
+  const hosts = servedHosts({ addr, consoleUrl: config.consoleUrl, allowed: config.consoleAllowedHosts });
+  const ctx: OpsContext = { config, redis: connection, stopping, logger, hosts };
   const server = await startHttpServer({
     addr,
+    hosts: { policy: hosts, open: hosts.beyondLoopback ? PROBE_PATHS : [], logger },
     routes: [
       healthRoutes(() =>
         checkReadiness({
@@ -68,9 +80,11 @@ export async function startOpsServer(
     ],
   });
   connection();
+  const served = describeHosts(hosts, Number(new URL(server.url).port));
   logger.info(
-    { url: server.url },
-    `HTTP server listening on ${server.url} (the console at /, /metrics, /healthz, /readyz)`,
+    { url: server.url, hosts: served },
+    `HTTP server listening on ${server.url} (the console at /, /metrics, /healthz, /readyz), ` +
+      `answering to ${served.join(", ")}${hosts.beyondLoopback ? " (the probes and /metrics to any name)" : ""}`,
   );
   return {
     url: server.url,

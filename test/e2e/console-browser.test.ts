@@ -67,6 +67,30 @@ async function serve(dir: string, extra: Record<string, string>): Promise<string
   return url;
 }
 
+/** `invoice-relay console` alone (no pass, no API key) on a free loopback port; its URL. */
+async function consoleOnly(extra: Record<string, string>): Promise<string> {
+  const proc: Spawned = spawnNode("workers/cli.js", ["console"], {
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: `console-${randomUUID()}`,
+    HTTP_ADDR: "127.0.0.1:0",
+    LOG_LEVEL: "warn",
+    ...extra,
+  });
+  cleanups.push(async () => {
+    proc.child.kill("SIGTERM");
+    await proc.exited;
+  });
+  const served = () => /serving (http:\/\/\S+)\/ until/.exec(proc.output())?.[1];
+  await until(
+    () => Promise.resolve(served() !== undefined || proc.child.exitCode !== null),
+    30_000,
+    "console to serve",
+  );
+  const url = served();
+  if (url === undefined) throw new Error(`console did not serve:\n${proc.output()}`);
+  return url;
+}
+
 async function newPage(): Promise<Page> {
   const page = await browser.newPage();
   page.on("dialog", (dialog) => {
@@ -81,7 +105,14 @@ beforeAll(async () => {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (bash .ci/run does)`);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      // What a DNS rebinding page achieves: a name of the attacker's that resolves to this machine.
+      "--host-resolver-rules=MAP attacker.example 127.0.0.1",
+    ],
   });
   sim = await startSimulator({ apiKey: API_KEY, seed: 7 });
 });
@@ -130,6 +161,21 @@ describe("the web console in a browser, with CONSOLE_TOKEN", () => {
     expect(dialogs).toEqual([]);
   });
 
+  it("when the console is opened under another name that resolves to this machine, then the browser gets the refusal page and no invoice data", async () => {
+    const page = await newPage();
+    await page.goto(`${base}/`);
+    const report = await page.getByRole("link", { name: "results.csv" }).first().getAttribute("href");
+    expect(report).toMatch(/^\/batches\/.+\/report\.csv$/);
+    const port = new URL(base).port;
+    for (const path of ["/", report ?? "/"]) {
+      const answer = await page.goto(`http://attacker.example:${port}${path}`);
+      expect(answer?.status(), path).toBe(421);
+      const shown = await page.locator("body").innerText();
+      expect(shown, path).toContain("does not answer to the host name");
+      expect(shown, path).not.toMatch(/ACME-2026|invoices-eu\.csv|console\.csv/);
+    }
+  });
+
   it("when signed in, then retry on a batch with failed rows puts them back to queued", async () => {
     const page = await newPage();
     await page.goto(`${base}/`);
@@ -160,5 +206,32 @@ describe("the web console in a browser, without CONSOLE_TOKEN", () => {
       body: "csrf=guessed",
     });
     expect(forged.status).toBe(403);
+  });
+});
+
+describe("wrong console tokens in a browser", () => {
+  it("when several wrong tokens are tried, then the sign-in page says to wait and until when, and even the right token waits", async () => {
+    const base = await consoleOnly({ CONSOLE_TOKEN: TOKEN });
+    const page = await newPage();
+    const statuses: number[] = [];
+    page.on("response", (response) => {
+      if (response.url().endsWith("/login") && response.request().method() === "POST")
+        statuses.push(response.status());
+    });
+    await page.goto(`${base}/login`);
+    for (let i = 0; i < 5; i++) {
+      await page.getByLabel("Console token").fill(`not-the-token-${i}`);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      expect(await page.locator(".notice.bad").innerText()).toContain("That is not the console token.");
+    }
+    await page.getByLabel("Console token").fill(TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const notice = await page.locator(".notice.bad").innerText();
+    expect(notice).toMatch(/wait (\d+) seconds \(until \d\d:\d\d:\d\d UTC\) before trying again/);
+    const wait = Number(/wait (\d+) seconds/.exec(notice)?.[1]);
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(60);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(await page.getByRole("button", { name: "Sign out" }).count()).toBe(0);
   });
 });

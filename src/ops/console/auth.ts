@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { originAllowed, type HostPolicy } from "../host-policy.js";
 
 /** The session cookie's name; its value is `<nonce>.<HMAC(token, nonce)>`, never the token. */
 export const SESSION_COOKIE = "invoice_relay_console";
@@ -68,7 +69,7 @@ export class ConsoleAuth {
   /** What the request's Authorization header or cookie proves. */
   proofOf(authorization: string | undefined, cookieHeader: string | undefined): Proof {
     if (this.#token === undefined) return { kind: "none" };
-    const bearer = /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1]?.trim();
+    const bearer = bearerOf(authorization);
     if (bearer !== undefined && this.tokenMatches(bearer)) return { kind: "bearer" };
     const nonce = this.sessionOf(cookieValue(cookieHeader, SESSION_COOKIE));
     return nonce === undefined ? { kind: "none" } : { kind: "session", nonce };
@@ -98,20 +99,21 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
+/** The token of an `Authorization: Bearer <token>` header. Pure. */
+export function bearerOf(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1]?.trim();
+}
+
 /**
- * A form post comes from a page of this console: its Origin (or, without one, its Referer) names the
- * host the request was sent to. Behind a proxy the Host header must be passed on (docs/operations.md).
+ * A form post comes from a page of this console: its Origin (or, without one, its Referer) is one of the
+ * host names the server is served as. Not the request's own Host: a page that rebinds its name to this
+ * machine sends a Host and an Origin that agree.
  */
-export function sameOrigin(headers: {
-  origin?: string | undefined;
-  referer?: string | undefined;
-  host?: string | undefined;
-}): boolean {
+export function fromServedPage(
+  headers: { origin?: string | undefined; referer?: string | undefined },
+  hosts: HostPolicy,
+  port: number,
+): boolean {
   const from = headers.origin ?? headers.referer;
-  if (from === undefined || from === "null" || headers.host === undefined) return false;
-  try {
-    return new URL(from).host === headers.host;
-  } catch {
-    return false;
-  }
+  return from !== undefined && from !== "null" && originAllowed(hosts, from, port);
 }

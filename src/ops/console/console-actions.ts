@@ -2,16 +2,20 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import type { Logger } from "../../log/logger.js";
-import { SESSION_COOKIE, SESSION_SECONDS, sameOrigin, type ConsoleAuth } from "./auth.js";
+import { servedPort, type HostPolicy } from "../host-policy.js";
+import { SESSION_COOKIE, SESSION_SECONDS, fromServedPage, type ConsoleAuth } from "./auth.js";
 import { loginPage } from "./login-page.js";
 import type { RetryBatchPort } from "./ports.js";
 import { sendPage, sendProblem, viewerOf } from "./respond.js";
+import { holdBack, noteWrongToken, type WrongTokens } from "./wrong-tokens.js";
 
 export interface ActionDeps {
   readonly auth: ConsoleAuth;
   readonly retry: RetryBatchPort;
   readonly knownBatch: (id: string) => Promise<BatchMeta | undefined>;
   readonly logger: Logger;
+  readonly hosts: HostPolicy;
+  readonly wrongTokens: WrongTokens;
 }
 
 const loginBody = z.object({ token: z.string().max(1024) });
@@ -21,11 +25,13 @@ const batchParams = z.object({ id: z.string().min(1).max(200) });
 /**
  * The console's writes: sign in and out, and "retry this batch's failed rows". Without CONSOLE_TOKEN
  * every POST is 403; with it, a POST without a token or session is 401, and a session's form post must
- * carry its CSRF token and come from this origin (else 403). A bearer token needs neither: no browser
- * sends one on its own.
+ * carry its CSRF token and come from a page of a served host name (else 403). A bearer token needs
+ * neither: no browser sends one on its own. Wrong tokens are held back by `deps.wrongTokens`.
  */
 export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
   const { auth } = deps;
+  const fromConsole = (request: FastifyRequest) =>
+    fromServedPage(request.headers, deps.hosts, servedPort(deps.hosts, request.socket));
   app.addHook("preHandler", async (request, reply) => {
     if (request.method !== "POST") return;
     const viewer = viewerOf(auth, request);
@@ -37,8 +43,8 @@ export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
         "Read-only",
         "This console is read-only: set CONSOLE_TOKEN to enable its actions.",
       );
-    if (request.url === "/login") {
-      if (!sameOrigin(request.headers)) return forged(reply, request, auth);
+    if (request.routeOptions.url === "/login") {
+      if (!fromConsole(request)) return forged(reply, request, auth);
       return;
     }
     const proof = auth.proofOf(request.headers.authorization, request.headers.cookie);
@@ -52,8 +58,7 @@ export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
       );
     if (proof.kind === "session") {
       const { csrf } = csrfBody.parse(request.body ?? {});
-      if (!sameOrigin(request.headers) || !auth.csrfMatches(proof.nonce, csrf))
-        return forged(reply, request, auth);
+      if (!fromConsole(request) || !auth.csrfMatches(proof.nonce, csrf)) return forged(reply, request, auth);
     }
   });
 
@@ -71,9 +76,11 @@ export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
   });
 
   app.post("/login", async (request, reply) => {
+    const waitMs = deps.wrongTokens.throttle.waitMs(request.ip);
+    if (waitMs > 0) return holdBack(reply, request, deps.wrongTokens, waitMs, "sign-in");
     const parsed = loginBody.safeParse(request.body);
     if (!parsed.success || !auth.tokenMatches(parsed.data.token)) {
-      deps.logger.warn({ ip: request.ip }, "web console: a sign-in with a wrong token");
+      noteWrongToken(request, deps.wrongTokens, "a sign-in with a wrong token");
       return sendPage(
         reply,
         "Sign in",
@@ -82,6 +89,7 @@ export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
         401,
       );
     }
+    deps.wrongTokens.throttle.succeeded(request.ip);
     const secure = request.protocol === "https" || request.headers["x-forwarded-proto"] === "https";
     return reply
       .header(

@@ -19,7 +19,9 @@ import { queuePage } from "./queue-page.js";
 import { SECURITY_HEADERS, sendPage, sendProblem, viewerOf } from "./respond.js";
 import { searchPage } from "./search-page.js";
 import { lookUp } from "./search.js";
+import { SIGN_IN_LIMITS, SignInThrottle } from "./sign-in-throttle.js";
 import { STYLESHEET } from "./stylesheet.js";
+import { bearerCheck, type WrongTokens } from "./wrong-tokens.js";
 
 /** How many batches `/` lists, and rows a batch page shows. */
 const BATCHES_SHOWN = 100;
@@ -28,6 +30,8 @@ export const ROWS_PER_PAGE = 100;
 export interface ConsolePorts {
   readonly rows: (ctx: OpsContext) => BatchRowsPort;
   readonly retry: (ctx: OpsContext) => RetryBatchPort;
+  /** The clock of sessions and of the wrong-token counts (tests move it). */
+  readonly now?: () => number;
 }
 
 const batchParams = z.object({ id: z.string().min(1).max(200) });
@@ -45,7 +49,14 @@ export function consoleRoutes(ports: ConsolePorts): OpsRoutes {
 
 function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
   return async (app) => {
-    const auth = new ConsoleAuth(ctx.config.consoleToken);
+    const now = ports.now ?? Date.now;
+    const auth = new ConsoleAuth(ctx.config.consoleToken, now);
+    const wrongTokens: WrongTokens = {
+      auth,
+      throttle: new SignInThrottle(SIGN_IN_LIMITS, now),
+      logger: ctx.logger,
+      now,
+    };
     const prefix = ctx.config.queuePrefix;
     const batches = () => new BatchStore(ctx.redis(), prefix);
     let queue: Queue | undefined;
@@ -54,6 +65,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       await queue?.close();
     });
     await app.register(formbody, { bodyLimit: 4096 });
+    app.addHook("onRequest", bearerCheck(wrongTokens));
     app.addHook("onSend", async (_request, reply, payload) => {
       reply.headers(SECURITY_HEADERS);
       return payload;
@@ -164,7 +176,14 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       return sendPage(reply, "Queue", viewerOf(auth, request), queuePage(view));
     });
 
-    actionRoutes(app, { auth, retry: ports.retry(ctx), knownBatch, logger: ctx.logger });
+    actionRoutes(app, {
+      auth,
+      retry: ports.retry(ctx),
+      knownBatch,
+      logger: ctx.logger,
+      hosts: ctx.hosts,
+      wrongTokens,
+    });
   };
 }
 

@@ -1,14 +1,26 @@
-import { fastify, type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
+import type { HttpAddr } from "../../../src/config/http-addr.js";
 import { loadConfig } from "../../../src/config/load.js";
 import { BatchStore } from "../../../src/ledger/batch-store.js";
 import type { RedisClient } from "../../../src/ledger/redis-client.js";
-import { createLogger } from "../../../src/log/logger.js";
+import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { consoleRoutes } from "../../../src/ops/console/console-routes.js";
 import type { ConsoleRow, RowsQuery } from "../../../src/ops/console/ports.js";
+import { servedHosts } from "../../../src/ops/host-policy.js";
+import { httpApp } from "../../../src/ops/http-server.js";
 import type { OpsContext } from "../../../src/ops/ops-server.js";
 import { testPrefix, testRedis } from "../../support/redis.js";
 
 export const TOKEN = "console-token-0123456789abcdef";
+/** HTTP_ADDR of the console under test; inject's requests come on no socket, so this is the port served. */
+export const ADDR: HttpAddr = { host: "127.0.0.1", port: 9464 };
+
+export interface ConsoleAppOptions {
+  /** Settings on top of QUEUE_PREFIX and CONSOLE_TOKEN. Default: the names the tests address it by. */
+  readonly env?: Record<string, string>;
+  readonly now?: () => number;
+  readonly logger?: Logger;
+}
 
 export interface ConsoleApp {
   readonly app: FastifyInstance;
@@ -20,23 +32,38 @@ export interface ConsoleApp {
   close(): Promise<void>;
 }
 
-/** The console's routes on a fastify instance (for inject), on the test Redis, with ports that record calls. */
-export async function consoleApp(token: string | undefined, rows: ConsoleRow[] = []): Promise<ConsoleApp> {
+/**
+ * The console's routes behind the server's Host check, on a fastify instance (for inject), on the test
+ * Redis, with ports that record calls. By default it answers to inject's own Host (localhost:80) and to
+ * console.test.
+ */
+export async function consoleApp(
+  token: string | undefined,
+  rows: ConsoleRow[] = [],
+  options: ConsoleAppOptions = {},
+): Promise<ConsoleApp> {
   const redis: RedisClient = testRedis();
   const prefix = testPrefix();
   const config = loadConfig({
     QUEUE_PREFIX: prefix,
     ...(token === undefined ? {} : { CONSOLE_TOKEN: token }),
+    ...(options.env ?? { CONSOLE_ALLOWED_HOSTS: "localhost:80,console.test" }),
+  });
+  const logger = options.logger ?? createLogger({ level: "silent" });
+  const hosts = servedHosts({
+    addr: ADDR,
+    consoleUrl: config.consoleUrl,
+    allowed: config.consoleAllowedHosts,
   });
   const ctx: OpsContext = {
     config,
     redis: () => redis,
     stopping: new AbortController().signal,
-    logger: createLogger({ level: "silent" }),
+    logger,
+    hosts,
   };
   const retried: string[] = [];
   const queries: RowsQuery[] = [];
-  const app = fastify({ logger: false });
   const routes = consoleRoutes({
     rows: () => ({
       page: (_batch, query) => {
@@ -48,8 +75,9 @@ export async function consoleApp(token: string | undefined, rows: ConsoleRow[] =
       retried.push(batchId);
       return Promise.resolve({ requeued: 1, busy: 0, superseded: 0, noDocument: 0 });
     },
+    ...(options.now === undefined ? {} : { now: options.now }),
   })(ctx);
-  await app.register(async (scope) => routes(scope));
+  const app = await httpApp({ addr: ADDR, routes: [routes], hosts: { policy: hosts, open: [], logger } });
   await app.ready();
   return {
     app,
