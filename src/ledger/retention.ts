@@ -1,8 +1,9 @@
 import { z } from "zod";
 import type { BatchStore } from "./batch-store.js";
+import { ledgerNow, nowArgument, type LedgerClock } from "./clock.js";
 import { LedgerNames } from "./names.js";
 import { Outbox } from "./outbox.js";
-import { outboxBacklog } from "./outbox-backlog.js";
+import { outboxBacklog, type OutboxBacklog } from "./outbox-backlog.js";
 import { LuaScript } from "./lua-script.js";
 import type { RedisClient } from "./redis-client.js";
 
@@ -48,7 +49,8 @@ export class Retention {
     prefix: string,
     private readonly batches: BatchStore,
     readonly retentionMs: number,
-    private readonly now: () => number = Date.now,
+    /** A fixed clock for tests; absent: Redis's own (src/ledger/clock.ts). */
+    private readonly clock?: LedgerClock,
   ) {
     this.#names = new LedgerNames(prefix);
     this.#prefix = prefix;
@@ -57,7 +59,8 @@ export class Retention {
   /** Removes every batch whose retention has passed; safe to call often (it reads little when none has). */
   async sweep(): Promise<SweepOutcome> {
     const outcome: SweepOutcome = { batches: 0, records: 0, keptForFailed: 0 };
-    const now = this.now();
+    // Redis's clock, the clock of every batch's report time and of the outbox's entry ids.
+    const now = await ledgerNow(this.redis, this.clock);
     const exportedUntil = await this.#exportedUntil();
     // Created before now - retention: only those can have been reported that long ago.
     for (let offset = 0; ; offset += PAGE) {
@@ -73,7 +76,7 @@ export class Retention {
         const state = await this.#state(id, now, exportedUntil);
         if (state === "failed rows") outcome.keptForFailed++;
         if (state !== "expired") continue;
-        const removed = await this.#expire(id, now);
+        const removed = await this.#expire(id);
         if (removed === undefined) continue;
         outcome.records += removed;
         outcome.batches++;
@@ -84,8 +87,9 @@ export class Retention {
   }
 
   /** The records removed, or undefined when the batch turned out not to be removable (reopened meanwhile). */
-  async #expire(id: string, now: number): Promise<number | undefined> {
-    const args = [id, now, this.retentionMs];
+  async #expire(id: string): Promise<number | undefined> {
+    // The scripts check again on their own reading of Redis's clock.
+    const args = [id, nowArgument(this.clock), this.retentionMs];
     const k = this.#names;
     let removed = 0;
     for await (const page of this.batches.keysOf(id)) {
@@ -144,14 +148,19 @@ export class Retention {
     return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: reportedAt + this.retentionMs };
   }
 
+  /** The outbox's backlog while it is on; undefined when it is off (nothing waits for an export then). */
+  async #backlog(): Promise<OutboxBacklog | undefined> {
+    if (!(await new Outbox(this.redis, this.#prefix).enabled())) return undefined;
+    return outboxBacklog(this.redis, this.#prefix);
+  }
+
   /**
    * While the outbox is on, a batch reported at or after its oldest entry may still have events there not
    * exported to PostgreSQL: its records stay until they are. Read once per sweep: the oldest entry only
    * gets newer meanwhile, so this errs on the side of keeping.
    */
   async #exportedUntil(): Promise<number> {
-    if (!(await new Outbox(this.redis, this.#prefix).enabled())) return Number.POSITIVE_INFINITY;
-    return (await outboxBacklog(this.redis, this.#prefix)).oldest?.at ?? Number.POSITIVE_INFINITY;
+    return (await this.#backlog())?.oldest?.at ?? Number.POSITIVE_INFINITY;
   }
 
   /** What the sweep may do with the batch now (the scripts check the same again, atomically). */
