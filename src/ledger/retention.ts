@@ -22,13 +22,19 @@ export interface SweepOutcome {
   keptForFailed: number;
 }
 
+/** Why a batch past its retention (or never given one) is kept. */
+export type KeptBecause = "not reported" | "failed rows" | "waiting for export";
+
 /** What `status` shows of the retention: how long, and the oldest batch kept and when it goes. */
 export interface OldestKept {
   readonly id: string;
   readonly createdAt: number;
-  /** When its retention ends; undefined while it is not reported, or kept for failed rows. */
+  /**
+   * When its retention ends; undefined while it is not reported, kept for failed rows, or past its
+   * retention with events from before its report still in the outbox.
+   */
   readonly expiresAt: number | undefined;
-  readonly why?: "not reported" | "failed rows";
+  readonly why?: KeptBecause;
 }
 
 const countsSchema = z.record(z.string(), z.number());
@@ -145,7 +151,19 @@ export class Retention {
       return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: undefined, why: "not reported" };
     if (hasOpenRows(meta.counts))
       return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: undefined, why: "failed rows" };
-    return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: reportedAt + this.retentionMs };
+    const expiresAt = reportedAt + this.retentionMs;
+    // Past its retention and still here: the sweep keeps it while its events wait in the outbox.
+    if (expiresAt <= (await ledgerNow(this.redis, this.clock))) {
+      const backlog = await this.#backlog();
+      if (backlog?.oldest !== undefined && reportedAt >= backlog.oldest.at)
+        return {
+          id: oldest.id,
+          createdAt: oldest.createdAt,
+          expiresAt: undefined,
+          why: "waiting for export",
+        };
+    }
+    return { id: oldest.id, createdAt: oldest.createdAt, expiresAt };
   }
 
   /** The outbox's backlog while it is on; undefined when it is off (nothing waits for an export then). */
