@@ -45,8 +45,8 @@ export interface OpenContextOptions {
 /**
  * Connects (failing fast with a clear message if Redis is unreachable), checks that Redis is set up so
  * the guarantees hold (`checkRedis`, the ledger's layout, an outbox left on without RESULTS_DATABASE_URL),
- * and builds the context. Every command that uses Redis starts
- * here, so a Redis it must refuse is refused before any key is written or any file claimed.
+ * and builds the context. Every command that uses Redis starts here, so a Redis it must refuse is refused
+ * before any key is written or any file claimed.
  */
 export async function openContext(config: Config, options: OpenContextOptions = {}): Promise<AppContext> {
   const target = redisTarget(config);

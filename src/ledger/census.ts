@@ -19,7 +19,10 @@ export interface LedgerCensus {
   readonly at: number;
 }
 
-/** Reads the counters and sets the scripts keep up to date, and Redis's clock; three round trips whatever the ledger's size. */
+/**
+ * Reads the counters and sets the scripts keep up to date, and Redis's clock; three round trips whatever
+ * the ledger's size.
+ */
 export async function ledgerCensus(redis: RedisClient, prefix: string): Promise<LedgerCensus> {
   const names = new LedgerNames(prefix);
   const [counts, batches, pending, ingesting, at] = await Promise.all([

@@ -17,7 +17,7 @@ export function nowArgument(clock: LedgerClock | undefined): number | "" {
   return clock === undefined ? "" : clock();
 }
 
-/** The ledger's time now, for a decision taken outside a script: Redis's clock unless a fixed one is given. */
+/** The ledger's time now, for a decision taken outside a script: Redis's clock unless one is given. */
 export async function ledgerNow(redis: RedisClient, clock: LedgerClock | undefined): Promise<number> {
   return clock === undefined ? redisTimeMs(redis) : clock();
 }

@@ -30,7 +30,7 @@ export function startStuckWatch(deps: StuckWatchDeps): StuckWatch {
   const intervalMs = deps.intervalMs ?? Math.min(60_000, Math.max(1000, deps.stuckAfterMs));
   let running: Promise<unknown> = Promise.resolve();
   const check = async (): Promise<number> => {
-    // Redis's clock, as the batches' creation times: a watcher whose own clock is off alerts neither early nor late.
+    // Redis's clock, that of the batches' creation times: a skewed watcher alerts neither early nor late
     const now = await deps.stuck.now();
     let sent = 0;
     for (const id of await deps.stuck.unfinishedSince(now - deps.stuckAfterMs)) {
