@@ -11,6 +11,7 @@ import { checkKeyLayout, checkRedis, type RedisAccess } from "../queue/redis-che
 import { BatchStore } from "../ledger/batch-store.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { checkLayout } from "../ledger/layout.js";
+import { checkOutboxDatabase, type OutboxUse } from "../ledger/outbox-detach.js";
 import { RedisLedger } from "../ledger/redis-ledger.js";
 import { commandLogger } from "./runtime.js";
 
@@ -33,12 +34,19 @@ export interface OpenContextOptions {
   readonly access?: RedisAccess;
   /** Where the Redis set-up warnings go; the default command logger when absent. */
   readonly logger?: Logger;
+  /**
+   * How the command uses the ledger, for the outbox check (src/ledger/outbox-detach.ts): by default
+   * `writes` when read-write, else `reads`. `reads` for a read-write command that writes nothing to
+   * the ledger (the console without CONSOLE_TOKEN); `detaches` for `db detach`.
+   */
+  readonly outbox?: OutboxUse;
 }
 
 /**
  * Connects (failing fast with a clear message if Redis is unreachable), checks that Redis is set up so
- * the guarantees hold (`checkRedis`), and builds the context. Every command that uses Redis starts
- * here, so a Redis it must refuse is refused before any key is written or any file claimed.
+ * the guarantees hold (`checkRedis`, the ledger's layout, an outbox left on without RESULTS_DATABASE_URL),
+ * and builds the context. Every command that uses Redis starts here, so a Redis it must refuse is refused
+ * before any key is written or any file claimed.
  */
 export async function openContext(config: Config, options: OpenContextOptions = {}): Promise<AppContext> {
   const target = redisTarget(config);
@@ -59,6 +67,11 @@ export async function openContext(config: Config, options: OpenContextOptions = 
         `QUEUE_PREFIX=${config.queuePrefix} holds results of invoice-relay 0.1, which this version does not read ` +
           '(docs/ledger.md, "Upgrading from 0.1")',
       );
+    const outbox = await checkOutboxDatabase(redis, config.queuePrefix, {
+      hasDatabase: config.resultsDatabaseUrl !== undefined,
+      use: options.outbox ?? (write ? "writes" : "reads"),
+    });
+    if (outbox !== undefined) warnings.push(outbox);
     const logger = options.logger ?? commandLogger(config);
     for (const warning of warnings) logger.warn(warning);
   } catch (error) {

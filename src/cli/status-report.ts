@@ -2,7 +2,7 @@ import { formatDuration } from "../config/duration.js";
 import { ledgerSize } from "../ledger/footprint.js";
 import { Outbox } from "../ledger/outbox.js";
 import { outboxBacklog, redisTimeMs, refusedEventCount } from "../ledger/outbox-backlog.js";
-import { Retention } from "../ledger/retention.js";
+import { Retention, type KeptBecause } from "../ledger/retention.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import type { KeyStatus } from "../ledger/statuses.js";
@@ -34,7 +34,9 @@ const STATUS_BATCH_LIMIT = 20;
  * - `ledger`: `{records, batches, bytes, redis_used_memory, retention, oldest_batch}`: what the ledger
  *   keeps in Redis (`bytes` estimated from MEMORY USAGE samples, null if refused), RESULTS_RETENTION as
  *   written, and the oldest batch kept `{id, created_at, expires_at, kept_because}` (`expires_at` null
- *   while it is not reported or its report counted failed rows; `kept_because` then says which), or null
+ *   while it is not reported, its report counted failed rows, or it is past its retention while events
+ *   from before its report wait in the outbox; `kept_because` then says which: `not reported`, `failed
+ *   rows`, `waiting for export`), or null
  * - `outbox`: the events not exported to PostgreSQL yet `{on, entries, oldest_at, oldest_age_seconds,
  *   refused}` (`on`: some process started with RESULTS_DATABASE_URL turned it on; `oldest_*` null when
  *   empty; `refused`: events PostgreSQL refused as data, kept aside in the outbox-refused stream)
@@ -78,7 +80,7 @@ export interface LedgerStatus {
     readonly id: string;
     readonly created_at: string;
     readonly expires_at: string | null;
-    readonly kept_because: "not reported" | "failed rows" | null;
+    readonly kept_because: KeptBecause | null;
   } | null;
 }
 

@@ -1,5 +1,6 @@
+import type { KeptBecause } from "../ledger/retention.js";
 import { ROW_STATUSES } from "../results/report-row.js";
-import type { BatchStatus, LedgerStatus, StatusReport } from "./status-report.js";
+import type { BatchStatus, StatusReport } from "./status-report.js";
 import { exportLines } from "./status-export-text.js";
 
 /** `status` for people: the totals, a table of batches, then what to do about what is not well. Pure. */
@@ -11,7 +12,7 @@ export function statusText(report: StatusReport): string {
     `invoices by key state  queued ${keys.queued}  retrying ${keys.retrying}  succeeded ${keys.succeeded}  failed ${keys.failed}  superseded ${keys.superseded}`,
     `queue jobs             waiting ${queue.waiting}  active ${queue.active}  delayed ${queue.delayed}  ` +
       `failed ${queue.failed}  paused ${queue.paused}  (${queue.is_paused ? "PAUSED" : "running"})`,
-    ledgerLine(report.ledger),
+    ledgerLine(report),
     ...exportLines(report),
     "",
   ];
@@ -33,7 +34,8 @@ const COUNT_COLUMNS = ROW_STATUSES;
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 /** What the ledger keeps in Redis, and when the oldest of it goes. */
-function ledgerLine(ledger: LedgerStatus): string {
+function ledgerLine(report: StatusReport): string {
+  const ledger = report.ledger;
   const size = ledger.bytes === null ? "size unknown (MEMORY USAGE refused)" : `about ${mb(ledger.bytes)}`;
   const redis = ledger.redis_used_memory === null ? "" : ` of Redis' ${mb(ledger.redis_used_memory)}`;
   const oldest = ledger.oldest_batch;
@@ -42,11 +44,27 @@ function ledgerLine(ledger: LedgerStatus): string {
       ? "nothing kept"
       : oldest.expires_at !== null
         ? `oldest batch ${oldest.id} goes at ${oldest.expires_at}`
-        : `oldest batch ${oldest.id} is kept: ${oldest.kept_because === "failed rows" ? "its report has failed rows (retry or re-drop them)" : "not reported yet"}`;
+        : `oldest batch ${oldest.id} is kept: ${keptBecause(oldest.kept_because, report)}`;
   return (
     `ledger                 ${ledger.records} records  ${ledger.batches} batches  ${size}${redis}; ` +
     `retention ${ledger.retention}, ${expiry}`
   );
+}
+
+/** Why the oldest batch outlives its retention, in words. */
+function keptBecause(why: KeptBecause | null, report: StatusReport): string {
+  switch (why) {
+    case "failed rows":
+      return "its report has failed rows (retry or re-drop them)";
+    case "waiting for export":
+      // past its retention: the results of record do not have all of it yet
+      return (
+        `waiting for export (${report.outbox.entries} event(s) in the outbox, the oldest from ` +
+        `${report.outbox.oldest_at ?? "now"})`
+      );
+    default:
+      return "not reported yet";
+  }
 }
 
 /** Counts come from the last written report; a batch not reported yet shows `-` there. */
@@ -115,6 +133,12 @@ function nextSteps(report: StatusReport): string[] {
     advice.push(
       `the results database at ${db.url} does not answer: submission goes on and the outbox in Redis keeps ` +
         "the results until it is back (then the running processes export them)",
+    );
+  if (db === null && report.outbox.on)
+    advice.push(
+      "this deployment exports to PostgreSQL (its outbox is on) but RESULTS_DATABASE_URL is not set here: " +
+        "commands that write refuse to start. Set it again, or run `invoice-relay db detach` to go on with " +
+        "Redis only (it drops the events not exported yet)",
     );
   const inFlight = keys.queued + keys.retrying;
   const jobs = queue.waiting + queue.active + queue.delayed + queue.paused;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { nowArgument, type LedgerClock } from "./clock.js";
 import { LuaScript } from "./lua-script.js";
 import { LedgerNames } from "./names.js";
 import { Outbox, type OutboxRow } from "./outbox.js";
@@ -71,7 +72,8 @@ export class BatchStore {
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
-    private readonly now: () => number = Date.now,
+    /** A fixed clock for tests; absent: Redis's own (src/ledger/clock.ts). */
+    private readonly clock?: LedgerClock,
   ) {
     this.names = new LedgerNames(prefix);
     this.#outbox = new Outbox(redis, prefix);
@@ -89,7 +91,7 @@ export class BatchStore {
     await writeScript.run(
       this.redis,
       [n.batch(id), n.batches, n.completed, n.reopened, n.outboxOn, n.outbox],
-      [id, this.now(), what, ...pairs],
+      [id, nowArgument(this.clock), what, ...pairs],
     );
   }
 

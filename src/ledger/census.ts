@@ -1,4 +1,5 @@
 import { KEY_STATUSES, type KeyStatus } from "./statuses.js";
+import { redisTimeMs } from "./outbox-backlog.js";
 import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
 
@@ -14,16 +15,22 @@ export interface LedgerCensus {
   readonly waitingByBatch: ReadonlyMap<string, number>;
   /** Epoch ms at which the oldest unfinished batch was created; undefined when none is unfinished. */
   readonly oldestUnfinishedAt: number | undefined;
+  /** Redis's clock at the reading, the clock the creation times are on: ages are taken against it. */
+  readonly at: number;
 }
 
-/** Reads the counters and sets the scripts keep up to date; three round trips whatever the ledger's size. */
+/**
+ * Reads the counters and sets the scripts keep up to date, and Redis's clock; three round trips whatever
+ * the ledger's size.
+ */
 export async function ledgerCensus(redis: RedisClient, prefix: string): Promise<LedgerCensus> {
   const names = new LedgerNames(prefix);
-  const [counts, batches, pending, ingesting] = await Promise.all([
+  const [counts, batches, pending, ingesting, at] = await Promise.all([
     redis.hgetall(names.counts),
     redis.zcard(names.batches),
     redis.hgetall(names.pending),
     redis.smembers(names.ingesting),
+    redisTimeMs(redis),
   ]);
   const waitingByBatch = new Map<string, number>();
   for (const id of ingesting) waitingByBatch.set(id, 0);
@@ -43,5 +50,6 @@ export async function ledgerCensus(redis: RedisClient, prefix: string): Promise<
     batches,
     waitingByBatch,
     oldestUnfinishedAt: times.length === 0 ? undefined : Math.min(...times),
+    at,
   };
 }

@@ -1,6 +1,7 @@
 import { parse as parseUuid, stringify as uuidString } from "uuid";
 import { z } from "zod";
 import { CallBatcher } from "./call-batcher.js";
+import { nowArgument, type LedgerClock } from "./clock.js";
 import type { Ledger } from "./ledger.js";
 import { LedgerNames } from "./names.js";
 import { LuaScript } from "./lua-script.js";
@@ -74,7 +75,8 @@ export class RedisLedger implements Ledger {
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
-    private readonly now: () => number = Date.now,
+    /** A fixed clock for tests; absent: Redis's own (src/ledger/clock.ts). */
+    private readonly clock?: LedgerClock,
   ) {
     this.names = new LedgerNames(prefix);
     this.#outbox = new Outbox(redis, prefix);
@@ -88,7 +90,7 @@ export class RedisLedger implements Ledger {
       ),
     );
     this.#answers = new CallBatcher(async (answers) => {
-      const args: (string | number)[] = [this.now()];
+      const args: (string | number)[] = [nowArgument(this.clock)];
       for (const a of answers) args.push(a.key, a.status, a.pairs.length, ...a.pairs);
       return stringsSchema.parse(
         await scripts.answers.run(
@@ -112,7 +114,7 @@ export class RedisLedger implements Ledger {
   async registerRows(batchId: string, rows: readonly RowRef[]): Promise<RowDecision[]> {
     if (rows.length === 0) return [];
     const packed = Buffer.concat(rows.map((row) => parseUuid(row.key)));
-    const args: (string | number | Buffer)[] = [batchId, this.now(), packed, rows.length];
+    const args: (string | number | Buffer)[] = [batchId, nowArgument(this.clock), packed, rows.length];
     for (const row of rows) args.push(row.line, row.key, row.externalId);
     const keys = [
       ...this.#movingKeys(),
@@ -145,7 +147,7 @@ export class RedisLedger implements Ledger {
     await scripts.finishIngest.run(
       this.redis,
       [this.names.pending, this.names.ingesting, this.names.completed, this.names.batch(batchId)],
-      [batchId, this.now()],
+      [batchId, nowArgument(this.clock)],
     );
   }
 
@@ -250,7 +252,7 @@ export class RedisLedger implements Ledger {
             this.names.outboxOn,
             this.names.outbox,
           ],
-          [key, live, this.now()],
+          [key, live, nowArgument(this.clock)],
         ),
       );
       if (result !== "stale") return result;

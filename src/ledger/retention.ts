@@ -1,8 +1,9 @@
 import { z } from "zod";
 import type { BatchStore } from "./batch-store.js";
+import { ledgerNow, nowArgument, type LedgerClock } from "./clock.js";
 import { LedgerNames } from "./names.js";
 import { Outbox } from "./outbox.js";
-import { outboxBacklog } from "./outbox-backlog.js";
+import { outboxBacklog, type OutboxBacklog } from "./outbox-backlog.js";
 import { LuaScript } from "./lua-script.js";
 import type { RedisClient } from "./redis-client.js";
 
@@ -21,13 +22,19 @@ export interface SweepOutcome {
   keptForFailed: number;
 }
 
+/** Why a batch past its retention (or never given one) is kept. */
+export type KeptBecause = "not reported" | "failed rows" | "waiting for export";
+
 /** What `status` shows of the retention: how long, and the oldest batch kept and when it goes. */
 export interface OldestKept {
   readonly id: string;
   readonly createdAt: number;
-  /** When its retention ends; undefined while it is not reported, or kept for failed rows. */
+  /**
+   * When its retention ends; undefined while it is not reported, kept for failed rows, or past its
+   * retention with events from before its report still in the outbox.
+   */
   readonly expiresAt: number | undefined;
-  readonly why?: "not reported" | "failed rows";
+  readonly why?: KeptBecause;
 }
 
 const countsSchema = z.record(z.string(), z.number());
@@ -48,7 +55,8 @@ export class Retention {
     prefix: string,
     private readonly batches: BatchStore,
     readonly retentionMs: number,
-    private readonly now: () => number = Date.now,
+    /** A fixed clock for tests; absent: Redis's own (src/ledger/clock.ts). */
+    private readonly clock?: LedgerClock,
   ) {
     this.#names = new LedgerNames(prefix);
     this.#prefix = prefix;
@@ -57,7 +65,8 @@ export class Retention {
   /** Removes every batch whose retention has passed; safe to call often (it reads little when none has). */
   async sweep(): Promise<SweepOutcome> {
     const outcome: SweepOutcome = { batches: 0, records: 0, keptForFailed: 0 };
-    const now = this.now();
+    // Redis's clock, the clock of every batch's report time and of the outbox's entry ids.
+    const now = await ledgerNow(this.redis, this.clock);
     const exportedUntil = await this.#exportedUntil();
     // Created before now - retention: only those can have been reported that long ago.
     for (let offset = 0; ; offset += PAGE) {
@@ -73,7 +82,7 @@ export class Retention {
         const state = await this.#state(id, now, exportedUntil);
         if (state === "failed rows") outcome.keptForFailed++;
         if (state !== "expired") continue;
-        const removed = await this.#expire(id, now);
+        const removed = await this.#expire(id);
         if (removed === undefined) continue;
         outcome.records += removed;
         outcome.batches++;
@@ -84,8 +93,9 @@ export class Retention {
   }
 
   /** The records removed, or undefined when the batch turned out not to be removable (reopened meanwhile). */
-  async #expire(id: string, now: number): Promise<number | undefined> {
-    const args = [id, now, this.retentionMs];
+  async #expire(id: string): Promise<number | undefined> {
+    // The scripts check again on their own reading of Redis's clock.
+    const args = [id, nowArgument(this.clock), this.retentionMs];
     const k = this.#names;
     let removed = 0;
     for await (const page of this.batches.keysOf(id)) {
@@ -141,7 +151,25 @@ export class Retention {
       return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: undefined, why: "not reported" };
     if (hasOpenRows(meta.counts))
       return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: undefined, why: "failed rows" };
-    return { id: oldest.id, createdAt: oldest.createdAt, expiresAt: reportedAt + this.retentionMs };
+    const expiresAt = reportedAt + this.retentionMs;
+    // Past its retention and still here: the sweep keeps it while its events wait in the outbox.
+    if (expiresAt <= (await ledgerNow(this.redis, this.clock))) {
+      const backlog = await this.#backlog();
+      if (backlog?.oldest !== undefined && reportedAt >= backlog.oldest.at)
+        return {
+          id: oldest.id,
+          createdAt: oldest.createdAt,
+          expiresAt: undefined,
+          why: "waiting for export",
+        };
+    }
+    return { id: oldest.id, createdAt: oldest.createdAt, expiresAt };
+  }
+
+  /** The outbox's backlog while it is on; undefined when it is off (nothing waits for an export then). */
+  async #backlog(): Promise<OutboxBacklog | undefined> {
+    if (!(await new Outbox(this.redis, this.#prefix).enabled())) return undefined;
+    return outboxBacklog(this.redis, this.#prefix);
   }
 
   /**
@@ -150,8 +178,7 @@ export class Retention {
    * gets newer meanwhile, so this errs on the side of keeping.
    */
   async #exportedUntil(): Promise<number> {
-    if (!(await new Outbox(this.redis, this.#prefix).enabled())) return Number.POSITIVE_INFINITY;
-    return (await outboxBacklog(this.redis, this.#prefix)).oldest?.at ?? Number.POSITIVE_INFINITY;
+    return (await this.#backlog())?.oldest?.at ?? Number.POSITIVE_INFINITY;
   }
 
   /** What the sweep may do with the batch now (the scripts check the same again, atomically). */

@@ -1,3 +1,4 @@
+import { ledgerNow, type LedgerClock } from "./clock.js";
 import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
 
@@ -15,8 +16,15 @@ export class StuckBatches {
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
+    /** A fixed clock for tests; absent: Redis's own (src/ledger/clock.ts). */
+    private readonly clock?: LedgerClock,
   ) {
     this.#names = new LedgerNames(prefix);
+  }
+
+  /** The ledger's time now (Redis's clock), the clock the batches' creation times are on. */
+  async now(): Promise<number> {
+    return ledgerNow(this.redis, this.clock);
   }
 
   /**
@@ -57,7 +65,7 @@ export class StuckBatches {
   async claimNotice(batchId: string, ttlMs = STUCK_NOTICE_TTL_MS): Promise<boolean> {
     const answer = await this.redis.set(
       this.#names.stuckNotice(batchId),
-      String(Date.now()),
+      String(await this.now()),
       "PX",
       ttlMs,
       "NX",

@@ -3,6 +3,7 @@ import type { SubmitConfig } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log/logger.js";
 import { BatchStore } from "../ledger/batch-store.js";
+import type { LedgerClock } from "../ledger/clock.js";
 import { RedisLedger } from "../ledger/redis-ledger.js";
 import { Retention } from "../ledger/retention.js";
 import type { Ledger } from "../ledger/ledger.js";
@@ -46,10 +47,11 @@ export interface SubmissionHooks {
     readonly coolDownCapMs: number;
   };
   /**
-   * The clock of the ledger's records and batches, from which RESULTS_RETENTION counts (tests move it
-   * instead of waiting); Date.now when absent. Retry-After and the sweeps' interval stay on real time.
+   * A fixed clock for the ledger's records and batches, from which RESULTS_RETENTION counts (tests move
+   * it instead of waiting); Redis's own when absent (src/ledger/clock.ts). Retry-After and the sweeps'
+   * interval stay on real time.
    */
-  readonly now?: (() => number) | undefined;
+  readonly now?: LedgerClock | undefined;
 }
 
 /** Starts a submission worker from configuration: connections, store, HTTP client, BullMQ worker. */
@@ -61,8 +63,8 @@ export async function startSubmission(
   const target = redisTarget(config);
   const connection = createRedis(target, "worker", "invoice-relay-worker");
   const commands = createRedis(target, "worker", "invoice-relay-store");
-  const now = hooks.now ?? Date.now;
-  const store = new RedisLedger(commands, config.queuePrefix, now);
+  const clock = hooks.now;
+  const store = new RedisLedger(commands, config.queuePrefix, clock);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
   const service =
     hooks.submitter ??
@@ -129,9 +131,9 @@ export async function startSubmission(
     new Retention(
       commands,
       config.queuePrefix,
-      new BatchStore(commands, config.queuePrefix, now),
+      new BatchStore(commands, config.queuePrefix, clock),
       config.resultsRetention,
-      now,
+      clock,
     ),
     logger,
   );

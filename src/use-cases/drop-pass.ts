@@ -27,6 +27,7 @@ import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
 import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
 import type { BeyondRetention } from "../ingest/past-results.js";
+import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
 
 export interface DropPassDeps {
   readonly folder: DropFolder;
@@ -39,10 +40,11 @@ export interface DropPassDeps {
   /** Aborted by a signal: ingest stops between chunks (IngestInterruptedError); the file stays claimed. */
   readonly signal?: AbortSignal | undefined;
   /**
-   * The clock of the ledger's records and batches, from which RESULTS_RETENTION counts (give `store` and
-   * `batches` the same one); Date.now when absent. Waiting (settle time, leases, deadlines) is real time.
+   * A fixed clock for the ledger's records and batches, from which RESULTS_RETENTION counts (tests that
+   * move days forward; give `store` and `batches` the same one); Redis's own when absent
+   * (src/ledger/clock.ts). Waiting (settle time, leases, deadlines) is real time.
    */
-  readonly now?: (() => number) | undefined;
+  readonly now?: LedgerClock | undefined;
   /**
    * The source profiles (loadSourceProfiles, loaded before anything is claimed): each file is read with
    * the first whose glob matches the name it was dropped under, and its batch record names that profile.
@@ -183,7 +185,7 @@ async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: Unreadab
     state: "rejected",
     file_error: error.message,
     path,
-    completed_at: (deps.now ?? Date.now)(),
+    completed_at: await ledgerNow(deps.redis, deps.now),
   });
   const meta = await deps.batches.require(file.batchId);
   const report = await writeBatchReport(

@@ -16,7 +16,7 @@ import type { RedisLedger } from "../ledger/redis-ledger.js";
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly store: RedisLedger;
   readonly config: SubmitConfig;
-  /** Observers of the pass's submission worker (metrics, alerts); its clock is `now`. */
+  /** Observers of the pass's submission worker (metrics, alerts); its ledger clock is `now`. */
   readonly submissionHooks?: Pick<SubmissionHooks, "onAttempt" | "onOutcome" | "onApiKeyRefused"> | undefined;
 }
 

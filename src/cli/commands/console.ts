@@ -23,7 +23,9 @@ export const consoleCommand: CommandFactory = () =>
       const config = commandConfig(overridesFrom(options));
       const logger = commandLogger(config, "invoice-relay-console");
       // Connects and checks Redis as every command does: a Redis to refuse is refused before serving.
-      await (await openContext(config, { logger })).close();
+      // Without CONSOLE_TOKEN the console only reads; with it, its retry action writes.
+      const outbox = config.consoleToken === undefined ? "reads" : "writes";
+      await (await openContext(config, { logger, outbox })).close();
       const stopping = shutdownOnSignals(logger);
       const server = await serveOps(
         config,

@@ -7,13 +7,17 @@ import { schemaStatus } from "../../records/schema-version.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import { commandConfig, commandLogger, overridesFrom } from "../runtime.js";
+import { dbDetachCommand } from "./db-detach.js";
 
-/** `db migrate` and `db status`: the schema of the results of record in RESULTS_DATABASE_URL. */
+/**
+ * `db migrate` and `db status`: the schema of the results of record in RESULTS_DATABASE_URL; `db detach`:
+ * back to Redis only.
+ */
 export const dbCommand: CommandFactory = () =>
   new Command("db")
     .description(
-      "The PostgreSQL of the results of record (RESULTS_DATABASE_URL): apply its schema migrations, or " +
-        "show where its schema stands.",
+      "The PostgreSQL of the results of record (RESULTS_DATABASE_URL): apply its schema migrations, " +
+        "show where its schema stands, or detach the deployment from it.",
     )
     .addCommand(
       new Command("migrate")
@@ -67,7 +71,8 @@ export const dbCommand: CommandFactory = () =>
             process.exitCode = status.pending.length > 0 ? ExitCode.CouldNotFinish : ExitCode.Ok;
           });
         }),
-    );
+    )
+    .addCommand(dbDetachCommand());
 
 /** Loads the configuration (RESULTS_DATABASE_URL required), opens a pool, runs `work`, closes the pool. */
 async function withDatabase(

@@ -11,9 +11,9 @@
   KEYS[7] outbox      stream events for the results of record
   KEYS[7+i]           string the record of the i-th answer's key
 
-  ARGV[1] now (ms), then per answer: key, status (succeeded | failed | retrying), the number m of
-  field/value items that follow, and those m items (head fields of src/ledger/record.ts, `body`, or
-  `attempt`: the HTTP attempt as src/ledger/record.ts attemptJson writes it).
+  ARGV[1] now (ms; '' for Redis's clock), then per answer: key, status (succeeded | failed | retrying),
+  the number m of field/value items that follow, and those m items (head fields of src/ledger/record.ts,
+  `body`, or `attempt`: the HTTP attempt as src/ledger/record.ts attemptJson writes it).
 
   - succeeded is never overwritten; failed or superseded may become succeeded (a late success is still
     a success); superseded is not overwritten by failed;
@@ -25,12 +25,13 @@
   While the outbox is on, every answer given with its `attempt` writes an `attempt` event, numbered
   after the key's earlier ones, and every record changed a `record` event.
 ]]
+-- @include "clock"
 -- @include "record"
 -- @include "status"
 -- @include "outbox"
 
 local counts, failed, pending, ingesting, completed = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local now = tonumber(ARGV[1])
+local now = ledger_now(ARGV[1])
 local outbox = outbox_of(KEYS[6], KEYS[7])
 local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0, superseded = 0 }
 local released, released_order = {}, {}

@@ -8,7 +8,7 @@
   KEYS[5] outbox-on   string present while the outbox is on
   KEYS[6] outbox      stream events for the results of record
 
-  ARGV[1] batch id, ARGV[2] now (ms), ARGV[3] what:
+  ARGV[1] batch id, ARGV[2] now (ms; '' for Redis's clock), ARGV[3] what:
   - open: a new batch gets the fields and `created_at`, and joins `batches`; a known one (resumed after a
     crash) takes only `path`, and `size` and `sha256` if it has none;
   - update: the fields are set;
@@ -17,10 +17,11 @@
     `completed` and `reopened`.
   ARGV[4 ..] field/value pairs. Returns 1 when `open` created the batch, else 0.
 ]]
+-- @include "clock"
 -- @include "outbox"
 
 local bkey, batches, completed, reopened = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local id, now, what = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local id, now, what = ARGV[1], ledger_now(ARGV[2]), ARGV[3]
 local fields = {}
 for f = 4, #ARGV, 2 do fields[ARGV[f]] = ARGV[f + 1] end
 local function set(from)

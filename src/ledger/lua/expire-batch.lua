@@ -10,14 +10,15 @@
   KEYS[7] batch-keys  string the batch's keys, 16 bytes each
   KEYS[8] reopened    set    reported batches that wait for a requeued key again
 
-  ARGV[1] batch id, ARGV[2] now (ms), ARGV[3] retention (ms).
+  ARGV[1] batch id, ARGV[2] now (ms; '' for Redis's clock), ARGV[3] retention (ms).
 
   Returns 1 when removed, 0 (nothing written) when the batch may not expire (now).
 ]]
+-- @include "clock"
 -- @include "expiry"
 
 local pending, ingesting, completed, batches = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local batch, now, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local batch, now, retention = ARGV[1], ledger_now(ARGV[2]), tonumber(ARGV[3])
 if not expirable(KEYS[5], pending, completed, batch, now, retention) then return 0 end
 redis.call('DEL', KEYS[5], KEYS[6], KEYS[7])
 redis.call('ZREM', batches, batch)

@@ -11,15 +11,16 @@
   KEYS[6] batch         hash   the batch's record
   KEYS[6+i]             string the record of the i-th key
 
-  ARGV[1] batch id, ARGV[2] now (ms), ARGV[3] retention (ms), then the keys.
+  ARGV[1] batch id, ARGV[2] now (ms; '' for Redis's clock), ARGV[3] retention (ms), then the keys.
 
   Returns the number of records removed, or -1 (nothing written) when the batch may not expire (now).
 ]]
+-- @include "clock"
 -- @include "record"
 -- @include "expiry"
 
 local counts, xkey, pending, completed, batches, bkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local batch, now, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local batch, now, retention = ARGV[1], ledger_now(ARGV[2]), tonumber(ARGV[3])
 if not expirable(bkey, pending, completed, batch, now, retention) then return -1 end
 local removed = 0
 for i = 4, #ARGV do

@@ -17,9 +17,9 @@
   KEYS[14 .. 13+n]       string the record of each row's key
   KEYS[14+n ..]          string the record of each key named in ARGV[5+3n ..]
 
-  ARGV[1] batch id, ARGV[2] now (ms), ARGV[3] the rows' keys packed (16 bytes each, row order),
-  ARGV[4] n, then per row: line, key, external_id; then the keys whose records follow the rows' in KEYS
-  (what the external-id index named for the rows' external_ids when the caller read it).
+  ARGV[1] batch id, ARGV[2] now (ms; '' for Redis's clock), ARGV[3] the rows' keys packed (16 bytes
+  each, row order), ARGV[4] n, then per row: line, key, external_id; then the keys whose records follow
+  the rows' in KEYS (what the external-id index named for the rows' external_ids when the caller read it).
 
   Returns one decision per row: new | requeue | join | queued | retrying | succeeded | failed |
   superseded | duplicate | conflict:<earlier key> (see src/ledger/statuses.ts); or, having written
@@ -29,6 +29,7 @@
   While the outbox is on, each record requeued or superseded writes a `record` event; a new one writes
   none (its row reaches the results of record with its first answer).
 ]]
+-- @include "clock"
 -- @include "record"
 -- @include "status"
 -- @include "outbox"
@@ -37,7 +38,7 @@
 local g = { counts = KEYS[1], failed = KEYS[2], requeuing = KEYS[3], pending = KEYS[4],
   ingesting = KEYS[5], completed = KEYS[6], reopened = KEYS[11], outbox = outbox_of(KEYS[12], KEYS[13]) }
 local xkey, bkey, dkey, kkey = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local batch, now, packed, n = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local batch, now, packed, n = ARGV[1], ledger_now(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 
 -- Where each key's record is declared; every live key must be among them before anything is written.
 local declared = {}

@@ -16,12 +16,13 @@
   KEYS[11] outbox-on    string present while the outbox is on
   KEYS[12] outbox       stream events for the results of record
 
-  ARGV[1] key, ARGV[2] the live key the caller read ('' for none), ARGV[3] now (ms).
+  ARGV[1] key, ARGV[2] the live key the caller read ('' for none), ARGV[3] now (ms; '' for Redis's clock).
 
   Returns 'requeued', 'superseded', 'not-failed', or, having written nothing, 'stale': the index no
   longer names ARGV[2]; the caller reads it again. While the outbox is on, the record written goes to it
   as a `record` event.
 ]]
+-- @include "clock"
 -- @include "record"
 -- @include "status"
 -- @include "outbox"
@@ -30,7 +31,7 @@
 local g = { counts = KEYS[1], failed = KEYS[2], requeuing = KEYS[3], pending = KEYS[4],
   ingesting = KEYS[5], completed = KEYS[6], reopened = KEYS[10], outbox = outbox_of(KEYS[11], KEYS[12]) }
 local xkey, rkey, lkey = KEYS[7], KEYS[8], KEYS[9]
-local key, expected, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local key, expected, now = ARGV[1], ARGV[2], ledger_now(ARGV[3])
 local head, body = read_record(rkey)
 if not head or head.status ~= 'failed' then return 'not-failed' end
 local live = redis.call('HGET', xkey, head.eid) or ''

@@ -47,7 +47,7 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
     (s) =>
       s.census.oldestUnfinishedAt === undefined
         ? undefined
-        : (Date.now() - s.census.oldestUnfinishedAt) / 1000,
+        : Math.max(0, s.census.at - s.census.oldestUnfinishedAt) / 1000,
   );
   gauge("api_key_refused", "1 while the invoice service's refusal of the API key stands, else 0", (s) =>
     s.apiKeyRefused ? 1 : 0,

@@ -30,7 +30,8 @@ export function startStuckWatch(deps: StuckWatchDeps): StuckWatch {
   const intervalMs = deps.intervalMs ?? Math.min(60_000, Math.max(1000, deps.stuckAfterMs));
   let running: Promise<unknown> = Promise.resolve();
   const check = async (): Promise<number> => {
-    const now = Date.now();
+    // Redis's clock, that of the batches' creation times: a skewed watcher alerts neither early nor late
+    const now = await deps.stuck.now();
     let sent = 0;
     for (const id of await deps.stuck.unfinishedSince(now - deps.stuckAfterMs)) {
       const meta = await deps.batches.get(id);
