@@ -4,7 +4,7 @@ import type { BeyondRetention } from "../ingest/past-results.js";
 import { INGEST_CHUNKS_IN_FLIGHT } from "../ingest/ingest-file.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { RedisRecordRestorer } from "../ledger/restore-records.js";
-import { succeededResults } from "../records/past-results.js";
+import { pastResults } from "../records/past-results.js";
 import { openPool } from "../records/pool.js";
 import { checkSchema } from "../records/schema-version.js";
 
@@ -31,7 +31,7 @@ export async function openPastResults(config: Config): Promise<OpenedPastResults
   }
   return {
     beyondRetention: (redis, prefix) => ({
-      results: { succeeded: (keys) => succeededResults(pool, url, keys) },
+      results: { lookUp: (asked) => pastResults(pool, url, asked) },
       ledger: new RedisRecordRestorer(redis, prefix),
     }),
     close: () => pool.end(),
