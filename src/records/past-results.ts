@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { PastRecord } from "../ledger/past-record.js";
-import { unreachable } from "./pool.js";
+import { isConnectionFailure, unreachable } from "./pool.js";
 
 /** What the look-up needs of a connection pool: one query (pg.Pool has it). */
 export interface Queryable {
@@ -41,7 +41,8 @@ const orUndefined = <T>(value: T | null): T | undefined => value ?? undefined;
 /**
  * The results of record asked, in one query, which of these idempotency keys succeeded and which final
  * versions of these external_ids they hold, with their answers as the exporter stored them. A database
- * that cannot answer throws DatabaseUnreachableError (its URL without the password).
+ * that cannot answer now throws DatabaseUnreachableError (its URL without the password); one that refuses
+ * the query, the driver's error.
  */
 export async function pastResults(
   db: Queryable,
@@ -53,7 +54,7 @@ export async function pastResults(
   try {
     ({ rows } = await db.query(PAST, [asked.keys, asked.externalIds]));
   } catch (error) {
-    throw unreachable(url, error);
+    throw isConnectionFailure(error) ? unreachable(url, error) : error;
   }
   return rows.map((raw) => {
     const row = rowSchema.parse(raw);

@@ -91,6 +91,8 @@ function setup(db: Queryable) {
     beyondRetention: {
       results: { lookUp: (asked) => pastResults(results, "postgres://relay@db.test/relay", asked) },
       ledger: new RedisRecordRestorer(redis, prefix),
+      host: "db.test",
+      retryMs: { first: 10, cap: 40 },
     },
   };
   return { store, queue, deps, results, batches: new BatchStore(redis, prefix) };
@@ -178,14 +180,44 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     expect(await queue.getJob(doneKey)).toBeUndefined();
   });
 
-  it("when PostgreSQL cannot answer, then ingest stops with PastResultsUnavailableError and nothing of the file is registered", async () => {
+  it("when PostgreSQL does not answer, then the ingest waits with nothing of the file registered, and goes on once it answers", async () => {
+    const { path } = await csvFile();
+    let refusals = 0;
+    let down = true;
+    let refusedTwice: () => void = () => undefined;
+    const twice = new Promise<void>((resolve) => (refusedTwice = resolve));
+    const flaky: Queryable = {
+      query: (text, values) => {
+        if (!down) return pool.query(text, [...values]);
+        if (++refusals === 2) refusedTwice();
+        return Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:1"));
+      },
+    };
+    const { store, deps, batches, queue } = setup(flaky);
+
+    const ingest = ingestFile(deps, { batchId: "b-wait", name: "wait.csv", path }, PLAIN_CSV);
+    await twice;
+    expect(await store.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
+    expect(await batches.decisions("b-wait", [2])).toEqual([null]);
+    down = false;
+
+    expect(await ingest).toMatchObject({ kind: "ingested", counts: { valid: ROWS }, enqueued: ROWS });
+    expect(await store.counts()).toMatchObject({ queued: ROWS });
+    expect(await queue.getWaitingCount()).toBe(ROWS);
+  });
+
+  it("when PostgreSQL does not answer before the deadline, then ingest stops with PastResultsUnavailableError and nothing of the file is registered", async () => {
     const { path } = await csvFile();
     const down: Queryable = { query: () => Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:1")) };
     const { store, deps, batches } = setup(down);
+    const beyond = deps.beyondRetention;
+    if (beyond === undefined) throw new Error("no look-up");
 
-    const failed = await ingestFile(deps, { batchId: "b-down", name: "down.csv", path }, PLAIN_CSV).catch(
-      (error: unknown) => error,
-    );
+    const failed = await ingestFile(
+      { ...deps, beyondRetention: { ...beyond, giveUp: { deadline: Date.now() } } },
+      { batchId: "b-down", name: "down.csv", path },
+      PLAIN_CSV,
+    ).catch((error: unknown) => error);
 
     expect(failed).toBeInstanceOf(PastResultsUnavailableError);
     expect(String(failed)).toContain("down.csv");
@@ -193,5 +225,21 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     expect(String(failed)).toContain("resumes it");
     expect(await store.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
     expect(await batches.decisions("b-down", [2])).toEqual([null]);
+  });
+
+  it("when PostgreSQL refuses the query itself, then ingest stops at once with PastResultsUnavailableError", async () => {
+    const { path } = await csvFile();
+    const refusing: Queryable = { query: () => pool.query("SELECT * FROM no_such_table", []) };
+    const { store, deps } = setup(refusing);
+
+    const failed = await ingestFile(
+      deps,
+      { batchId: "b-refused", name: "refused.csv", path },
+      PLAIN_CSV,
+    ).catch((error: unknown) => error);
+
+    expect(failed).toBeInstanceOf(PastResultsUnavailableError);
+    expect(String(failed)).toContain("no_such_table");
+    expect(await store.counts()).toMatchObject({ queued: 0 });
   });
 });
