@@ -120,4 +120,52 @@ describe("a new file while PostgreSQL is down", () => {
     const caught = [keys.get(2), keys.get(3)];
     expect(seen.filter((a) => caught.includes(a.idempotencyKey))).toEqual([]);
   }, 300_000);
+  it("when start --watch starts with PostgreSQL stopped, then a file dropped meanwhile waits naming the host, is sent once PostgreSQL returns, and SIGTERM still ends the service", async () => {
+    const server = await PostgresServer.start();
+    cleanups.push(() => server.dispose());
+    const pool = await openPool(server.url);
+    cleanups.push(() => pool.end());
+    await migrate(pool, { logger: silentLogger() });
+    const sim = await startSimulator({ apiKey: API_KEY, seed: 31 });
+    cleanups.push(() => sim.close());
+    const drop = await tempDropDir();
+    cleanups.push(drop.cleanup);
+    const tag = randomUUID().slice(0, 8);
+    await server.pause();
+    const start = spawnNode("workers/cli.js", ["start", "--watch"], {
+      REDIS_URL: testRedisUrl(),
+      RESULTS_DATABASE_URL: server.url,
+      INVOICE_API_URL: sim.url,
+      INVOICE_API_KEY: API_KEY,
+      QUEUE_PREFIX: `pg-outage-start-${randomUUID()}`,
+      DROP_DIR: drop.dir,
+      SETTLE_MS: "0",
+      LOG_LEVEL: "warn",
+    });
+    cleanups.push(async () => {
+      start.child.kill("SIGKILL");
+      await start.exited;
+    });
+    const rows = Array.from({ length: NEW }, (_, i) => `W-${tag}-${i},EUR,DE,eu-10y`);
+    await writeFile(join(drop.dir, "watched.csv"), [HEADER, ...rows].join("\n"));
+    await until(
+      () => Promise.resolve(start.output().includes(`waiting for PostgreSQL at 127.0.0.1:${server.port}`)),
+      60_000,
+      "the watched file waiting for PostgreSQL",
+    );
+    expect(sim.stats().requests.total).toBe(0);
+    await server.resume();
+
+    await until(
+      async () => (await readReports(drop.dir)).get("watched.csv") !== undefined,
+      120_000,
+      "the watched file's report",
+    );
+    const report = (await readReports(drop.dir)).get("watched.csv");
+    expect(report?.rows.every((r) => r.status === "succeeded")).toBe(true);
+    expect(report?.rows).toHaveLength(NEW);
+    expect(sim.stats().effects).toMatchObject({ total: NEW, keysWithMultipleEffects: 0 });
+    start.child.kill("SIGTERM");
+    expect((await finish(start, 60_000)).code, start.output()).toBe(0);
+  }, 300_000);
 });
