@@ -79,7 +79,7 @@ async function ingestOnce(file: string, rows: number, variant: Variant): Promise
     ...(variant === "redis" ? {} : { RESULTS_DATABASE_URL: db.url }),
   });
   const logger = silentLogger();
-  const past = await openPastResults(config);
+  const past = await openPastResults(config, logger);
   const ctx = await openContext(config, { dropFolder: true, logger });
   try {
     if (variant === "pg") await new Outbox(ctx.redis, prefix).enable();

@@ -1,38 +1,84 @@
-import { safeDatabaseUrl } from "../config/database-url.js";
+import { databaseHost, safeDatabaseUrl } from "../config/database-url.js";
 import type { Config } from "../config/load.js";
+import { coerceError } from "../errors/relay-error.js";
 import type { BeyondRetention } from "../ingest/past-results.js";
 import { INGEST_CHUNKS_IN_FLIGHT } from "../ingest/ingest-file.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { RedisRecordRestorer } from "../ledger/restore-records.js";
-import { succeededResults } from "../records/past-results.js";
-import { openPool } from "../records/pool.js";
+import type { Logger } from "../log/logger.js";
+import { DatabaseUnreachableError } from "../records/errors/database-unreachable-error.js";
+import { pastResults } from "../records/past-results.js";
+import { createPool, isConnectionFailure, openPool, unreachable, type Pool } from "../records/pool.js";
+import { SchemaOutdatedError } from "../records/errors/schema-outdated-error.js";
 import { checkSchema } from "../records/schema-version.js";
 
 export interface OpenedPastResults {
-  /** What ingest needs to deduplicate beyond retention; undefined when RESULTS_DATABASE_URL is not set. */
-  beyondRetention(redis: RedisClient, prefix: string): BeyondRetention | undefined;
+  /**
+   * What ingest needs to deduplicate beyond retention; undefined when RESULTS_DATABASE_URL is not set.
+   * `giveUp`: when a look-up stops waiting for PostgreSQL (a deadline in epoch ms, a stop signal).
+   */
+  beyondRetention(
+    redis: RedisClient,
+    prefix: string,
+    giveUp?: BeyondRetention["giveUp"],
+  ): BeyondRetention | undefined;
   close(): Promise<void>;
 }
 
 /**
- * The results of record that ingest asks about keys Redis's retention has forgotten, when
- * RESULTS_DATABASE_URL is set: a pool (a connection per ingest chunk under way), checked to reach a
- * migrated schema before any file is claimed.
+ * The results of record that ingest asks about the rows of each chunk, when RESULTS_DATABASE_URL is set:
+ * a pool (a connection per ingest chunk under way), checked to reach a migrated schema before any file
+ * is claimed. PostgreSQL not answering does not stop the process: it is warned of, submission goes on,
+ * and each look-up waits for it (past-results.ts in src/ingest), checking the schema first once it
+ * answers. A schema not migrated, a refused login or a wrong database still stop the command here.
  */
-export async function openPastResults(config: Config): Promise<OpenedPastResults> {
+export async function openPastResults(config: Config, logger: Logger): Promise<OpenedPastResults> {
   const url = config.resultsDatabaseUrl;
   if (url === undefined) return { beyondRetention: () => undefined, close: () => Promise.resolve() };
-  const pool = await openPool(url, { max: INGEST_CHUNKS_IN_FLIGHT, applicationName: "invoice-relay-ingest" });
+  const where = safeDatabaseUrl(url);
+  const host = databaseHost(url);
+  const options = { max: INGEST_CHUNKS_IN_FLIGHT, applicationName: "invoice-relay-ingest" };
+  let pool: Pool;
+  let down = false;
   try {
-    await checkSchema(pool, { where: safeDatabaseUrl(url) });
+    pool = await openPool(url, options);
   } catch (error) {
-    await pool.end();
-    throw error;
+    if (!(error instanceof DatabaseUnreachableError && isConnectionFailure(error.cause))) throw error;
+    logger.warn(
+      { database: host, reason: coerceError(error.cause).message },
+      `PostgreSQL at ${host} (RESULTS_DATABASE_URL) does not answer: invoices already queued are sent, ` +
+        "and new files wait for it to be checked against the results of record",
+    );
+    pool = createPool(url, options);
+    down = true;
   }
+  // Checked once it answers; a failed check (PostgreSQL gone again) is made again by the next look-up.
+  let schema: Promise<unknown> | undefined;
+  const schemaChecked = (): Promise<unknown> => {
+    schema ??= checkSchema(pool, { where }).catch((error: unknown) => {
+      schema = undefined;
+      throw error instanceof SchemaOutdatedError || !isConnectionFailure(error)
+        ? error
+        : unreachable(url, error);
+    });
+    return schema;
+  };
+  if (!down)
+    await schemaChecked().catch(async (error: unknown) => {
+      await pool.end();
+      throw error;
+    });
   return {
-    beyondRetention: (redis, prefix) => ({
-      results: { succeeded: (keys) => succeededResults(pool, url, keys) },
+    beyondRetention: (redis, prefix, giveUp) => ({
+      results: {
+        lookUp: async (asked) => {
+          await schemaChecked();
+          return pastResults(pool, url, asked);
+        },
+      },
       ledger: new RedisRecordRestorer(redis, prefix),
+      host,
+      giveUp,
     }),
     close: () => pool.end(),
   };

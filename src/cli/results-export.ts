@@ -1,13 +1,15 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { safeDatabaseUrl } from "../config/database-url.js";
+import { databaseHost, safeDatabaseUrl } from "../config/database-url.js";
 import type { Config } from "../config/load.js";
+import { coerceError } from "../errors/relay-error.js";
 import { redisTarget } from "../config/redis-target.js";
 import { Outbox } from "../ledger/outbox.js";
 import { outboxBacklog, redisTimeMs } from "../ledger/outbox-backlog.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import type { Logger } from "../log/logger.js";
 import { createRedis } from "../queue/connection.js";
-import { openPool } from "../records/pool.js";
+import { DatabaseUnreachableError } from "../records/errors/database-unreachable-error.js";
+import { isConnectionFailure, openPool, type Pool } from "../records/pool.js";
 import { checkSchema } from "../records/schema-version.js";
 import { superviseExporter } from "./exporter-supervisor.js";
 import { exporterThreadSettings } from "./exporter-thread-settings.js";
@@ -41,18 +43,15 @@ export async function startResultsExport(config: Config, logger: Logger): Promis
   const url = config.resultsDatabaseUrl;
   if (url === undefined) return undefined;
   const where = safeDatabaseUrl(url);
-  const pool = await openPool(url, { applicationName: "invoice-relay-exporter", max: 1 });
+  const down = await checkDatabase(url, where, logger);
   let redis: RedisClient | undefined;
   try {
-    await checkSchema(pool, { where });
     redis = createRedis(redisTarget(config), "worker", "invoice-relay-exporter");
     redis.on("error", () => undefined);
     await new Outbox(redis, config.queuePrefix).enable();
   } catch (error) {
     redis?.disconnect();
     throw error;
-  } finally {
-    await pool.end().catch(() => undefined);
   }
   const connection = redis;
   const thread = superviseExporter(
@@ -66,7 +65,7 @@ export async function startResultsExport(config: Config, logger: Logger): Promis
   );
   // The thread loads its modules and opens its pool before this process takes work, so that start-up is
   // not paid while submitting; a thread that takes longer (PostgreSQL slow to answer) goes on starting.
-  if (!(await thread.started(EXPORTER_START_WAIT_MS)))
+  if (!down && !(await thread.started(EXPORTER_START_WAIT_MS)))
     logger.warn(
       { database: where, waitedMs: EXPORTER_START_WAIT_MS },
       "the exporter thread is still starting: submission goes on and the results wait in the outbox until it runs",
@@ -92,4 +91,29 @@ export async function startResultsExport(config: Config, logger: Logger): Promis
       return closing;
     },
   };
+}
+
+/**
+ * Refuses a database with an old schema, a refused login or no such database; one that does not answer
+ * now is warned of (true): submission goes on, the results wait in the outbox and the exporter thread
+ * connects once it answers.
+ */
+async function checkDatabase(url: string, where: string, logger: Logger): Promise<boolean> {
+  let pool: Pool;
+  try {
+    pool = await openPool(url, { applicationName: "invoice-relay-exporter", max: 1 });
+  } catch (error) {
+    if (!(error instanceof DatabaseUnreachableError && isConnectionFailure(error.cause))) throw error;
+    logger.warn(
+      { database: databaseHost(url), reason: coerceError(error.cause).message },
+      "PostgreSQL does not answer: submission goes on and the results wait in the outbox until it does",
+    );
+    return true;
+  }
+  try {
+    await checkSchema(pool, { where });
+    return false;
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
 }

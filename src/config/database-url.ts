@@ -16,6 +16,18 @@ export function safeDatabaseUrl(url: string): string {
 }
 
 /**
+ * Only the host (and port) of the URL, for messages that must name where PostgreSQL is and can do
+ * without the rest: no user, password, database or parameters can leak through it.
+ */
+export function databaseHost(url: string): string {
+  try {
+    return new URL(url).host || "(no host in RESULTS_DATABASE_URL)";
+  } catch {
+    return "(unparseable RESULTS_DATABASE_URL)";
+  }
+}
+
+/**
  * The password the URL carries, as written and decoded, for the logger to mask wherever it appears (an
  * error text may quote it); none when the URL has none.
  */

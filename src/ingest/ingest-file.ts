@@ -98,11 +98,17 @@ export async function ingestFile(
   // relies on), while their look-ups and adds overlap; one that fails stops every later one.
   let registered: Promise<unknown> = Promise.resolve();
   const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<void> => {
-    // Throws before anything of the chunk is registered when the results of record cannot answer.
+    // Waits while PostgreSQL does not answer; throws before anything of the chunk is registered when
+    // the results of record refuse, or the wait is given up.
     const restored =
       deps.beyondRetention === undefined
         ? undefined
-        : restorePastResults(deps.beyondRetention, { batchId: file.batchId, file: file.name }, chunkRows);
+        : restorePastResults(
+            deps.beyondRetention,
+            { batchId: file.batchId, file: file.name },
+            chunkRows,
+            deps,
+          );
     const registering = Promise.all([registered, restored]).then(() =>
       deps.store.registerRows(file.batchId, chunkRows),
     );

@@ -1,17 +1,27 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { coerceError } from "../errors/relay-error.js";
-import type { PastRecord, RestoredRecord } from "../ledger/past-record.js";
+import type { PastRecord } from "../ledger/past-record.js";
+import type { Logger } from "../log/logger.js";
+import { DatabaseUnreachableError } from "../records/errors/database-unreachable-error.js";
 import type { RecordRestoring } from "../ledger/restore-records.js";
 import type { RowRef } from "../ledger/statuses.js";
 import { PastResultsUnavailableError } from "./errors/past-results-unavailable-error.js";
+import { pastVersionsToRestore } from "./past-versions.js";
 
 /**
  * The results of record kept beyond Redis's retention (PostgreSQL when RESULTS_DATABASE_URL is set).
- * Ingest asks it about the keys Redis no longer knows, so a re-drop of an invoice that succeeded long
- * ago is a `duplicate`, as it would be within retention.
+ * Ingest asks it about the rows of each chunk, so that a re-drop of an invoice that succeeded long ago
+ * is a `duplicate`, and a changed version of one is a `conflict`, as they would be within retention.
  */
 export interface PastResults {
-  /** Those of these keys that succeeded, with their answer; one query for all of them. */
-  succeeded(keys: readonly string[]): Promise<PastRecord[]>;
+  /**
+   * Those of these keys that succeeded, and the final versions (succeeded or failed) of these
+   * external_ids, with their answers; one query for all of them.
+   */
+  lookUp(asked: {
+    readonly keys: readonly string[];
+    readonly externalIds: readonly string[];
+  }): Promise<PastRecord[]>;
 }
 
 /** What ingest needs to deduplicate beyond Redis's retention. */
@@ -20,34 +30,74 @@ export interface BeyondRetention {
   readonly results: PastResults;
   /** The ledger's verbs that find and restore forgotten keys. */
   readonly ledger: RecordRestoring;
+  /** Where PostgreSQL is, for the operator: RESULTS_DATABASE_URL's host only (databaseHost). */
+  readonly host: string;
+  /**
+   * When a look-up stops waiting for PostgreSQL: at `deadline` (epoch ms, `run --deadline`) or once
+   * `signal` is aborted (SIGTERM); neither: until it answers.
+   */
+  readonly giveUp?:
+    { readonly deadline?: number | undefined; readonly signal?: AbortSignal | undefined } | undefined;
+  /** Waits between two tries of a look-up PostgreSQL did not answer: the first, doubled up to the cap. */
+  readonly retryMs?: { readonly first: number; readonly cap: number } | undefined;
+}
+
+const RETRY_MS = { first: 1000, cap: 30_000 };
+
+/**
+ * Before a chunk of a batch is registered: its keys and external_ids are looked up in the results of
+ * record, one query for the chunk, and the versions that decide its rows (pastVersionsToRestore) are
+ * restored into the ledger (with this batch) where it has no record of them, so that registering decides
+ * them as within the retention. Keys the ledger still knows keep their record, and an external_id it
+ * still indexes keeps its entry (restore.lua): asking Redis first which keys it lacks cost more than the
+ * query. Returns how many were restored.
+ */
+export async function restorePastResults(
+  beyond: BeyondRetention,
+  where: { readonly batchId: string; readonly file: string },
+  rows: readonly RowRef[],
+  waiting: { readonly logger: Logger; readonly signal?: AbortSignal | undefined },
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const found = await lookUpPatiently(beyond, where.file, rows, waiting);
+  const restored = pastVersionsToRestore(rows, found);
+  return restored.length === 0 ? 0 : beyond.ledger.restoreRecords(where.batchId, restored);
 }
 
 /**
- * Before a chunk of a batch is registered: its keys are looked up in the results of record, one query
- * for the chunk, and those that succeeded are restored into the ledger (with this batch) where it has
- * no record of them, so that registering decides them `duplicate`. Keys the ledger still knows keep
- * their record (restore.lua skips them): asking Redis first which keys it lacks cost more than the
- * query. Keys that failed or were superseded are not restored: like a re-drop within retention, which
- * requeues them, they are sent again. Returns how many were restored.
+ * The chunk's look-up, asked again with backoff while PostgreSQL does not answer: the chunk (and so every
+ * later one, registered in file order) waits, and no row of it is registered or sent unchecked, while
+ * invoices already queued go on being sent by the workers (docs/reliability.md, "PostgreSQL down during
+ * ingest"). Throws PastResultsUnavailableError when PostgreSQL refuses the query itself (an old schema),
+ * or once the deadline passed or the signal stopped the wait.
  */
-export async function restorePastResults(
-  { results, ledger }: BeyondRetention,
-  where: { readonly batchId: string; readonly file: string },
+async function lookUpPatiently(
+  { results, host, giveUp = {}, retryMs = RETRY_MS }: BeyondRetention,
+  file: string,
   rows: readonly RowRef[],
-): Promise<number> {
-  if (rows.length === 0) return 0;
-  let found: PastRecord[];
-  try {
-    found = await results.succeeded(rows.map((row) => row.key));
-  } catch (error) {
-    throw new PastResultsUnavailableError(where.file, coerceError(error).message, { cause: error });
+  { logger, signal: ingestSignal }: { readonly logger: Logger; readonly signal?: AbortSignal | undefined },
+): Promise<PastRecord[]> {
+  const { deadline } = giveUp;
+  const signals = [ingestSignal, giveUp.signal].filter((s) => s !== undefined);
+  const signal = signals.length === 0 ? undefined : AbortSignal.any(signals);
+  const asked = { keys: rows.map((row) => row.key), externalIds: rows.map((row) => row.externalId) };
+  for (let tries = 0; ; tries++) {
+    try {
+      const found = await results.lookUp(asked);
+      if (tries > 0) logger.info({ file, database: host }, "PostgreSQL answers again: the ingest goes on");
+      return found;
+    } catch (error) {
+      const waitMs = Math.min(retryMs.cap, retryMs.first * 2 ** Math.min(tries, 10));
+      const late = deadline !== undefined && Date.now() + waitMs > deadline;
+      if (!(error instanceof DatabaseUnreachableError) || late || signal?.aborted === true)
+        throw new PastResultsUnavailableError(file, coerceError(error).message, { cause: error });
+      logger.warn(
+        // the driver's reason only: the error's own text quotes the URL, which may hold more than the host
+        { file, database: host, retryInMs: waitMs, reason: coerceError(error.cause).message },
+        `waiting for PostgreSQL at ${host} (RESULTS_DATABASE_URL) to check the invoices of ${file} ` +
+          "against the results of record before any is sent; invoices already queued go on being sent",
+      );
+      await sleep(waitMs, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+    }
   }
-  if (found.length === 0) return 0;
-  const byKey = new Map(rows.map((row) => [row.key, row]));
-  const restored: RestoredRecord[] = [];
-  for (const record of found) {
-    const row = byKey.get(record.key);
-    if (row !== undefined) restored.push({ ...record, externalId: row.externalId, line: row.line });
-  }
-  return ledger.restoreRecords(where.batchId, restored);
 }

@@ -9,12 +9,12 @@ const restore = new LuaScript("restore");
 
 /**
  * The ledger's verb for deduplication beyond retention (ingest, before a chunk is registered): writing
- * back the records of keys that succeeded long ago.
+ * back the records of keys whose final answer the retention forgot.
  */
 export interface RecordRestoring {
   /**
-   * Writes back, for rows of a batch being ingested, the records of keys that succeeded before
-   * retention removed them, only where a key has none; the batch keeps them (restore.lua), so
+   * Writes back, for rows of a batch being ingested, the records of keys that succeeded or failed
+   * before retention removed them, only where a key has none; the batch keeps them (restore.lua), so
    * retention removes them with it. Returns how many were written.
    */
   restoreRecords(batchId: string, records: readonly RestoredRecord[]): Promise<number>;
@@ -41,6 +41,7 @@ export class RedisRecordRestorer implements RecordRestoring {
       args.push(
         r.key,
         r.externalId,
+        r.status,
         r.line,
         r.attempts,
         text(r.firstAttemptAt),
@@ -48,6 +49,7 @@ export class RedisRecordRestorer implements RecordRestoring {
         text(r.httpStatus),
         text(r.correlationId),
         text(r.rulesetVersion),
+        text(r.error),
         text(r.responseBody),
       );
     const written = await restore.run(

@@ -19,6 +19,21 @@ export interface PoolOptions {
  * with a message that names where (no password) and what to check.
  */
 export async function openPool(url: string, options: PoolOptions = {}): Promise<Pool> {
+  const pool = createPool(url, options);
+  try {
+    await pool.query("SELECT 1");
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw unreachable(url, error);
+  }
+  return pool;
+}
+
+/**
+ * A pool that connects on its first query, for a process that goes on while PostgreSQL is down (openPool
+ * checks it at once instead).
+ */
+export function createPool(url: string, options: PoolOptions = {}): Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 4,
@@ -28,13 +43,18 @@ export async function openPool(url: string, options: PoolOptions = {}): Promise<
   // An idle connection the server closes (a restart) is replaced on the next query; without a
   // listener its error would end the process.
   pool.on("error", () => undefined);
-  try {
-    await pool.query("SELECT 1");
-  } catch (error) {
-    await pool.end().catch(() => undefined);
-    throw unreachable(url, error);
-  }
   return pool;
+}
+
+/**
+ * Whether a query failed because PostgreSQL did not answer or let the connection in for now (no server
+ * error at all, or SQLSTATE class 08 connection exception, 53 insufficient resources, 57 operator
+ * intervention such as a shutdown or a start-up), rather than refusing the query or the login itself: the
+ * first passes when PostgreSQL is back, the second needs the operator.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError)) return true;
+  return /^(08|53|57)/.test(error.code ?? "");
 }
 
 /** The error to show for a connection that failed: the URL and the driver's reason, without the password. */

@@ -117,7 +117,7 @@ describe("the export when PostgreSQL or the exporter fails", () => {
       BACKOFF_CAP_MS: "500",
       LOG_LEVEL: "warn",
     });
-    // after the ingest (which asks the database about keys Redis forgot, and stops without it)
+    // after the ingest (which asks the database about each chunk, and waits for it while it is down)
     const batches = new BatchStore(redis, prefix);
     await until(
       async () => {

@@ -14,7 +14,7 @@ import { RedisRecordRestorer } from "../../src/ledger/restore-records.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { migrate } from "../../src/records/migrations.js";
-import { succeededResults, type Queryable } from "../../src/records/past-results.js";
+import { pastResults, type Queryable } from "../../src/records/past-results.js";
 import { openPool, type Pool } from "../../src/records/pool.js";
 import { freshDatabase, type TestDatabase } from "../support/postgres.js";
 import { testPrefix, testRedis } from "../support/redis.js";
@@ -53,7 +53,11 @@ function counted(inner: Queryable): Queryable & { readonly queries: string[] } {
   };
 }
 
-async function csvFile(): Promise<{ path: string; keys: Map<number, string> }> {
+async function csvFile(): Promise<{
+  path: string;
+  keys: Map<number, string>;
+  idAt: (line: number) => string;
+}> {
   const path = join(dir, `${randomUUID()}.csv`);
   const tag = randomUUID().slice(0, 8);
   const lines = Array.from({ length: ROWS }, (_, i) => `P-${tag}-${i},EUR,DE,eu-10y`);
@@ -61,15 +65,15 @@ async function csvFile(): Promise<{ path: string; keys: Map<number, string> }> {
   const keys = new Map<number, string>();
   for await (const batch of readInvoiceFileBatches(path, { namespace: resolveNamespace() }))
     for (const item of batch) if (item.kind === "valid") keys.set(item.line, item.key);
-  return { path, keys };
+  return { path, keys, idAt: (line) => `P-${tag}-${line - 2}` };
 }
 
-async function insertResult(key: string, status: string, cid: string): Promise<void> {
+async function insertResult(key: string, status: string, cid: string, externalId = "x"): Promise<void> {
   await pool.query(
     `INSERT INTO results (idempotency_key, external_id, status, http_status, correlation_id, ruleset_version,
        attempts, first_attempt_at, last_attempt_at, response_body)
-     VALUES ($1, 'x', $2, 201, $3, 'rs-7', 3, to_timestamp(1700000000.123), to_timestamp(1700000009.5), '{"id": 1}')`,
-    [key, status, cid],
+     VALUES ($1, $4, $2, 201, $3, 'rs-7', 3, to_timestamp(1700000000.123), to_timestamp(1700000009.5), '{"id": 1}')`,
+    [key, status, cid, externalId],
   );
 }
 
@@ -85,8 +89,10 @@ function setup(db: Queryable) {
     logger: silentLogger(),
     chunkSize: CHUNK,
     beyondRetention: {
-      results: { succeeded: (keys) => succeededResults(results, "postgres://relay@db.test/relay", keys) },
+      results: { lookUp: (asked) => pastResults(results, "postgres://relay@db.test/relay", asked) },
       ledger: new RedisRecordRestorer(redis, prefix),
+      host: "db.test",
+      retryMs: { first: 10, cap: 40 },
     },
   };
   return { store, queue, deps, results, batches: new BatchStore(redis, prefix) };
@@ -129,6 +135,27 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     expect(await queue.getWaitingCount()).toBe(ROWS - 1);
   });
 
+  it("when other versions of rows' external_ids succeeded or failed in PostgreSQL, then those rows are conflict or sent with the failed version superseded, still one query per chunk", async () => {
+    const { path, keys, idAt } = await csvFile();
+    const [changedKey, correctedKey] = [keys.get(4), keys.get(9)];
+    if (changedKey === undefined || correctedKey === undefined) throw new Error("rows not keyed");
+    const [earlierKey, failedKey] = [randomUUID(), randomUUID()];
+    await insertResult(earlierKey, "succeeded", "earlier-cid", idAt(4));
+    await insertResult(failedKey, "failed", "failed-cid", idAt(9));
+    const { store, queue, deps, results, batches } = setup(pool);
+
+    const outcome = await ingestFile(deps, { batchId: "b-versions", name: "versions.csv", path }, PLAIN_CSV);
+
+    expect(outcome).toMatchObject({ kind: "ingested", counts: { valid: ROWS }, enqueued: ROWS - 1 });
+    expect(results.queries).toHaveLength(Math.ceil(ROWS / CHUNK));
+    expect(await batches.decisions("b-versions", [4, 9])).toEqual([`conflict:${earlierKey}`, null]);
+    expect(await store.get(changedKey)).toBeUndefined();
+    expect(await queue.getJob(changedKey)).toBeUndefined();
+    expect(await store.statusOf(correctedKey)).toBe("queued");
+    expect(await store.get(failedKey)).toMatchObject({ status: "superseded", superseded_by: correctedKey });
+    expect(await store.counts()).toMatchObject({ queued: ROWS - 1, succeeded: 1, superseded: 1, failed: 0 });
+  });
+
   it("when the first chunk's look-up answers after the later chunks', then its succeeded key is still a duplicate and nothing is sent", async () => {
     const { path, keys } = await csvFile();
     const doneKey = keys.get(3);
@@ -153,14 +180,44 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     expect(await queue.getJob(doneKey)).toBeUndefined();
   });
 
-  it("when PostgreSQL cannot answer, then ingest stops with PastResultsUnavailableError and nothing of the file is registered", async () => {
+  it("when PostgreSQL does not answer, then the ingest waits with nothing of the file registered, and goes on once it answers", async () => {
+    const { path } = await csvFile();
+    let refusals = 0;
+    let down = true;
+    let refusedTwice: () => void = () => undefined;
+    const twice = new Promise<void>((resolve) => (refusedTwice = resolve));
+    const flaky: Queryable = {
+      query: (text, values) => {
+        if (!down) return pool.query(text, [...values]);
+        if (++refusals === 2) refusedTwice();
+        return Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:1"));
+      },
+    };
+    const { store, deps, batches, queue } = setup(flaky);
+
+    const ingest = ingestFile(deps, { batchId: "b-wait", name: "wait.csv", path }, PLAIN_CSV);
+    await twice;
+    expect(await store.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
+    expect(await batches.decisions("b-wait", [2])).toEqual([null]);
+    down = false;
+
+    expect(await ingest).toMatchObject({ kind: "ingested", counts: { valid: ROWS }, enqueued: ROWS });
+    expect(await store.counts()).toMatchObject({ queued: ROWS });
+    expect(await queue.getWaitingCount()).toBe(ROWS);
+  });
+
+  it("when PostgreSQL does not answer before the deadline, then ingest stops with PastResultsUnavailableError and nothing of the file is registered", async () => {
     const { path } = await csvFile();
     const down: Queryable = { query: () => Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:1")) };
     const { store, deps, batches } = setup(down);
+    const beyond = deps.beyondRetention;
+    if (beyond === undefined) throw new Error("no look-up");
 
-    const failed = await ingestFile(deps, { batchId: "b-down", name: "down.csv", path }, PLAIN_CSV).catch(
-      (error: unknown) => error,
-    );
+    const failed = await ingestFile(
+      { ...deps, beyondRetention: { ...beyond, giveUp: { deadline: Date.now() } } },
+      { batchId: "b-down", name: "down.csv", path },
+      PLAIN_CSV,
+    ).catch((error: unknown) => error);
 
     expect(failed).toBeInstanceOf(PastResultsUnavailableError);
     expect(String(failed)).toContain("down.csv");
@@ -168,5 +225,21 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     expect(String(failed)).toContain("resumes it");
     expect(await store.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
     expect(await batches.decisions("b-down", [2])).toEqual([null]);
+  });
+
+  it("when PostgreSQL refuses the query itself, then ingest stops at once with PastResultsUnavailableError", async () => {
+    const { path } = await csvFile();
+    const refusing: Queryable = { query: () => pool.query("SELECT * FROM no_such_table", []) };
+    const { store, deps } = setup(refusing);
+
+    const failed = await ingestFile(
+      deps,
+      { batchId: "b-refused", name: "refused.csv", path },
+      PLAIN_CSV,
+    ).catch((error: unknown) => error);
+
+    expect(failed).toBeInstanceOf(PastResultsUnavailableError);
+    expect(String(failed)).toContain("no_such_table");
+    expect(await store.counts()).toMatchObject({ queued: 0 });
   });
 });

@@ -332,7 +332,13 @@ async function driveRestore(redis: Redis, via: Interposer): Promise<void> {
   const restorer = new RedisRecordRestorer(via.client, prefix);
   const [gone, live] = [row(2), row(3)];
   expect(await ledger.registerRows("p1", [live])).toEqual(kinds("new"));
-  const past = { httpStatus: 201, correlationId: "c0", attempts: 1, responseBody: "{}" };
+  const past = {
+    status: "succeeded",
+    httpStatus: 201,
+    correlationId: "c0",
+    attempts: 1,
+    responseBody: "{}",
+  } as const;
   expect(
     await restorer.restoreRecords("p1", [
       { ...gone, ...past },

@@ -29,6 +29,7 @@ function fixture() {
 const past = (line: number, externalId = `INV-${randomUUID()}`): RestoredRecord => ({
   key: randomUUID(),
   externalId,
+  status: "succeeded",
   line,
   httpStatus: 201,
   correlationId: `cid-${line}`,
@@ -44,7 +45,13 @@ describe("restoring records of keys that succeeded beyond retention", () => {
     const { ledger, restorer, batches, open, names } = fixture();
     await open("b1");
     const [a, b] = [past(2), past(3)];
-    const plain: RestoredRecord = { key: randomUUID(), externalId: "INV-plain", line: 4, attempts: 1 };
+    const plain: RestoredRecord = {
+      key: randomUUID(),
+      externalId: "INV-plain",
+      status: "succeeded",
+      line: 4,
+      attempts: 1,
+    };
 
     expect(await ledger.get(a.key)).toBeUndefined();
     expect(await restorer.restoreRecords("b1", [a, b, plain])).toBe(3);
@@ -118,5 +125,40 @@ describe("restoring records of keys that succeeded beyond retention", () => {
     await ledger.registerRows("b1", [newer]);
     expect(await restorer.restoreRecords("b2", [past(5, newer.externalId)])).toBe(1);
     expect(await redis.hget(names.externalIds, newer.externalId)).toBe(newer.key);
+  });
+
+  it("when an earlier version that succeeded is restored for a changed row, then the row is a conflict naming it", async () => {
+    const { ledger, restorer, batches, open } = fixture();
+    await open("b1");
+    const earlier = past(2, "INV-changed");
+    const changed = { line: 2, key: randomUUID(), externalId: "INV-changed" };
+    expect(await restorer.restoreRecords("b1", [earlier])).toBe(1);
+
+    expect(await ledger.registerRows("b1", [changed])).toEqual([
+      { kind: "conflict", earlierKey: earlier.key },
+    ]);
+    expect(await batches.decisions("b1", [2])).toEqual([`conflict:${earlier.key}`]);
+    expect(await ledger.get(changed.key)).toBeUndefined();
+    expect(await ledger.counts()).toMatchObject({ succeeded: 1, queued: 0 });
+  });
+
+  it("when an earlier version that failed is restored for a corrected row, then the row is new and the failed one superseded by it, never in the failed set", async () => {
+    const { ledger, restorer, open, names } = fixture();
+    await open("b1");
+    const failed: RestoredRecord = { ...past(2, "INV-corrected"), status: "failed", error: "HTTP 422: bad" };
+    const corrected = { line: 2, key: randomUUID(), externalId: "INV-corrected" };
+    expect(await restorer.restoreRecords("b1", [failed])).toBe(1);
+    expect(await ledger.counts()).toMatchObject({ failed: 1 });
+    expect(await redis.sismember(names.failed, failed.key)).toBe(0);
+
+    expect(await ledger.registerRows("b1", [corrected])).toEqual([{ kind: "new" }]);
+    expect(await ledger.get(failed.key)).toMatchObject({
+      status: "superseded",
+      superseded_by: corrected.key,
+      error: "HTTP 422: bad",
+      correlation_id: "cid-2",
+    });
+    expect(await ledger.counts()).toMatchObject({ failed: 0, superseded: 1, queued: 1 });
+    expect(await redis.hget(names.externalIds, "INV-corrected")).toBe(corrected.key);
   });
 });

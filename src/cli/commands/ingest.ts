@@ -23,7 +23,7 @@ export const ingestCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-ingest");
       // A broken profiles file stops the command here, before any file is claimed.
       const profiles = await loadSourceProfiles(config, logger);
-      const past = await openPastResults(config);
+      const past = await openPastResults(config, logger);
       const ctx = await openContext(config, { dropFolder: true, logger }).catch(async (error: unknown) => {
         await past.close();
         throw error;

@@ -53,7 +53,7 @@ export const runCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-run");
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
-      const past = await openPastResults(config);
+      const past = await openPastResults(config, logger);
       const ctx = await openContext(config, { dropFolder: true }).catch(async (error: unknown) => {
         await past.close();
         throw error;
@@ -92,7 +92,7 @@ export const runCommand: CommandFactory = () =>
             profiles,
             submissionHooks: { ...metrics.submission, onApiKeyRefused: onApiKeyRefused(config, notifier) },
             onIngested: metrics.ingest.onIngested,
-            beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
+            beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
           },
           {
             deadline,

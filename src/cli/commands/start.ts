@@ -46,7 +46,7 @@ export const startCommand: CommandFactory = () =>
         throw new Error(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
       // A broken profiles file stops the start here; at a later scan it makes that scan claim nothing.
       const profiles = await loadSourceProfiles(config, logger);
-      const past = await openPastResults(config);
+      const past = await openPastResults(config, logger);
       const ctx = await openContext(config, { dropFolder: true, logger }).catch(async (error: unknown) => {
         await past.close();
         throw error;
@@ -83,7 +83,7 @@ export const startCommand: CommandFactory = () =>
           logger,
           profiles,
           onIngested: metrics.ingest.onIngested,
-          beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
+          beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
         },
         loadProfiles: () => loadSourceProfiles(config, logger),
         connection: scanConnection,

@@ -1,8 +1,10 @@
 import { RelayError } from "../../errors/relay-error.js";
 
 /**
- * The results of record (PostgreSQL) could not say which rows of a file succeeded before Redis's
- * retention forgot them. Ingest stops rather than send them again: the file stays claimed.
+ * The results of record (PostgreSQL) could not say what became of a file's invoices before Redis's
+ * retention forgot them: PostgreSQL refused the look-up, or did not answer before the wait for it was
+ * given up (`run --deadline`, a signal). Ingest stops rather than send them unchecked: the file stays
+ * claimed.
  */
 export class PastResultsUnavailableError extends RelayError {
   readonly code = "PAST_RESULTS_UNAVAILABLE";
@@ -14,7 +16,7 @@ export class PastResultsUnavailableError extends RelayError {
   ) {
     super(
       `ingest of ${file} stopped: the results of record could not be asked which of its invoices were ` +
-        `sent before Redis's retention (${reason}). Nothing was sent again; the file stays in processing/ ` +
+        `sent before Redis's retention (${reason}). Nothing of it was sent unchecked; the file stays in processing/ ` +
         "and the next `invoice-relay run` resumes it once PostgreSQL answers (check RESULTS_DATABASE_URL)",
       options,
     );
