@@ -7,10 +7,15 @@ export function passExitCode(outcome: NightlyOutcome): ExitCode {
   switch (outcome.kind) {
     case "nothing-to-do":
       return ExitCode.Ok;
-    case "finished":
-      // A file that changed after its claim is not finished with, whatever its rows say.
-      if (outcome.batches.some((m) => m.state === "changed")) return ExitCode.CouldNotFinish;
-      return hasProblems(outcome.batches) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
+    case "finished": {
+      // A file that changed after its claim is not finished with until it is taken again, whole.
+      const current = outcome.batches.filter((m) => m.replaced_by === undefined);
+      if (current.some((m) => m.state === "changed")) return ExitCode.CouldNotFinish;
+      // Rows of a file still being written were not sent: never "all is well".
+      if (outcome.growing.length > 0) return ExitCode.FinishedWithProblems;
+      // A replaced batch's rows are all in the batch that replaced it.
+      return hasProblems(current) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
+    }
     case "api-key-refused":
     case "stopped":
     case "failed":

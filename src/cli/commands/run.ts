@@ -160,6 +160,20 @@ function render(outcome: NightlyOutcome, dropDir: string): number {
     case "finished": {
       process.stdout.write(`${summaryTable(outcome.batches)}\n`);
       for (const m of outcome.batches.filter((b) => b.state === "changed")) say(m.file_error ?? m.file);
+      for (const m of outcome.batches.filter((b) => b.replaced_by !== undefined))
+        say(
+          `${m.file}: batch ${m.id} is replaced by batch ${m.replaced_by ?? ""}, the whole file taken again`,
+        );
+      for (const g of outcome.growing)
+        say(
+          `${g.file} grew or changed after batch ${g.batch} claimed it (claimed ${g.claimed} bytes, now ${g.size}) ` +
+            (g.readiness === "writing"
+              ? "and is still being written: its other rows are not sent yet. "
+              : g.readiness === "unmarked"
+                ? "and waits for its done-marker (DONE_MARKER_SUFFIX): its other rows are not sent yet. "
+                : "and the pass stopped before taking it again: its other rows are not sent yet. ") +
+            "The next pass takes it again, whole, once it has settled.",
+        );
       return passExitCode(outcome);
     }
     case "api-key-refused":
