@@ -109,6 +109,10 @@ export async function nightlyPass(
     }
     const targets = new Set(passed.map((p) => p.file.batchId));
     for (const meta of await unfinishedBatches(deps)) targets.add(meta.id);
+    // A claimed file that grew and is still being written keeps the pass until it is taken again.
+    const again = await takeChangedFilesAgain(passDeps, config.settleMs);
+    for (const taken of again.passed) targets.add(taken.file.batchId);
+    for (const waiting of again.waiting) targets.add(waiting.batch.id);
     if (targets.size === 0) return { kind: "nothing-to-do" };
     return await waitForBatches(passDeps, targets, options);
   } finally {

@@ -133,6 +133,21 @@ describe("run never exits 0 while rows of a file it archived are unsent", () => 
     expect(sim.stats().effects).toMatchObject({ total: 100, distinctKeys: 100, keysWithMultipleEffects: 0 });
   }, 300_000);
 
+  it("when a pass starts while a file archived by an earlier pass has grown and is still being written, then it waits until the file has settled, takes it again and sends the rest before it exits 0", async () => {
+    const { sim, gate, dir, pass } = await bench();
+    gate.open();
+    const path = join(dir, "slow.csv");
+    await writeFile(path, HEADER + rows("C", 0, 50));
+    await utimes(path, longAgo(), longAgo());
+    expect(passExitCode(await pass())).toBe(0);
+
+    await appendFile(await archivedPath(dir), rows("C", 50, 100)); // written just now: not settled
+    const next = await pass({}, 1000);
+
+    expect(passExitCode(next)).toBe(0);
+    expect(sim.stats().effects).toMatchObject({ total: 100, distinctKeys: 100, keysWithMultipleEffects: 0 });
+  }, 300_000);
+
   it("for any moment the writer pauses at (before the claim, during ingest, after the report, after the archive), every row of the final file is sent exactly once and no pass exits 0 while rows written before its end are unsent", async () => {
     let run = 0;
     await fc.assert(
