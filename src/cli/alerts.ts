@@ -85,10 +85,21 @@ async function readFirstErrors(deps: BatchRowsDeps & { readonly logger: Logger }
 function reasonOf(outcome: NightlyOutcome): string | undefined {
   switch (outcome.kind) {
     case "finished": {
+      const said: string[] = [];
       const changed = outcome.batches.filter((b) => b.state === "changed");
       if (changed.length > 0)
-        return `${changed.length} file(s) changed after they were claimed; kept in processing/, not reported.`;
-      return "Some rows were rejected, failed or in conflict: the reports say which.";
+        said.push(
+          `Changed after they were claimed (not reported; taken again, whole, once settled): ` +
+            `${changed.map((b) => `${b.file} (batch ${b.id}${b.replaced_by === undefined ? "" : `, replaced by ${b.replaced_by}`})`).join(", ")}.`,
+        );
+      if (outcome.growing.length > 0)
+        said.push(
+          `Still being written after their claim, rows not sent yet (the next pass takes them again): ` +
+            `${outcome.growing.map((g) => g.file).join(", ")}.`,
+        );
+      return said.length > 0
+        ? said.join(" ")
+        : "Some rows were rejected, failed or in conflict: the reports say which.";
     }
     case "stopped":
       return (

@@ -118,6 +118,8 @@ export interface BatchStatus {
   readonly summary_json: string | null;
   readonly file_error: string | null;
   readonly counts: StatusCounts | null;
+  /** The batch its file was taken again as, whole, after it grew or changed since its claim. */
+  readonly replaced_by: string | null;
 }
 
 const KEY_REFUSED_ACTION =
@@ -246,5 +248,6 @@ function batchStatus(meta: BatchMeta): BatchStatus {
     summary_json: meta.summary_json ?? null,
     file_error: meta.file_error ?? null,
     counts: meta.counts === undefined ? null : countsOf(meta),
+    replaced_by: meta.replaced_by ?? null,
   };
 }

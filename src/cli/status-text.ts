@@ -95,6 +95,11 @@ function batchTable(batches: readonly BatchStatus[]): string {
 const numberCell = (n: number | null): string => (n === null ? "-" : String(n));
 
 function reportCell(b: BatchStatus): string {
+  const cell = reportPathCell(b);
+  return b.replaced_by === null ? cell : `${cell}; replaced by ${b.replaced_by} (the whole file taken again)`;
+}
+
+function reportPathCell(b: BatchStatus): string {
   if (b.state === "rejected") return `REJECTED: ${b.file_error ?? "unreadable file"}`;
   if (b.state === "changed") return `NOT REPORTED: ${b.file_error ?? "changed after it was claimed"}`;
   if (b.report_csv === null) return "(not written yet)";

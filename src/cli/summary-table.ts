@@ -24,9 +24,11 @@ export function summaryTable(batches: readonly BatchMeta[]): string {
       b.state === "rejected"
         ? `REJECTED: ${b.file_error ?? ""} (${b.summary_json ?? ""})`
         : b.state === "changed"
-          ? "NOT REPORTED: changed after it was claimed, kept in processing/ (below)"
+          ? "NOT REPORTED: changed after it was claimed (below)"
           : (b.report_csv ?? "(not written)");
-    return [b.file, b.id, ...columns.map((s) => String(counts[s])), report];
+    const replaced =
+      b.replaced_by === undefined ? "" : `; replaced by ${b.replaced_by}, the whole file taken again`;
+    return [b.file, b.id, ...columns.map((s) => String(counts[s])), `${report}${replaced}`];
   });
   const widths = header.map((h, i) =>
     Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? 0 : (r[i] ?? "").length))),

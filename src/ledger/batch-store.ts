@@ -41,6 +41,11 @@ export const batchMetaSchema = z.object({
   summary_json: z.string().optional(),
   /** JSON of the status counts written in the summary. */
   counts: z.string().optional(),
+  /**
+   * The batch its file was taken again as, whole, after it grew or changed since its claim: that batch's
+   * report covers every row of the file, this one's only the rows it claimed.
+   */
+  replaced_by: z.string().optional(),
 });
 
 export type BatchMeta = z.infer<typeof batchMetaSchema>;
@@ -202,6 +207,11 @@ export class BatchStore {
     state: "reported" | "rejected" = "reported",
   ): Promise<void> {
     await this.#write(id, "report", { ...fields, state });
+  }
+
+  /** Its file is taken again, whole, as batch `by` (noted before the new batch exists: see take-again.ts). */
+  async markReplaced(id: string, by: string): Promise<void> {
+    await this.#write(id, "update", { replaced_by: by });
   }
 
   /** The file changed after its claim: the batch is never reported, and says why. */

@@ -104,20 +104,21 @@ async function upsertBatches(
   const col = <T>(pick: (e: BatchEvent) => T) => items.map((b) => pick(b.e));
   await client.query(
     `INSERT INTO batches (batch_id, file, format, created_at, state, size_bytes, sha256, rows, valid_rows,
-                          counts, report_csv, summary_json, profile, file_error, reported_at, event_id, updated_at)
+                          counts, report_csv, summary_json, profile, file_error, reported_at, event_id, replaced_by,
+                          updated_at)
      SELECT b, f, fmt, ${at("cr")}, st, sz, sha, r, v, coalesce(c::jsonb, '{}'::jsonb), rc, sj, p, fe,
-            ${at("rep")}, ev, now()
+            ${at("rep")}, ev, rb, now()
        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[],
                    $8::int[], $9::int[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
-                   $15::bigint[], $16::text[])
-         AS u(b, f, fmt, cr, st, sz, sha, r, v, c, rc, sj, p, fe, rep, ev)
+                   $15::bigint[], $16::text[], $17::text[])
+         AS u(b, f, fmt, cr, st, sz, sha, r, v, c, rc, sj, p, fe, rep, ev, rb)
      ON CONFLICT (batch_id) DO UPDATE SET
        file = EXCLUDED.file, format = EXCLUDED.format, created_at = EXCLUDED.created_at,
        state = EXCLUDED.state, size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256,
        rows = EXCLUDED.rows, valid_rows = EXCLUDED.valid_rows, counts = EXCLUDED.counts,
        report_csv = EXCLUDED.report_csv, summary_json = EXCLUDED.summary_json, profile = EXCLUDED.profile,
        file_error = EXCLUDED.file_error, reported_at = EXCLUDED.reported_at, event_id = EXCLUDED.event_id,
-       updated_at = now()
+       replaced_by = EXCLUDED.replaced_by, updated_at = now()
      WHERE batches.event_id IS NULL OR ${later("EXCLUDED.event_id", "batches.event_id")}`,
     [
       col((e) => e.batch),
@@ -136,6 +137,7 @@ async function upsertBatches(
       col((e) => clean(e.file_error)),
       col((e) => e.reported),
       items.map((b) => b.id),
+      col((e) => e.replaced_by),
     ],
   );
 }

@@ -57,6 +57,8 @@ export const batchEvent = z.object({
   profile: text.nullable(),
   file_error: text.nullable(),
   reported: ms.nullable(),
+  /** Absent from events written before batches could be replaced. */
+  replaced_by: text.nullable().default(null),
 });
 
 const decision = z.enum([

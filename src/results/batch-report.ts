@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
-import { rename, rm, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { z } from "zod";
 import { join } from "node:path";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { ROWS_PER_EVENT, type OutboxRow } from "../ledger/outbox.js";
@@ -19,6 +20,17 @@ export interface BatchSummary {
   readonly completed_at: string;
   readonly results_csv: string;
   readonly file_error?: string;
+  /**
+   * The file grew or changed after this batch claimed it and was taken again, whole, as this batch: its
+   * report covers every row of the file (this report's rows keep what this batch itself did).
+   */
+  readonly replaced_by?: Replacement;
+}
+
+export interface Replacement {
+  readonly batch_id: string;
+  readonly results_csv: string;
+  readonly summary_json: string;
 }
 
 export interface WrittenReport {
@@ -28,7 +40,7 @@ export interface WrittenReport {
 }
 
 /** `reports/<source file name>.<batch id>.results.csv` and `.summary.json`. */
-function reportPaths(
+export function reportPaths(
   reportsDir: string,
   batch: Pick<BatchMeta, "file" | "id">,
 ): { csv: string; summary: string } {
@@ -104,9 +116,34 @@ export async function writeBatchReport(
     completed_at: new Date(batch.completed_at ?? Date.now()).toISOString(),
     results_csv: paths.csv,
     ...(batch.file_error === undefined ? {} : { file_error: batch.file_error }),
+    ...(batch.replaced_by === undefined
+      ? {}
+      : { replaced_by: replacementOf(reportsDir, batch.file, batch.replaced_by) }),
   };
-  const tmpSummary = `${paths.summary}.${process.pid}.tmp`;
-  await writeFile(tmpSummary, `${JSON.stringify(summary, null, 2)}\n`);
-  await rename(tmpSummary, paths.summary);
+  await writeSummary(paths.summary, summary);
   return { csvPath: paths.csv, summaryPath: paths.summary, summary };
+}
+
+/** Where the report of the batch a file was taken again as is (or will be) written. */
+export function replacementOf(reportsDir: string, file: string, batchId: string): Replacement {
+  const paths = reportPaths(reportsDir, { file, id: batchId });
+  return { batch_id: batchId, results_csv: paths.csv, summary_json: paths.summary };
+}
+
+/**
+ * Notes in a written summary that its batch was replaced. The results CSV is left as it is: its header is
+ * fixed (README.md) and its rows stay true of what this batch did.
+ */
+export async function markSummaryReplaced(summaryPath: string, replacement: Replacement): Promise<void> {
+  const parsed = summaryFile.safeParse(JSON.parse(await readFile(summaryPath, "utf8")));
+  if (!parsed.success) return; // not a summary this relay wrote: left alone
+  await writeSummary(summaryPath, { ...parsed.data, replaced_by: replacement });
+}
+
+const summaryFile = z.looseObject({ batch_id: z.string() });
+
+async function writeSummary(path: string, summary: object): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(summary, null, 2)}\n`);
+  await rename(tmp, path);
 }

@@ -60,10 +60,11 @@ async function finalizeBatch(
   const path = await locate(deps.folder, meta);
   if (path === undefined) return undefined;
   if (meta.size !== undefined && meta.sha256 !== undefined) {
-    // Reported as complete only if the file is still exactly what was ingested: a file that grew has
-    // rows nobody sent, one that was rewritten has rows other than those sent.
+    // Reported only if the claimed bytes are still those ingested: a rewritten file has rows other than
+    // those sent.
     const change = await findContentChange(path, meta.file, { size: meta.size, sha256: meta.sha256 });
-    if (change !== undefined) {
+    // A file that only grew is reported for the rows it claimed, then taken again whole (take-again.ts).
+    if (change !== undefined && !change.prefixIntact) {
       deps.logger.error(
         { batch: id, file: meta.file, err: change.message },
         "file changed after it was claimed; kept in processing/, not reported",

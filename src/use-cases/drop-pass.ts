@@ -26,6 +26,7 @@ import { profileOfBatch, profileSnapshot } from "../ingest/profiles/profile-snap
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
 import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
+import { takeChangedFilesAgain } from "./take-again.js";
 import type { BeyondRetention } from "../ingest/past-results.js";
 import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
 
@@ -66,8 +67,9 @@ export interface PassedFile {
 }
 
 /**
- * Resumes files left in processing/ by a run that did not finish, then claims and ingests ready files.
- * Copies into processing/ whose copier died are removed on the way.
+ * Resumes files left in processing/ by a run that did not finish, then claims and ingests ready files,
+ * then takes again, whole, each claimed file that grew or changed since its claim and has settled
+ * (take-again.ts). Copies into processing/ whose copier died are removed on the way.
  */
 export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
@@ -87,6 +89,7 @@ export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<Pa
     deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");
     passed.push({ file, result: await ingestClaimed(deps, file) });
   }
+  if (deps.signal?.aborted !== true) passed.push(...(await takeChangedFilesAgain(deps, settleMs)).passed);
   return passed;
 }
 
@@ -146,7 +149,8 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
   try {
     const change =
       known === undefined || link ? undefined : await findContentChange(file.path, file.name, claimed);
-    if (change !== undefined) {
+    // Grown only: the claimed bytes are read as ever; the whole file is taken again once it has settled.
+    if (change !== undefined && !change.prefixIntact) {
       deps.logger.error(
         { batch: file.batchId, file: file.name, err: change.message },
         "file changed after it was claimed; kept in processing/",

@@ -11,6 +11,8 @@ import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import { startSubmission, type SubmissionHooks } from "../queue/submission-service.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
+import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
+import type { Readiness } from "../ingest/drop-folder.js";
 import type { RedisLedger } from "../ledger/redis-ledger.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
@@ -27,6 +29,21 @@ export interface NightlyPassOptions {
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PassProgress) => void;
   readonly pollMs?: number;
+  /** Before each check that the files of the pass are still as claimed (tests place a writer there). */
+  readonly beforeArchiveCheck?: () => Promise<void>;
+}
+
+/** A file of the pass that grew or changed since its claim and has not settled: taken again later. */
+export interface GrowingFile {
+  readonly file: string;
+  readonly batch: string;
+  readonly claimed: number;
+  readonly size: number;
+  /**
+   * `writing`: changed within SETTLE_MS; `unmarked`: DONE_MARKER_SUFFIX is set and its marker is missing;
+   * `settled`: the pass was stopped before it took the file again.
+   */
+  readonly readiness: Readiness;
 }
 
 export interface PassProgress {
@@ -39,7 +56,9 @@ export interface PassProgress {
 
 /**
  * - `nothing-to-do`: no ready file and no unfinished batch;
- * - `finished`: every batch waited for is reported, rejected, or `changed` (kept, never reported);
+ * - `finished`: every batch waited for is reported, rejected, or `changed` (never reported), and every
+ *   file of theirs that grew or changed since its claim was taken again, save those in `growing` (still
+ *   being written at the deadline, or waiting for their done-marker);
  * - `api-key-refused`: the service refused the API key; submission is paused, nothing was marked failed;
  * - `stopped`: interrupted or past the deadline, with invoices not final yet (they stay queued);
  * - `failed`: ingest interrupted or the results of record unreachable, or a batch Redis lost whose file
@@ -47,7 +66,11 @@ export interface PassProgress {
  */
 export type NightlyOutcome =
   | { readonly kind: "nothing-to-do" }
-  | { readonly kind: "finished"; readonly batches: readonly BatchMeta[] }
+  | {
+      readonly kind: "finished";
+      readonly batches: readonly BatchMeta[];
+      readonly growing: readonly GrowingFile[];
+    }
   | { readonly kind: "api-key-refused"; readonly httpStatus: number; readonly detail: string }
   | {
       readonly kind: "stopped";
@@ -86,6 +109,10 @@ export async function nightlyPass(
     }
     const targets = new Set(passed.map((p) => p.file.batchId));
     for (const meta of await unfinishedBatches(deps)) targets.add(meta.id);
+    // A claimed file that grew and is still being written keeps the pass until it is taken again.
+    const again = await takeChangedFilesAgain(passDeps, config.settleMs);
+    for (const taken of again.passed) targets.add(taken.file.batchId);
+    for (const waiting of again.waiting) targets.add(waiting.batch.id);
     if (targets.size === 0) return { kind: "nothing-to-do" };
     return await waitForBatches(passDeps, targets, options);
   } finally {
@@ -101,12 +128,23 @@ async function waitForBatches(
   const { config, logger } = deps;
   const upkeep = new PassUpkeep(deps);
   let metas: BatchMeta[] = [];
+  let growing: GrowingFile[] = [];
   let outageSince: number | undefined;
   for (;;) {
     try {
       await finalizeCompleteBatches(deps);
       metas = await upkeep.round(targets);
-      if (metas.every(isFinished)) return { kind: "finished", batches: metas };
+      growing = [];
+      if (metas.every(isFinished)) {
+        // Never done while a file of the pass has rows nobody sent: one that grew since its claim (even
+        // after its report and archive) is taken again, whole, in this pass once it has settled.
+        await options.beforeArchiveCheck?.();
+        const again = await takeChangedFilesAgain(deps, config.settleMs, [...targets]);
+        for (const passed of again.passed) targets.add(passed.file.batchId);
+        growing = again.waiting.map(growingFile);
+        if (again.passed.length === 0 && !growing.some((g) => g.readiness !== "unmarked"))
+          return { kind: "finished", batches: await upkeep.round(targets), growing };
+      }
       const refusal = await readApiKeyRefusal(deps.redis, config.queuePrefix);
       if (refusal !== undefined)
         return { kind: "api-key-refused", httpStatus: refusal.httpStatus, detail: refusal.detail };
@@ -135,6 +173,7 @@ async function waitForBatches(
     }
     const interrupted = options.signal.aborted;
     if (interrupted || (options.deadline !== undefined && Date.now() > options.deadline)) {
+      if (growing.length > 0) return { kind: "finished", batches: metas, growing };
       return {
         kind: "stopped",
         why: interrupted ? "interrupted" : "deadline",
@@ -148,14 +187,16 @@ async function waitForBatches(
 
 /**
  * Batches from earlier runs still waiting on invoices, or whose file changed after its claim and is
- * still kept in processing/ (each run says so again), their files on this machine.
+ * still kept in processing/ until it settles (each run says so again), their files on this machine.
  */
 async function unfinishedBatches(deps: NightlyPassDeps): Promise<BatchMeta[]> {
   const ids = await deps.batches.list();
   const metas = await Promise.all(ids.map((id) => deps.batches.get(id)));
   const open = metas.filter(
     (m): m is BatchMeta =>
-      m !== undefined && (m.state === "ingested" || m.state === "ingesting" || m.state === "changed"),
+      m !== undefined &&
+      (m.state === "ingested" || m.state === "ingesting" || m.state === "changed") &&
+      m.replaced_by === undefined,
   );
   const here = await Promise.all(
     open.map((m) =>
@@ -166,6 +207,16 @@ async function unfinishedBatches(deps: NightlyPassDeps): Promise<BatchMeta[]> {
     ),
   );
   return open.filter((_, i) => here[i]);
+}
+
+function growingFile(changed: ChangedClaim): GrowingFile {
+  return {
+    file: changed.batch.file,
+    batch: changed.batch.id,
+    claimed: changed.batch.size ?? 0,
+    size: changed.size,
+    readiness: changed.readiness,
+  };
 }
 
 async function progressOf(deps: NightlyPassDeps, metas: readonly BatchMeta[]): Promise<PassProgress> {

@@ -4,7 +4,7 @@ import type { RedisClient } from "../ledger/redis-client.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
-import { isDoneMarker, isDropName } from "../ingest/drop-folder.js";
+import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 
 const SCAN_QUEUE = "drop-scans";
@@ -86,23 +86,37 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   // Files left in processing/ by a process that died are resumed now, not at the next tick.
   await requestScan(queue, "startup", 0);
 
-  let watcher: FSWatcher | undefined;
+  const watchers: FSWatcher[] = [];
   let debounce: NodeJS.Timeout | undefined;
+  // An upload writes in bursts: scan once it has been quiet for the settle time.
+  const scanOnceQuiet = () => {
+    if (debounce !== undefined) clearTimeout(debounce);
+    // A job id of its own: a file that lands while an earlier scan runs must not be folded into it.
+    debounce = setTimeout(
+      () => void requestScan(queue, "watch", 0, `scan-watch-${Date.now()}`).catch(() => undefined),
+      options.settleMs + 250,
+    );
+  };
   if (options.watch) {
-    watcher = watch(deps.folder.root, { persistent: false }, (_event, name) => {
-      // A done-marker landing is what makes its file ready (DONE_MARKER_SUFFIX).
-      if (name !== null && !isDropName(name) && !isDoneMarker(deps.folder, name)) return;
-      // An upload writes in bursts: scan once it has been quiet for the settle time.
-      if (debounce !== undefined) clearTimeout(debounce);
-      // A job id of its own: a file that lands while an earlier scan runs must not be folded into it.
-      debounce = setTimeout(
-        () => void requestScan(queue, "watch", 0, `scan-watch-${Date.now()}`).catch(() => undefined),
-        options.settleMs + 250,
+    watchers.push(
+      watch(deps.folder.root, { persistent: false }, (_event, name) => {
+        // A done-marker landing is what makes its file ready (DONE_MARKER_SUFFIX).
+        if (name === null || isDropName(name) || isDoneMarker(deps.folder, name)) scanOnceQuiet();
+      }),
+    );
+    // A claimed file written to after its claim (a writer's open handle, even once archived) is taken
+    // again, whole, once it has settled (take-again.ts): its writes are watched too.
+    for (const dir of [deps.folder.archive, deps.folder.processing])
+      watchers.push(
+        watch(dir, { persistent: false }, (event, name) => {
+          const claimed = name === null ? undefined : parseClaimedName(name);
+          if (event === "change" && (claimed === undefined || isDropName(claimed.name))) scanOnceQuiet();
+        }),
       );
-    });
-    watcher.on("error", (error) => {
-      logger.error({ err: error }, "watching the drop folder failed; scheduled scans go on");
-    });
+    for (const watcher of watchers)
+      watcher.on("error", (error) => {
+        logger.error({ err: error }, "watching the drop folder failed; scheduled scans go on");
+      });
     // A file dropped while this process started, before the watcher existed, raises no event, and the
     // startup scan may have found it still settling: one more scan once it has settled.
     await requestScan(queue, "watch-start", options.settleMs + 250);
@@ -123,7 +137,7 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
     close: async () => {
       clearInterval(reports);
       if (debounce !== undefined) clearTimeout(debounce);
-      watcher?.close();
+      for (const watcher of watchers) watcher.close();
       await worker.close();
       await queue.close();
       workerConnection.disconnect();

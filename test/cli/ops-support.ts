@@ -153,6 +153,7 @@ const statusJsonSchema = z.strictObject({
       report_csv: z.string().nullable(),
       summary_json: z.string().nullable(),
       file_error: z.string().nullable(),
+      replaced_by: z.string().nullable(),
       counts: counts.nullable(),
     }),
   ),

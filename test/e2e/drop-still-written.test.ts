@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { open, readdir, readFile, rename, utimes, writeFile } from "node:fs/promises";
+import { open, readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
@@ -43,7 +43,7 @@ async function setup(extraEnv: Record<string, string> = {}) {
 }
 
 describe("a drop file still being written", () => {
-  it("when a writer pauses longer than SETTLE_MS, run claims the file and the writer then writes the rest, then run exits 1 naming the file and the bytes, reports nothing as complete and keeps the whole file in processing/; dropped again whole, every row is sent once", async () => {
+  it("when a writer pauses longer than SETTLE_MS, run claims the file and the writer then writes the rest, then run reports the claimed rows, takes the whole file again once it has settled and sends only the rest in the same pass: exit 0, every row sent once, the first batch replaced", async () => {
     const { sim, gate, dir, env } = await setup();
     const path = join(dir, "growing.csv");
     const writer = await open(path, "w");
@@ -56,34 +56,30 @@ describe("a drop file still being written", () => {
     await writer.write(rows(50, 100));
     await writer.close();
     gate.open();
-    const pass = await finish(proc);
+    const pass = await finish(proc, 120_000);
 
-    expect(pass.code, pass.output).toBe(1);
-    expect(pass.output).toMatch(/growing\.csv changed after it was claimed/);
-    expect(pass.output).toContain(`claimed ${claimedBytes} bytes`);
-    expect(pass.output).toContain(`now ${claimedBytes + rows(50, 100).length} bytes`);
-    expect(await readdir(join(dir, "reports"))).toEqual([]);
-    expect(await readdir(join(dir, "archive"))).toEqual([]);
-    const kept = await readdir(join(dir, "processing"));
-    expect(kept).toHaveLength(1);
-    expect(await readFile(join(dir, "processing", kept[0] ?? ""), "utf8")).toBe(HEADER + rows(0, 100));
-    expect(sim.stats().effects).toMatchObject({ total: 50, keysWithMultipleEffects: 0 });
-
-    // Until someone acts, every run says so again.
-    const again = await runCli(["run"], env);
-    expect(again.code, again.output).toBe(1);
-    expect(again.output).toMatch(/growing\.csv changed after it was claimed/);
-
-    // What the message says to do: the complete file back into the drop folder.
-    await rename(join(dir, "processing", kept[0] ?? ""), path);
-    await utimes(path, tenSecondsAgo(), tenSecondsAgo());
-    const whole = await runCli(["run"], env);
-    expect(whole.code, whole.output).toBe(0);
-    const report = [...(await readReports(dir)).values()];
-    expect(report).toHaveLength(1);
-    expect(summarySchema.parse(report[0]?.summary).counts).toMatchObject({ duplicate: 50, succeeded: 50 });
+    expect(pass.code, pass.output).toBe(0);
+    expect(pass.output).toMatch(
+      /growing\.csv: batch \S+ is replaced by batch \S+, the whole file taken again/,
+    );
+    expect(await readdir(join(dir, "processing"))).toEqual([]);
+    const reports = [...(await readReports(dir)).values()].map((r) => summarySchema.parse(r.summary));
+    expect(reports.map((r) => r.counts)).toEqual([
+      expect.objectContaining({ succeeded: 50 }),
+      expect.objectContaining({ duplicate: 50, succeeded: 50 }),
+    ]);
     expect(sim.stats().effects).toMatchObject({ total: 100, keysWithMultipleEffects: 0 });
-  });
+    // The first batch's file keeps its claimed bytes under its own name; the new one is the whole file.
+    const archived = (await readdir(join(dir, "archive"))).sort();
+    expect(archived).toHaveLength(2);
+    for (const name of archived)
+      expect(await readFile(join(dir, "archive", name), "utf8")).toBe(HEADER + rows(0, 100));
+    expect(claimedBytes).toBeLessThan((HEADER + rows(0, 100)).length);
+
+    const again = await runCli(["run"], env);
+    expect(again.code, again.output).toBe(0);
+    expect(again.output).toMatch(/nothing to do/);
+  }, 180_000);
 });
 
 describe("DONE_MARKER_SUFFIX", () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readdir, writeFile } from "node:fs/promises";
+import { open, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
@@ -63,6 +63,31 @@ describe("invoice-relay start", () => {
     const summary = summarySchema.parse([...(await readReports(dir)).values()][0]?.summary);
     expect(summary.counts.succeeded).toBe(20);
     expect(sim.stats().effects.total).toBe(20);
+    proc.child.kill("SIGTERM");
+    expect((await proc.exited).code).toBe(0);
+  });
+
+  it("when a writer appends to a file after start --watch reported and archived it, then the file is taken again whole once settled: only the new rows are sent and the first batch is marked replaced", async () => {
+    const { sim, dir, env } = await setup();
+    const proc = start(env, ["--watch", "--schedule", "0 2 * * *"]);
+    await until(
+      async () => (await readdir(dir)).includes("processing"),
+      15_000,
+      "start to prepare the drop folder",
+    );
+    const writer = await open(join(dir, "slow.csv"), "w");
+    await writer.write(`${csv("G", 5)}\n`);
+    await until(async () => (await reportCount(dir)) === 1, 20_000, "the report of the first rows");
+    // Reported and archived: the writer goes on through its open handle.
+    await writer.write(["G-5", "G-6", "G-7"].map((id) => `${id},EUR,DE,eu-10y\n`).join(""));
+    await writer.close();
+    await until(async () => (await reportCount(dir)) === 2, 20_000, "the report of the whole file");
+    expect(sim.stats().effects).toMatchObject({ total: 8, distinctKeys: 8, keysWithMultipleEffects: 0 });
+    const [first, whole] = [...(await readReports(dir)).values()].map(
+      (r) => r.summary as Record<string, unknown>,
+    );
+    expect(summarySchema.parse(whole).counts).toMatchObject({ duplicate: 5, succeeded: 3 });
+    expect(first?.["replaced_by"]).toMatchObject({ batch_id: whole?.["batch_id"] });
     proc.child.kill("SIGTERM");
     expect((await proc.exited).code).toBe(0);
   });

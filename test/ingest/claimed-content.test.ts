@@ -62,24 +62,24 @@ describe("what was claimed of a file", () => {
 });
 
 describe("resuming a claimed file", () => {
-  it("when a file left in processing/ mid-ingest has grown since its claim, then the pass does not ingest it further, marks its batch changed and keeps the file", async () => {
+  async function resume(name: string, change: (path: string) => Promise<void>) {
     const prefix = testPrefix();
-    const folder = dropFolder(join(dir, "resume"));
+    const folder = dropFolder(join(dir, `resume-${name}`));
     await ensureDropFolder(folder);
     const batchId = newBatchId();
-    const path = join(folder.processing, claimedName(batchId, "growing.csv"));
+    const path = join(folder.processing, claimedName(batchId, name));
     await writeFile(path, HEADER + rows(0, 20));
     const batches = new BatchStore(redis, prefix);
     // As the run that claimed it left it: measured, still ingesting.
     await batches.open({
       id: batchId,
-      file: "growing.csv",
+      file: name,
       format: "csv",
       path,
       host: "earlier",
       ...(await claimedContent(path)),
     });
-    await appendFile(path, rows(20, 40));
+    await change(path);
     const queue = createInvoiceQueue(redis, prefix, 10);
     try {
       const passed = await dropPass(
@@ -92,17 +92,37 @@ describe("resuming a claimed file", () => {
           namespace: resolveNamespace(),
           logger: silentLogger(),
         },
-        0,
+        // Not settled yet: the file is not taken again by this pass.
+        60_000,
       );
-      expect(passed.map((p) => p.result.kind)).toEqual(["changed"]);
-      expect(await batches.require(batchId)).toMatchObject({
-        state: "changed",
-        file_error: expect.stringMatching(/growing\.csv changed after it was claimed/) as unknown,
-      });
-      expect(await queue.getWaitingCount()).toBe(0);
-      expect(await batches.complete()).toEqual([]);
+      return {
+        passed,
+        meta: await batches.require(batchId),
+        waiting: await queue.getWaitingCount(),
+        batches,
+      };
     } finally {
       await queue.close();
     }
+  }
+
+  it("when a file left in processing/ mid-ingest has grown since its claim, then the pass ingests exactly the claimed rows, and the rest waits to be taken again once the file has settled", async () => {
+    const { passed, meta, waiting } = await resume("growing.csv", (path) => appendFile(path, rows(20, 40)));
+    expect(passed.map((p) => p.result.kind)).toEqual(["ingested"]);
+    expect(meta).toMatchObject({ state: "ingested", rows: 20 });
+    expect(waiting).toBe(20);
+  });
+
+  it("when a file left in processing/ mid-ingest was rewritten since its claim, then the pass does not ingest it further, marks its batch changed and keeps the file", async () => {
+    const { passed, meta, waiting, batches } = await resume("rewritten.csv", (path) =>
+      writeFile(path, HEADER + rows(0, 20).replace("EUR", "USD")),
+    );
+    expect(passed.map((p) => p.result.kind)).toEqual(["changed"]);
+    expect(meta).toMatchObject({
+      state: "changed",
+      file_error: expect.stringMatching(/rewritten\.csv changed after it was claimed/) as unknown,
+    });
+    expect(waiting).toBe(0);
+    expect(await batches.complete()).toEqual([]);
   });
 });

@@ -196,6 +196,7 @@ describe("ledger outbox", () => {
       profile: null,
       file_error: null,
       reported: NOW,
+      replaced_by: null,
     });
     expect(events[18]).toMatchObject({ t: "batch", state: "changed", file_error: "grew", counts: null });
     const firstRows = events[12];

@@ -98,6 +98,7 @@ const batch = (id: string, over: object = {}) => ({
   profile: null,
   file_error: null,
   reported: 1_800_000_002_000,
+  replaced_by: null,
   ...over,
 });
 
@@ -276,6 +277,18 @@ describe("the outbox exporter", () => {
       { batch_id: "b2", file: "late.csv", format: "ndjson", state: "reported" },
     ]);
     expect(await f.rows("SELECT line, decision FROM batch_rows")).toEqual([{ line: 2, decision: "new" }]);
+  });
+
+  it("when a batch is replaced by the batch its file was taken again as, then batches.replaced_by names it, and an event from before replacements leaves it null", async () => {
+    const f = await fixture();
+    await f.add(Object.fromEntries(Object.entries(batch("b4")).filter(([name]) => name !== "replaced_by")));
+    await f.add(batch("b3"));
+    await f.add(batch("b3", { replaced_by: "20261125T010000Z-abcdef" }));
+    await f.drain(f.exporter());
+    expect(await f.rows("SELECT batch_id, replaced_by FROM batches ORDER BY batch_id")).toEqual([
+      { batch_id: "b3", replaced_by: "20261125T010000Z-abcdef" },
+      { batch_id: "b4", replaced_by: null },
+    ]);
   });
 
   it("when a consumer died with entries read and not acknowledged, then another takes them over once they are idle", async () => {

@@ -49,6 +49,7 @@ export const outboxEventSchema = z.discriminatedUnion("t", [
     profile: text,
     file_error: text,
     reported: int,
+    replaced_by: text,
   }),
   z.strictObject({
     t: z.literal("rows"),

@@ -22,7 +22,8 @@ import {
   overridesFrom,
   shutdownOnSignals,
 } from "../runtime.js";
-import { hasProblems, summaryTable } from "../summary-table.js";
+import { summaryTable } from "../summary-table.js";
+import { passExitCode } from "../pass-exit-code.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
 
 export const runCommand: CommandFactory = () =>
@@ -155,29 +156,40 @@ function render(outcome: NightlyOutcome, dropDir: string): number {
   switch (outcome.kind) {
     case "nothing-to-do":
       process.stdout.write(`nothing to do: no ready files in ${dropDir} and no unfinished batches\n`);
-      return ExitCode.Ok;
+      return passExitCode(outcome);
     case "finished": {
       process.stdout.write(`${summaryTable(outcome.batches)}\n`);
-      // A file that changed after its claim is not finished with, whatever its rows say.
-      const changed = outcome.batches.filter((m) => m.state === "changed");
-      for (const m of changed) say(m.file_error ?? m.file);
-      if (changed.length > 0) return ExitCode.CouldNotFinish;
-      return hasProblems(outcome.batches) ? ExitCode.FinishedWithProblems : ExitCode.Ok;
+      for (const m of outcome.batches.filter((b) => b.state === "changed")) say(m.file_error ?? m.file);
+      for (const m of outcome.batches.filter((b) => b.replaced_by !== undefined))
+        say(
+          `${m.file}: batch ${m.id} is replaced by batch ${m.replaced_by ?? ""}, the whole file taken again`,
+        );
+      for (const g of outcome.growing)
+        say(
+          `${g.file} grew or changed after batch ${g.batch} claimed it (claimed ${g.claimed} bytes, now ${g.size}) ` +
+            (g.readiness === "writing"
+              ? "and is still being written: its other rows are not sent yet. "
+              : g.readiness === "unmarked"
+                ? "and waits for its done-marker (DONE_MARKER_SUFFIX): its other rows are not sent yet. "
+                : "and the pass stopped before taking it again: its other rows are not sent yet. ") +
+            "The next pass takes it again, whole, once it has settled.",
+        );
+      return passExitCode(outcome);
     }
     case "api-key-refused":
       say(
         `the invoice service refused the API key (HTTP ${outcome.httpStatus}: ${outcome.detail}). ` +
           "Submission is paused and nothing was marked failed; fix INVOICE_API_KEY and run again.",
       );
-      return ExitCode.CouldNotFinish;
+      return passExitCode(outcome);
     case "stopped":
       say(
         `${outcome.why === "interrupted" ? "interrupted" : "deadline passed"} with ${outcome.pending} invoice(s) not final yet` +
           `${outcome.redisDown ? " (Redis unreachable)" : ""}; they stay queued and the next run continues them.`,
       );
-      return ExitCode.CouldNotFinish;
+      return passExitCode(outcome);
     case "failed":
       say(outcome.error.message);
-      return ExitCode.CouldNotFinish;
+      return passExitCode(outcome);
   }
 }

@@ -8,8 +8,9 @@ export interface ClaimedContent {
 
 /**
  * A claimed file is no longer what was claimed: it grew (a writer paused longer than SETTLE_MS, then went
- * on) or was rewritten. Only the claimed bytes were ingested; the file is kept in processing/ and its
- * batch is never reported as complete, so neither the rest nor a changed row is lost or sent silently.
+ * on) or was rewritten. Only the claimed bytes were ingested; once the file has settled it is taken again,
+ * whole, as a new batch (src/use-cases/take-again.ts), so neither the rest nor a changed row is lost or
+ * sent silently. A rewritten file's batch is `changed`: never reported as complete.
  */
 export class FileChangedError extends RelayError {
   readonly code = "FILE_CHANGED_AFTER_CLAIM";
@@ -25,10 +26,11 @@ export class FileChangedError extends RelayError {
     super(
       `${file} changed after it was claimed (claimed ${claimed.size} bytes, sha256 ${claimed.sha256}; ` +
         `now ${nowBytes} bytes${prefixIntact ? ", the claimed bytes unchanged" : ", the claimed bytes rewritten"}): ` +
-        "it was still being written. Only the claimed bytes were ingested and sent; nothing of the rest was. " +
-        `The file is kept as ${claimedPath} and its batch is not reported. Once the file is complete, move ` +
-        `it back into the drop folder as ${file}: rows already sent come out duplicate, the others are sent. ` +
-        "To have files picked up only once complete, set DONE_MARKER_SUFFIX.",
+        "it was still being written. Only the claimed bytes were ingested and sent. Once the file has settled " +
+        "(SETTLE_MS, or its done-marker) it is taken again by itself, whole, as a new batch: rows already sent " +
+        "come out duplicate, rows rewritten in place are decided as in a re-drop (conflict after a success), " +
+        `the others are sent; nothing to do. Until then it is kept as ${claimedPath}. To have files picked up ` +
+        "only once complete, upload them under a .part name and rename them, or set DONE_MARKER_SUFFIX.",
     );
   }
 }

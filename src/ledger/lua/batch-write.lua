@@ -76,6 +76,6 @@ if outbox then
     created = num('created_at'), size = num('size'), sha256 = or_null(b.sha256), rows = num('rows'),
     valid = num('valid_rows'), counts = counts, report_csv = or_null(b.report_csv),
     summary_json = or_null(b.summary_json), profile = or_null(b.profile), file_error = or_null(b.file_error),
-    reported = num('reported_at') }))
+    reported = num('reported_at'), replaced_by = or_null(b.replaced_by) }))
 end
 return created

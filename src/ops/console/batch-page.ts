@@ -39,6 +39,15 @@ export function batchPage(view: BatchView): SafeHtml {
           : html`<dt>Problem</dt>
               <dd class="error">${meta.file_error}</dd>`
       }
+      ${
+        meta.replaced_by === undefined
+          ? ""
+          : html`<dt>Replaced by</dt>
+              <dd>
+                <a class="mono" href="/batches/${encodeURIComponent(meta.replaced_by)}">${meta.replaced_by}</a>
+                <span class="muted">the file grew or changed after its claim and was taken again, whole</span>
+              </dd>`
+      }
       <dt>Dropped</dt>
       <dd>${when(meta.created_at)}</dd>
       ${

@@ -69,7 +69,14 @@ function batchLine(meta: BatchMeta): SafeHtml {
     </td>
     <td>${when(meta.created_at)}</td>
     <td>
-      ${statusBadge(meta.state)}${meta.file_error === undefined ? "" : html`<div class="error">${meta.file_error}</div>`}
+      ${statusBadge(meta.state)}${meta.file_error === undefined ? "" : html`<div class="error">${meta.file_error}</div>`}${
+        meta.replaced_by === undefined
+          ? ""
+          : html`<div class="muted">
+              replaced by
+              <a class="mono" href="/batches/${encodeURIComponent(meta.replaced_by)}">${meta.replaced_by}</a>
+            </div>`
+      }
     </td>
     <td>
       <progress
