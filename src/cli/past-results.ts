@@ -1,4 +1,5 @@
-import { safeDatabaseUrl } from "../config/database-url.js";
+import { DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl } from "../config/url-credentials.js";
 import type { Config } from "../config/load.js";
 import type { BeyondRetention } from "../ingest/past-results.js";
 import { INGEST_CHUNKS_IN_FLIGHT } from "../ingest/ingest-file.js";
@@ -24,7 +25,7 @@ export async function openPastResults(config: Config): Promise<OpenedPastResults
   if (url === undefined) return { beyondRetention: () => undefined, close: () => Promise.resolve() };
   const pool = await openPool(url, { max: INGEST_CHUNKS_IN_FLIGHT, applicationName: "invoice-relay-ingest" });
   try {
-    await checkSchema(pool, { where: safeDatabaseUrl(url) });
+    await checkSchema(pool, { where: safeUrl(url, DATABASE_URL_SETTING) });
   } catch (error) {
     await pool.end();
     throw error;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { safeDatabaseUrl } from "../config/database-url.js";
+import { DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl } from "../config/url-credentials.js";
 import type { Config } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
 import { Outbox } from "../ledger/outbox.js";
@@ -40,7 +41,7 @@ const EXPORTER_START_WAIT_MS = 5_000;
 export async function startResultsExport(config: Config, logger: Logger): Promise<ResultsExport | undefined> {
   const url = config.resultsDatabaseUrl;
   if (url === undefined) return undefined;
-  const where = safeDatabaseUrl(url);
+  const where = safeUrl(url, DATABASE_URL_SETTING);
   const pool = await openPool(url, { applicationName: "invoice-relay-exporter", max: 1 });
   let redis: RedisClient | undefined;
   try {
