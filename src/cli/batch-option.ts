@@ -1,13 +1,20 @@
+import { isBatchId } from "../ledger/batch-id.js";
 import type { BatchMeta, BatchStore } from "../ledger/batch-store.js";
+import { MalformedBatchIdError } from "./errors/malformed-batch-id-error.js";
 import { UnknownBatchError } from "./errors/unknown-batch-error.js";
 
-/** The `--batch ID` flag of the operator commands: absent, or a non-empty id. */
+/**
+ * The `--batch ID` flag of the operator commands: absent, or an id of the shape the relay mints
+ * (src/ledger/batch-id.ts). Checked before the command opens Redis, so no other ledger name is reached.
+ */
 export function batchOption(options: Record<string, unknown>): string | undefined {
   const value = options["batch"];
   if (value === undefined) return undefined;
   if (typeof value !== "string" || value.trim() === "")
     throw new Error("--batch needs a batch id; `invoice-relay status` lists them");
-  return value.trim();
+  const id = value.trim();
+  if (!isBatchId(id)) throw new MalformedBatchIdError(id);
+  return id;
 }
 
 /** The batch's record, or an error that says how to find the right id. */

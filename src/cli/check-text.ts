@@ -1,3 +1,4 @@
+import { leftOutText } from "../ingest/listed-names.js";
 import type { CheckedFile } from "../use-cases/check-file.js";
 
 const BY = {
@@ -21,7 +22,8 @@ export function checkText(c: CheckedFile): string {
   lines.push(`  read as     ${how.join(", ")}`);
   if (c.header !== null)
     lines.push(
-      `  columns     ${c.header.columns.map(([name, field]) => `${name} → ${field ?? "(ignored)"}`).join(", ")}`,
+      `  columns     ${c.header.columns.map(([name, field]) => `${name} → ${field ?? "(ignored)"}`).join(", ")}` +
+        leftOutText(c.header.columns_left_out, "ignored columns"),
     );
   if (c.file_error !== null) {
     lines.push(
@@ -38,7 +40,10 @@ export function checkText(c: CheckedFile): string {
   lines.push(
     `  rows        ${c.rows}: ${c.valid} valid, ${c.rejected} rejected${extra.map((e) => `, ${e}`).join("")}`,
   );
-  if (c.unknown_fields.length > 0) lines.push(`  ignored     unknown fields ${c.unknown_fields.join(", ")}`);
+  if (c.unknown_fields.length > 0)
+    lines.push(
+      `  ignored     unknown fields ${c.unknown_fields.join(", ")}${leftOutText(c.unknown_fields_left_out, "")}`,
+    );
   for (const e of c.errors)
     lines.push(
       `  line ${String(e.line).padEnd(6)} ${e.external_id === null ? "" : `${e.external_id}: `}${e.error}`,

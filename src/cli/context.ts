@@ -1,10 +1,10 @@
 import type { Queue } from "bullmq";
 import type { Config } from "../config/load.js";
-import { redisTarget } from "../config/redis-target.js";
+import { describeTarget, redisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log/logger.js";
 import { dropFolder, ensureDropFolder, type DropFolder } from "../ingest/drop-folder.js";
 import { resolveNamespace, type KeyNamespace } from "../invoice/key.js";
-import { createRedis, ensureConnected, safeUrl } from "../queue/connection.js";
+import { createRedis, ensureConnected } from "../queue/connection.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import { checkKeyLayout, checkRedis, type RedisAccess } from "../queue/redis-checks.js";
@@ -59,7 +59,7 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     const warnings = await checkRedis(redis, {
       access: options.access ?? "read-write",
       allowEvicting: config.allowEvictingRedis,
-      safeUrl: safeUrl(config.redisUrl),
+      safeUrl: describeTarget(target),
     });
     const write = (options.access ?? "read-write") === "read-write";
     if (await checkLayout(redis, config.queuePrefix, write))

@@ -1,4 +1,5 @@
-import { safeDatabaseUrl } from "../config/database-url.js";
+import { DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl } from "../config/url-credentials.js";
 import { openPool } from "../records/pool.js";
 
 /** Whether RESULTS_DATABASE_URL answers now, and if not, why (without its password). */
@@ -17,10 +18,10 @@ export async function probeDatabase(url: string): Promise<DatabaseProbe> {
       applicationName: "invoice-relay-status",
     });
     await pool.end();
-    return { url: safeDatabaseUrl(url), answers: true, problem: null };
+    return { url: safeUrl(url, DATABASE_URL_SETTING), answers: true, problem: null };
   } catch (error) {
     return {
-      url: safeDatabaseUrl(url),
+      url: safeUrl(url, DATABASE_URL_SETTING),
       answers: false,
       problem: error instanceof Error ? error.message : String(error),
     };

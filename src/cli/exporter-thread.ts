@@ -1,7 +1,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { safeDatabaseUrl } from "../config/database-url.js";
+import { DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl } from "../config/url-credentials.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { createRedis } from "../queue/connection.js";
 import { DatabaseUnreachableError } from "../records/errors/database-unreachable-error.js";
@@ -79,7 +80,7 @@ async function openPoolPatiently(
       if (!(error instanceof DatabaseUnreachableError)) throw error;
       const delay = Math.min(30_000, 1000 * 2 ** Math.min(tries, 5));
       log.warn(
-        { database: safeDatabaseUrl(databaseUrl), retryInMs: delay },
+        { database: safeUrl(databaseUrl, DATABASE_URL_SETTING), retryInMs: delay },
         `${error.message}; the outbox in Redis keeps the results until it answers`,
       );
       await sleep(delay, undefined, { signal }).catch(() => undefined);

@@ -1,4 +1,5 @@
-import { databaseHost, safeDatabaseUrl } from "../config/database-url.js";
+import { databaseHost, DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl } from "../config/url-credentials.js";
 import type { Config } from "../config/load.js";
 import { coerceError } from "../errors/relay-error.js";
 import type { BeyondRetention } from "../ingest/past-results.js";
@@ -35,7 +36,7 @@ export interface OpenedPastResults {
 export async function openPastResults(config: Config, logger: Logger): Promise<OpenedPastResults> {
   const url = config.resultsDatabaseUrl;
   if (url === undefined) return { beyondRetention: () => undefined, close: () => Promise.resolve() };
-  const where = safeDatabaseUrl(url);
+  const where = safeUrl(url, DATABASE_URL_SETTING);
   const host = databaseHost(url);
   const options = { max: INGEST_CHUNKS_IN_FLIGHT, applicationName: "invoice-relay-ingest" };
   let pool: Pool;

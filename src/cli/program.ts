@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { maskSecrets } from "../log/logger.js";
 import { ExitCode } from "./exit-codes.js";
 
 /** A command module: builds its commander Command; its action sets process.exitCode. */
@@ -7,6 +8,8 @@ export type CommandFactory = () => Command;
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
+  /** Values never to print (the process' secrets): masked in the one line an unexpected error prints. */
+  readonly secrets?: readonly string[];
 }
 
 export function buildProgram(commands: readonly CommandFactory[]): Command {
@@ -37,9 +40,11 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
       : error instanceof Error
         ? error.message
         : String(error);
-    io.stderr.write(`invoice-relay: ${message}\n`);
+    // Errors name URLs through safeUrl; a driver's own text may still quote a credential.
+    const safe = (text: string) => maskSecrets(text, io.secrets ?? []);
+    io.stderr.write(`invoice-relay: ${safe(message)}\n`);
     if (process.env["LOG_LEVEL"] === "debug" && error instanceof Error && error.stack)
-      io.stderr.write(`${error.stack}\n`);
+      io.stderr.write(`${safe(error.stack)}\n`);
     return ExitCode.CouldNotFinish;
   }
 }

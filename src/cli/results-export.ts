@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { databaseHost, safeDatabaseUrl } from "../config/database-url.js";
+import { databaseHost, DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl } from "../config/url-credentials.js";
 import type { Config } from "../config/load.js";
 import { coerceError } from "../errors/relay-error.js";
 import { redisTarget } from "../config/redis-target.js";
@@ -42,7 +43,7 @@ const EXPORTER_START_WAIT_MS = 5_000;
 export async function startResultsExport(config: Config, logger: Logger): Promise<ResultsExport | undefined> {
   const url = config.resultsDatabaseUrl;
   if (url === undefined) return undefined;
-  const where = safeDatabaseUrl(url);
+  const where = safeUrl(url, DATABASE_URL_SETTING);
   const down = await checkDatabase(url, where, logger);
   let redis: RedisClient | undefined;
   try {

@@ -1,4 +1,5 @@
-import { safeDatabaseUrl } from "../config/database-url.js";
+import { DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl } from "../config/url-credentials.js";
 import { BatchNotRecordedError } from "../records/errors/batch-not-recorded-error.js";
 import { openPool, type Pool } from "../records/pool.js";
 import type { ResultsFilter } from "../records/results-filter.js";
@@ -24,7 +25,7 @@ export async function exportFromDatabase(
   format: ResultsFormat,
   out: OutputSink,
 ): Promise<void> {
-  const where = safeDatabaseUrl(url);
+  const where = safeUrl(url, DATABASE_URL_SETTING);
   const pool = await openPool(url, { max: 1, applicationName: "invoice-relay-results" });
   try {
     await checkSchema(pool, { where });

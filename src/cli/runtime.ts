@@ -1,7 +1,7 @@
 import type { Command } from "commander";
-import { databaseUrlSecrets } from "../config/database-url.js";
 import { loadConfig, type Config, type Overrides } from "../config/load.js";
-import type { SettingName } from "../config/settings.js";
+import { SETTINGS, type SettingName } from "../config/settings.js";
+import { urlCredentials } from "../config/url-credentials.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { webhookSecrets } from "../ops/notify/webhook-url.js";
 
@@ -21,12 +21,32 @@ export function commandLogger(config: Config, name = "invoice-relay"): Logger {
 
 /** The secret values a command's logger masks wherever they appear. */
 export function logSecrets(config: Config): string[] {
+  const cluster = config.redisClusterNodes?.password;
   return [
     ...(config.invoiceApiKey === undefined ? [] : [config.invoiceApiKey]),
     ...(config.consoleToken === undefined ? [] : [config.consoleToken]),
     ...webhookSecrets(config.notifyWebhookUrl),
-    ...databaseUrlSecrets(config.resultsDatabaseUrl),
+    ...urlCredentials(config.redisUrl),
+    ...urlCredentials(config.resultsDatabaseUrl),
+    ...urlCredentials(config.consoleUrl),
+    ...(cluster === undefined ? [] : [cluster, encodeURIComponent(cluster)]),
   ];
+}
+
+/** Settings whose value is a secret as a whole. */
+const WHOLE_SECRETS = [SETTINGS.invoiceApiKey.env, SETTINGS.consoleToken.env];
+
+/**
+ * The secrets a process was given, read from its environment and arguments without validating them
+ * (the configuration may be what failed): the last guard on what the CLI prints of an error.
+ */
+export function processSecrets(env: NodeJS.ProcessEnv, argv: readonly string[]): string[] {
+  const values = Object.values(SETTINGS).map((s) => env[s.env]);
+  return [
+    ...WHOLE_SECRETS.flatMap((name) => env[name]?.trim() ?? []),
+    ...webhookSecrets(env[SETTINGS.notifyWebhookUrl.env]?.trim()),
+    ...[...values, ...argv].flatMap((value) => urlCredentials(value)),
+  ].filter((s) => s.length >= 4);
 }
 
 /** Flags shared by the commands that talk to Redis and the service. */

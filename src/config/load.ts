@@ -1,6 +1,6 @@
 import { checkCredential } from "./credentials.js";
 import { isLoopbackHost } from "./loopback.js";
-import { maskUrlPasswords } from "./redis-target.js";
+import { maskUrlCredentials } from "./url-credentials.js";
 import { ConfigError } from "./errors/config-error.js";
 import { SETTINGS, type SettingName } from "./settings.js";
 import type { z } from "zod";
@@ -45,8 +45,8 @@ export function loadConfig(
     const parsed = setting.schema.safeParse(raw);
     if (parsed.success) values[name] = parsed.data;
     else {
-      // A Redis URL or cluster node list may carry a password: quote the value with it masked.
-      const quoted = maskUrlPasswords(raw);
+      // A URL or a cluster node list may carry a credential: quote the value with it masked.
+      const quoted = maskUrlCredentials(raw);
       const shown =
         setting.secret === true ? "" : ` (got "${quoted.length > 80 ? `${quoted.slice(0, 80)}…` : quoted}")`;
       problems.push(`${setting.env} ${parsed.error.issues[0]?.message ?? "is invalid"}${shown}`);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maskUrlCredentials, safeUrl } from "./url-credentials.js";
 
 /**
  * Where the deployment's Redis is: one server (REDIS_URL) or the seed nodes of a Redis Cluster
@@ -42,32 +43,13 @@ export function targetSetting(target: RedisTarget): "REDIS_URL" | "REDIS_CLUSTER
 
 /** The target for messages and logs: a URL without its password, or the seed nodes without credentials. */
 export function describeTarget(target: RedisTarget): string {
-  if (target.kind === "single") return safeRedisUrl(target.url);
+  if (target.kind === "single") return safeUrl(target.url, "REDIS_URL");
   const nodes = target.nodes.map(nodeAddress).join(",");
   return target.tls ? `${nodes} (TLS)` : nodes;
 }
 
 export function nodeAddress(node: ClusterNode): string {
   return node.host.includes(":") ? `[${node.host}]:${node.port}` : `${node.host}:${node.port}`;
-}
-
-/** A Redis URL without its password, for messages. */
-export function safeRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparseable REDIS_URL)";
-  }
-}
-
-/**
- * Any `user:password@` in a setting's text (in a URL or not), password masked: what a message may
- * quote of a value that may hold a password.
- */
-export function maskUrlPasswords(text: string): string {
-  return text.replace(/((?:^|\/\/|[,\s])[^/@\s,:]*:)[^@,/]*@/g, "$1***@");
 }
 
 /**
@@ -115,7 +97,7 @@ type Entry =
 
 /** Why an entry is unusable, or the entry. `shown` is the entry as a message may quote it. */
 function parseEntry(text: string): Entry | string {
-  const shown = `"${maskUrlPasswords(text)}"`;
+  const shown = `"${maskUrlCredentials(text)}"`;
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) {
     if (!/^rediss?:\/\//i.test(text))
       return `entry ${shown} is not a redis:// or rediss:// URL; ${NODES_EXAMPLE}`;

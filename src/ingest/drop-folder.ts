@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { BATCH_ID_PATTERN, newBatchId } from "../ledger/batch-id.js";
 import { formatOf } from "./read-invoice-file.js";
 
 /** The drop folder and the sub-folders invoice-relay manages inside it. */
@@ -131,17 +131,10 @@ export async function readyFiles(
     .map(({ name, symlink }) => ({ name, symlink, tooLong: isNameTooLong(name) }));
 }
 
-/** Batch ids sort by claim time and are unique per drop: `20261121T020000Z-3fa9c1`. */
-export function newBatchId(now = new Date()): string {
-  const stamp = now
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\.\d+Z$/, "Z");
-  return `${stamp}-${randomBytes(3).toString("hex")}`;
-}
+export { newBatchId };
 
 // `s`: a name may hold any character but `/` and NUL, line breaks (\n, \r, U+2028, U+2029) included.
-const CLAIMED = /^(\d{8}T\d{6}Z-[0-9a-f]{6})--(.+)$/s;
+const CLAIMED = new RegExp(`^(${BATCH_ID_PATTERN.source.slice(1, -1)})--(.+)$`, "s");
 
 /** A claimed file carries its batch id in its name, so the batch survives a crash with the file. */
 export interface ClaimedFile {

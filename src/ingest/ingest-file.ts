@@ -14,6 +14,7 @@ import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
 import { restorePastResults, type BeyondRetention } from "./past-results.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
 import { WorkWindow } from "./work-window.js";
+import { firstNames } from "./listed-names.js";
 
 export interface IngestDeps {
   readonly store: Ledger;
@@ -172,7 +173,12 @@ export async function ingestFile(
   deps.logger.info({ batch: file.batchId, file: file.name, ...counts, enqueued }, "file ingested");
   if (unknownFields.length > 0) {
     deps.logger.warn(
-      { batch: file.batchId, file: file.name, fields: unknownFields },
+      {
+        batch: file.batchId,
+        file: file.name,
+        fields: firstNames(unknownFields).names,
+        fieldsLeftOut: firstNames(unknownFields).leftOut,
+      },
       "unknown fields ignored",
     );
   }

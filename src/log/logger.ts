@@ -21,6 +21,15 @@ const REDACTED_PATHS = [
   "headers.Authorization",
   "*.headers.authorization",
   "*.headers.Authorization",
+  // A driver's settings or error may carry a database or Redis credential under its own name.
+  "password",
+  "sslpassword",
+  "sentinelPassword",
+  "connectionString",
+  "*.password",
+  "*.sslpassword",
+  "*.sentinelPassword",
+  "*.connectionString",
 ];
 
 /** LOG_FORMAT: `auto` pretty-prints for a person at a terminal and writes JSON lines anywhere else. */
@@ -51,7 +60,10 @@ export function resolveLogFormat(format: LogFormat, isTTY: boolean): "json" | "p
  * format resolves to pretty; the pretty text is made from the redacted JSON line and masked again.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
+  // A JSON line writes `\` and `"` escaped: a secret holding one is looked for in that form too.
+  const secrets = [...new Set((options.secrets ?? []).flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
+    .filter((s) => s.length >= 4)
+    .sort((a, b) => b.length - a.length);
   const isTTY = options.isTTY ?? process.stderr.isTTY;
   const pretty = resolveLogFormat(options.format ?? "auto", isTTY) === "pretty";
   const destination = options.destination ?? pino.destination({ fd: 2, sync: pretty });

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
-import { describeTarget, safeRedisUrl, targetSetting, type RedisTarget } from "../config/redis-target.js";
+import { describeTarget, targetSetting, type RedisTarget } from "../config/redis-target.js";
 import { isCluster, type RedisClient } from "../ledger/redis-client.js";
 
 /**
@@ -123,7 +123,7 @@ function unreachableMessage(target: RedisTarget, timeoutMs: number, lastError: s
   const why = lastError === undefined ? "" : ` (last error: ${lastError})`;
   if (target.kind === "single")
     return (
-      `Redis at ${safeRedisUrl(target.url)} is unreachable (no answer within ${timeoutMs} ms)${why}; ` +
+      `Redis at ${describeTarget(target)} is unreachable (no answer within ${timeoutMs} ms)${why}; ` +
       `is it running? Check ${setting}.`
     );
   return (
@@ -170,9 +170,4 @@ function isClusterOutage(error: Error): boolean {
     code === "TRYAGAIN" ||
     error.message.startsWith("Too many Cluster redirections")
   );
-}
-
-/** A Redis URL without its password, for messages. */
-export function safeUrl(url: string): string {
-  return safeRedisUrl(url);
 }

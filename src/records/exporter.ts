@@ -1,7 +1,8 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { databaseUrlSecrets, safeDatabaseUrl } from "../config/database-url.js";
+import { DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl, urlCredentials } from "../config/url-credentials.js";
 import { LedgerNames } from "../ledger/names.js";
 import { keepRefusedEvent } from "../ledger/outbox-backlog.js";
 import type { RedisClient } from "../ledger/redis-client.js";
@@ -105,7 +106,7 @@ export class OutboxExporter {
           );
         if (this.#failures > 0)
           this.options.logger.info(
-            { database: safeDatabaseUrl(this.options.url) },
+            { database: safeUrl(this.options.url, DATABASE_URL_SETTING) },
             "PostgreSQL answers again: exporting the outbox",
           );
         this.#failures = 0;
@@ -132,10 +133,10 @@ export class OutboxExporter {
     const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
     this.options.logger.warn(
       {
-        database: safeDatabaseUrl(this.options.url),
-        reason: maskSecrets(code === "" ? text : `${code}: ${text}`, databaseUrlSecrets(this.options.url)),
+        database: safeUrl(this.options.url, DATABASE_URL_SETTING),
+        reason: maskSecrets(code === "" ? text : `${code}: ${text}`, urlCredentials(this.options.url)),
       },
-      `PostgreSQL at ${safeDatabaseUrl(this.options.url)} does not take the results: submission goes on, ` +
+      `PostgreSQL at ${safeUrl(this.options.url, DATABASE_URL_SETTING)} does not take the results: submission goes on, ` +
         "the outbox in Redis keeps them and they are exported when it answers again",
     );
   }

@@ -1,5 +1,6 @@
 import pg from "pg";
-import { databaseUrlSecrets, safeDatabaseUrl } from "../config/database-url.js";
+import { DATABASE_URL_SETTING } from "../config/database-url.js";
+import { safeUrl, urlCredentials } from "../config/url-credentials.js";
 import { maskSecrets } from "../log/logger.js";
 import { DatabaseUnreachableError } from "./errors/database-unreachable-error.js";
 
@@ -62,7 +63,7 @@ export function unreachable(url: string, error: unknown): DatabaseUnreachableErr
   const text = error instanceof Error ? error.message || error.name : String(error);
   const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
   const reason = maskSecrets(code === "" || text.includes(code) ? text : `${code}: ${text}`, [
-    ...databaseUrlSecrets(url),
+    ...urlCredentials(url),
   ]);
-  return new DatabaseUnreachableError(safeDatabaseUrl(url), reason, { cause: error });
+  return new DatabaseUnreachableError(safeUrl(url, DATABASE_URL_SETTING), reason, { cause: error });
 }

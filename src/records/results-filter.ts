@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseDuration } from "../config/duration.js";
+import { BATCH_ID_SHAPE, isBatchId } from "../ledger/batch-id.js";
 import { KEY_STATUSES } from "../ledger/statuses.js";
 import { ResultsFilterError } from "./errors/results-filter-error.js";
 
@@ -54,6 +55,11 @@ export function parseResultsFilter(options: Record<string, unknown>, context: Fi
   const batch = raw.batch?.trim();
   if (batch === "")
     throw new ResultsFilterError("--batch", "needs a batch id; `invoice-relay status` lists them");
+  if (batch !== undefined && !isBatchId(batch))
+    throw new ResultsFilterError(
+      "--batch",
+      `${JSON.stringify(batch)} is not a batch id: one looks like ${BATCH_ID_SHAPE}`,
+    );
   const allowed = batch === undefined ? KEY_STATUSES : context.rowStatuses;
   const statuses = [raw.status ?? []]
     .flat()

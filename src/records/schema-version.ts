@@ -40,7 +40,7 @@ export async function schemaStatus(pool: Pool, dir?: string): Promise<SchemaStat
  * What a command that writes results of record calls first: resolves when every migration of this build
  * is applied (a newer schema is fine: migrations only add), else throws SchemaOutdatedError, which tells
  * the user to run `invoice-relay db migrate`. `where` names the database in the message (the URL from
- * safeDatabaseUrl: no password).
+ * safeUrl: no credentials).
  */
 export async function checkSchema(
   pool: Pool,

@@ -2,6 +2,7 @@ import { basename } from "node:path";
 import type { EncodingChoice } from "../ingest/decode/decode-text.js";
 import { formatFor, profileFor } from "../ingest/profiles/profile-match.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
+import { firstNames, NAMES_LISTED } from "../ingest/listed-names.js";
 import { readInvoiceFile, type FileFormat } from "../ingest/read-invoice-file.js";
 import type { CsvHeaderInfo } from "../ingest/readers/csv.js";
 import { formatFieldErrors } from "../invoice/field-error.js";
@@ -34,10 +35,15 @@ export interface CheckedFile {
   readonly encoding: { readonly name: string; readonly by: EncodingChoice["by"] } | null;
   /** CSV only: the delimiter, and whether it was detected or set by the profile. */
   readonly delimiter: { readonly value: string; readonly detected: boolean } | null;
-  /** CSV only: the header's physical line and each column with the field it fills (null: ignored). */
+  /**
+   * CSV only: the header's physical line and each column with the field it fills (null: ignored), in
+   * file order: every mapped column and the first ignored ones (NAMES_LISTED); `columns_left_out`
+   * counts the ignored columns not listed.
+   */
   readonly header: {
     readonly line: number;
     readonly columns: readonly (readonly [string, string | null])[];
+    readonly columns_left_out: number;
   } | null;
   readonly rows: number;
   readonly valid: number;
@@ -48,7 +54,9 @@ export interface CheckedFile {
   readonly errors: readonly CheckedError[];
   /** The first `show` valid rows' documents. */
   readonly documents: readonly CheckedDocument[];
+  /** The first unknown fields or columns (NAMES_LISTED), and how many more there are. */
   readonly unknown_fields: readonly string[];
+  readonly unknown_fields_left_out: number;
   /** Why the file cannot be used at all (it would go to rejected/), or null. */
   readonly file_error: string | null;
 }
@@ -110,14 +118,24 @@ export async function checkFile(path: string, options: CheckOptions): Promise<Ch
     format,
     encoding,
     delimiter: header === undefined ? null : { value: header.delimiter, detected: header.detected },
-    header:
-      header === undefined
-        ? null
-        : { line: header.line, columns: header.columns.map((c) => [c.name, c.field ?? null] as const) },
+    header: header === undefined ? null : listedHeader(header),
     ...counts,
     errors,
     documents,
-    unknown_fields: unknown,
+    unknown_fields: firstNames(unknown).names,
+    unknown_fields_left_out: firstNames(unknown).leftOut,
     file_error: fileError,
+  };
+}
+
+/** The header's columns as `check` lists them: every mapped one, and the first ignored ones. */
+function listedHeader(header: CsvHeaderInfo): NonNullable<CheckedFile["header"]> {
+  const ignored = header.columns.filter((c) => c.field === undefined).length;
+  let ignoredListed = 0;
+  const columns = header.columns.filter((c) => c.field !== undefined || ignoredListed++ < NAMES_LISTED);
+  return {
+    line: header.line,
+    columns: columns.map((c) => [c.name, c.field ?? null] as const),
+    columns_left_out: Math.max(0, ignored - NAMES_LISTED),
   };
 }

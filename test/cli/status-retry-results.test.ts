@@ -161,4 +161,22 @@ describe("status and results after a night with succeeded, failed and rejected r
       expect(stderr).not.toMatch(/\n\s+at /);
     }
   });
+
+  it("when --batch is not of the batch id shape (<id>:keys names another ledger name), then status, retry and results refuse it naming the shape and exit 1", async () => {
+    // Checked before Redis is opened: with Redis out of reach the answer is the same.
+    const away = { ...setup.env, REDIS_URL: "redis://127.0.0.1:9/0" };
+    for (const [env, id] of [
+      [setup.env, `${batchId}:keys`],
+      [away, "B1"],
+    ] as const)
+      for (const command of ["status", "retry", "results"]) {
+        const { code, stdout, stderr } = await cli([command, "--batch", id], env);
+        expect(code, `${command} ${id}`).toBe(1);
+        expect(stdout).toBe("");
+        expect(stderr).toContain(
+          `--batch "${id}" is not a batch id: a batch id looks like YYYYMMDDTHHMMSSZ-xxxxxx`,
+        );
+        expect(stderr).toContain("`invoice-relay status` lists the batches");
+      }
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { databaseUrlSecrets, safeDatabaseUrl } from "../../src/config/database-url.js";
+import { safeUrl, urlCredentials } from "../../src/config/url-credentials.js";
 import { loadConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log/logger.js";
 
@@ -25,22 +25,24 @@ describe("RESULTS_DATABASE_URL", () => {
   });
 
   it("when it is shown, then its password is masked and the rest is kept", () => {
-    expect(safeDatabaseUrl("postgres://relay:s%40cret@db:5432/relay")).toBe(
-      "postgres://relay:***@db:5432/relay",
+    const shown = (url: string) => safeUrl(url, "RESULTS_DATABASE_URL");
+    expect(shown("postgres://relay:s%40cret@db:5432/relay")).toBe("postgres://relay:***@db:5432/relay");
+    expect(shown("postgres://db/relay?password=s3cret&sslmode=require")).toBe(
+      "postgres://db/relay?password=***&sslmode=require",
     );
-    expect(safeDatabaseUrl("postgres://db/relay")).toBe("postgres://db/relay");
-    expect(safeDatabaseUrl("postgres://[bad")).toBe("(unparseable RESULTS_DATABASE_URL)");
+    expect(shown("postgres://db/relay")).toBe("postgres://db/relay");
+    expect(shown("postgres://[bad")).toBe("(RESULTS_DATABASE_URL: not a valid URL)");
   });
 
   it("when a log line quotes its password, as written or decoded, then the logger masks both", () => {
     const url = "postgres://relay:p%40ss-w0rd-9@db/relay";
-    expect(databaseUrlSecrets(url)).toEqual(["p%40ss-w0rd-9", "p@ss-w0rd-9"]);
-    expect(databaseUrlSecrets("postgres://db/relay")).toEqual([]);
-    expect(databaseUrlSecrets(undefined)).toEqual([]);
+    expect(urlCredentials(url)).toEqual(["p%40ss-w0rd-9", "p@ss-w0rd-9"]);
+    expect(urlCredentials("postgres://db/relay")).toEqual([]);
+    expect(urlCredentials(undefined)).toEqual([]);
     const lines: string[] = [];
     const logger = createLogger({
       format: "json",
-      secrets: databaseUrlSecrets(url),
+      secrets: urlCredentials(url),
       destination: { write: (line: string) => lines.push(line) },
     });
     logger.error({ detail: "login p@ss-w0rd-9 and p%40ss-w0rd-9" }, "failed");

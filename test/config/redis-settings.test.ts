@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/errors/config-error.js";
 import { loadConfig } from "../../src/config/load.js";
-import { describeTarget, hashTagOf, maskUrlPasswords, redisTarget } from "../../src/config/redis-target.js";
+import { describeTarget, hashTagOf, redisTarget } from "../../src/config/redis-target.js";
+import { maskUrlCredentials } from "../../src/config/url-credentials.js";
 
 function problemsOf(env: Record<string, string>): readonly string[] {
   try {
@@ -120,11 +121,11 @@ describe("REDIS_CLUSTER_NODES", () => {
   });
 
   it("when text holds user:password@ with or without a scheme, then the password is masked and the rest kept", () => {
-    expect(maskUrlPasswords("rediss://relay:pw@a:6379,rediss://relay:pw@b:6379")).toBe(
+    expect(maskUrlCredentials("rediss://relay:pw@a:6379,rediss://relay:pw@b:6379")).toBe(
       "rediss://relay:***@a:6379,rediss://relay:***@b:6379",
     );
-    expect(maskUrlPasswords("relay:pw@a:6379")).toBe("relay:***@a:6379");
-    expect(maskUrlPasswords("a:6379,b:6379")).toBe("a:6379,b:6379");
+    expect(maskUrlCredentials("relay:pw@a:6379")).toBe("relay:***@a:6379");
+    expect(maskUrlCredentials("a:6379,b:6379")).toBe("a:6379,b:6379");
   });
 });
 

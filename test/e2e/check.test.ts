@@ -21,7 +21,11 @@ const checkedSchema = z.strictObject({
     .nullable(),
   delimiter: z.strictObject({ value: z.string(), detected: z.boolean() }).nullable(),
   header: z
-    .strictObject({ line: z.number(), columns: z.array(z.tuple([z.string(), z.string().nullable()])) })
+    .strictObject({
+      line: z.number(),
+      columns: z.array(z.tuple([z.string(), z.string().nullable()])),
+      columns_left_out: z.number(),
+    })
     .nullable(),
   rows: z.number(),
   valid: z.number(),
@@ -33,6 +37,7 @@ const checkedSchema = z.strictObject({
   ),
   documents: z.array(z.strictObject({ line: z.number(), idempotency_key: z.string(), body: z.string() })),
   unknown_fields: z.array(z.string()),
+  unknown_fields_left_out: z.number(),
   file_error: z.string().nullable(),
 });
 
@@ -145,5 +150,27 @@ describe("invoice-relay check", () => {
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain('broken.yaml, profile 1 ("*.csv")');
     expect(broken.stderr).toContain("encoding");
+  });
+
+  it("when a file has 100,000 columns, then check lists the mapped ones and the first 20 ignored ones and says how many it left out", async () => {
+    const s = await opsSetup();
+    setups.push(s);
+    const extra = Array.from({ length: 99_996 }, (_, i) => `x${i}`);
+    const header = ["external_id", "currency", "destination_country", "archive_policy", ...extra];
+    const row = ["W-1", "EUR", "DE", "eu-10y", ...extra.map(() => "")];
+    await writeFile(join(s.dir, "wide.csv"), `${header.join(",")}\n${row.join(",")}\n`);
+    const env = { ...s.env, REDIS_URL: "redis://127.0.0.1:9", INVOICE_API_URL: "http://127.0.0.1:9" };
+    const text = await cli(["check", join(s.dir, "wide.csv")], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain("x19 → (ignored) … and 99,976 more ignored columns");
+    expect(text.stdout).toContain("unknown fields x0, x1,");
+    expect(text.stdout).toContain("x19 … and 99,976 more");
+    expect(text.stdout).not.toContain("x20,");
+    expect(text.stdout.length).toBeLessThan(5_000);
+    const json = await check(s, [join(s.dir, "wide.csv")]);
+    expect(json.files[0]?.header?.columns).toHaveLength(24);
+    expect(json.files[0]?.header?.columns_left_out).toBe(99_976);
+    expect(json.files[0]?.unknown_fields).toEqual(extra.slice(0, 20));
+    expect(json.files[0]?.unknown_fields_left_out).toBe(99_976);
   });
 });

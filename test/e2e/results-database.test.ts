@@ -11,15 +11,15 @@ const K = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}
 
 /**
  * Two batches of October and a file rejected as a whole. ACME-1 (K1) was first dropped in B0, then again
- * in B1 as a duplicate; ACME-2 failed with a formula in its correlation id; a rejected row's external_id
+ * in 20261001T010000Z-0000b1 as a duplicate; ACME-2 failed with a formula in its correlation id; a rejected row's external_id
  * is a formula too; OLD-5 failed and was superseded by its newer version (K6).
  */
 const FIXTURE = `
 INSERT INTO batches (batch_id, file, format, created_at, state) VALUES
   ('B0', 'september.csv', 'csv', '2026-09-30T01:00:00Z', 'reported'),
-  ('B1', 'october.csv', 'csv', '2026-10-01T01:00:00Z', 'reported'),
-  ('B2', 'broken.json', 'json', '2026-10-02T01:00:00Z', 'rejected');
-UPDATE batches SET file_error = 'not JSON at all' WHERE batch_id = 'B2';
+  ('20261001T010000Z-0000b1', 'october.csv', 'csv', '2026-10-01T01:00:00Z', 'reported'),
+  ('20261002T010000Z-0000b2', 'broken.json', 'json', '2026-10-02T01:00:00Z', 'rejected');
+UPDATE batches SET file_error = 'not JSON at all' WHERE batch_id = '20261002T010000Z-0000b2';
 INSERT INTO results (idempotency_key, external_id, status, http_status, correlation_id, ruleset_version,
                      attempts, first_attempt_at, last_attempt_at, error, superseded_by) VALUES
   ('${K(1)}', 'ACME-1', 'succeeded', 201, 'cid-1', '2026.10', 1, '2026-09-30T01:00:00Z', '2026-09-30T01:00:01Z', NULL, NULL),
@@ -30,14 +30,14 @@ INSERT INTO results (idempotency_key, external_id, status, http_status, correlat
   ('${K(6)}', 'OLD-5', 'succeeded', 201, 'cid-6', '2026.10', 2, '2026-10-04T01:00:00Z', '2026-10-04T02:00:00Z', NULL, NULL);
 INSERT INTO batch_rows (batch_id, line, idempotency_key, decision, conflict_with, external_id, error) VALUES
   ('B0', 2, '${K(1)}', 'new', NULL, 'ACME-1', NULL),
-  ('B1', 2, '${K(1)}', 'duplicate', NULL, 'ACME-1', NULL),
-  ('B1', 3, '${K(2)}', 'new', NULL, 'ACME-2', NULL),
-  ('B1', 4, NULL, 'rejected', NULL, '@SUM(A1)', 'currency: "XYZ" is not an ISO 4217 code'),
-  ('B1', 5, '${K(7)}', 'conflict', '${K(2)}', 'ACME-2', NULL),
-  ('B1', 6, '${K(4)}', 'new', NULL, 'ACME-4', NULL),
-  ('B1', 7, '${K(5)}', 'requeue', NULL, 'OLD-5', NULL),
-  ('B1', 8, '${K(3)}', 'join', NULL, 'VEND-3', NULL),
-  ('B1', 9, '${K(6)}', 'new', NULL, 'OLD-5', NULL);
+  ('20261001T010000Z-0000b1', 2, '${K(1)}', 'duplicate', NULL, 'ACME-1', NULL),
+  ('20261001T010000Z-0000b1', 3, '${K(2)}', 'new', NULL, 'ACME-2', NULL),
+  ('20261001T010000Z-0000b1', 4, NULL, 'rejected', NULL, '@SUM(A1)', 'currency: "XYZ" is not an ISO 4217 code'),
+  ('20261001T010000Z-0000b1', 5, '${K(7)}', 'conflict', '${K(2)}', 'ACME-2', NULL),
+  ('20261001T010000Z-0000b1', 6, '${K(4)}', 'new', NULL, 'ACME-4', NULL),
+  ('20261001T010000Z-0000b1', 7, '${K(5)}', 'requeue', NULL, 'OLD-5', NULL),
+  ('20261001T010000Z-0000b1', 8, '${K(3)}', 'join', NULL, 'VEND-3', NULL),
+  ('20261001T010000Z-0000b1', 9, '${K(6)}', 'new', NULL, 'OLD-5', NULL);
 `;
 
 /** RFC 4180 with CRLF, read apart from the code that writes it. */
@@ -106,7 +106,7 @@ describe("results from the results of record in PostgreSQL", () => {
     expect(acme2).toMatchObject({ correlation_id: `'=HYPERLINK("http://x")`, error: "'-invalid routing" });
     expect(rows.find((r) => r["external_id"] === "ACME-4")).toMatchObject({
       status: "queued",
-      batch: "B1",
+      batch: "20261001T010000Z-0000b1",
       line: "6",
       last_attempt_at: "",
     });
@@ -158,7 +158,7 @@ describe("results from the results of record in PostgreSQL", () => {
         correlation_id: '=HYPERLINK("http://x")',
         ruleset_version: "2026.10",
         attempts: 1,
-        batch: "B1",
+        batch: "20261001T010000Z-0000b1",
         line: 3,
         first_attempt_at: "2026-10-20T01:00:00.000Z",
         last_attempt_at: "2026-10-20T01:00:00.000Z",
@@ -175,7 +175,7 @@ describe("results from the results of record in PostgreSQL", () => {
   });
 
   it("when --batch is given, then its rows come out in line order with the report's columns and statuses", async () => {
-    const { code, stdout, stderr } = await results(["--batch", "B1"]);
+    const { code, stdout, stderr } = await results(["--batch", "20261001T010000Z-0000b1"]);
     expect(code, stderr).toBe(0);
     expect(stdout.split("\r\n")[0]).toBe(
       "line,external_id,idempotency_key,status,http_status,correlation_id,ruleset_version,attempts,error",
@@ -214,7 +214,14 @@ describe("results from the results of record in PostgreSQL", () => {
   });
 
   it("when --batch is filtered by status, external_id and time, then only those rows come out; jsonl keeps the formulas raw", async () => {
-    const failed = await results(["--batch", "B1", "--status", "failed,rejected", "--format", "jsonl"]);
+    const failed = await results([
+      "--batch",
+      "20261001T010000Z-0000b1",
+      "--status",
+      "failed,rejected",
+      "--format",
+      "jsonl",
+    ]);
     expect(failed.code, failed.stderr).toBe(0);
     const rows = jsonLines(failed.stdout);
     expect(rows.map((r) => r["line"])).toEqual([3, 4, 8]);
@@ -225,18 +232,32 @@ describe("results from the results of record in PostgreSQL", () => {
     });
     expect(rows[1]).toMatchObject({ external_id: "@SUM(A1)", idempotency_key: null, attempts: null });
 
-    const acme2 = await results(["--batch", "B1", "--external-id", "ACME-2", "--format", "jsonl"]);
+    const acme2 = await results([
+      "--batch",
+      "20261001T010000Z-0000b1",
+      "--external-id",
+      "ACME-2",
+      "--format",
+      "jsonl",
+    ]);
     expect(jsonLines(acme2.stdout).map((r) => [r["line"], r["status"]])).toEqual([
       [3, "failed"],
       [5, "conflict"],
     ]);
 
-    const october = await results(["--batch", "B1", "--since", "2026-10-01", "--until", "2026-11-01"]);
+    const october = await results([
+      "--batch",
+      "20261001T010000Z-0000b1",
+      "--since",
+      "2026-10-01",
+      "--until",
+      "2026-11-01",
+    ]);
     expect(parseCsv(october.stdout).map((r) => r["line"])).toEqual(["3", "7", "9"]);
   });
 
   it("when the batch was rejected as a whole, then the header alone comes out and stderr says why", async () => {
-    const { code, stdout, stderr } = await results(["--batch", "B2"]);
+    const { code, stdout, stderr } = await results(["--batch", "20261002T010000Z-0000b2"]);
     expect(code).toBe(0);
     expect(stdout).toBe(
       "line,external_id,idempotency_key,status,http_status,correlation_id,ruleset_version,attempts,error\r\n",
@@ -251,11 +272,17 @@ describe("results from the results of record in PostgreSQL", () => {
         ["--status", "failed,lost"],
         /--status: unknown status "lost"; .*queued, retrying, succeeded, failed, superseded/,
       ],
-      [["--batch", "B1", "--status", "queued"], /--status: unknown status "queued"; .*duplicate/],
+      [
+        ["--batch", "20261001T010000Z-0000b1", "--status", "queued"],
+        /--status: unknown status "queued"; .*duplicate/,
+      ],
       [["--since", "last tuesday"], /--since: "last tuesday" is neither an ISO 8601 time/],
       [["--until", "2026-13-45"], /--until: "2026-13-45" is neither/],
       [["--since", "2026-11-01", "--until", "2026-10-01"], /--until: must be later than --since/],
-      [["--batch", "NOPE"], /batch "NOPE" is not in the results database at .*invoice-relay status/],
+      [
+        ["--batch", "20991231T000000Z-000000"],
+        /batch "20991231T000000Z-000000" is not in the results database at .*invoice-relay status/,
+      ],
     ];
     for (const [args, message] of cases) {
       const { code, stdout, stderr } = await results(args);
@@ -263,6 +290,15 @@ describe("results from the results of record in PostgreSQL", () => {
       expect(stderr).toMatch(message);
       expect(stdout).toBe("");
     }
+  });
+
+  it("when --batch is not of the batch id shape, then it exits 1 naming the shape before asking the database", async () => {
+    const { code, stdout, stderr } = await results(["--batch", "B1:keys"]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /--batch "B1:keys" is not a batch id: a batch id looks like YYYYMMDDTHHMMSSZ-xxxxxx/,
+    );
+    expect(stdout).toBe("");
   });
 
   it("when RESULTS_DATABASE_URL is unset, then a database filter is refused naming the setting", async () => {

@@ -89,6 +89,12 @@ describe("alert messages", () => {
     expect(batchUrl("https://example.com/relay", "b 1")).toBe("https://example.com/relay/batches/b%201");
   });
 
+  it("when CONSOLE_URL carries a credential, then the alert's link carries none", () => {
+    expect(batchUrl("https://ops:c0nsole-pw@example.com/relay/?token=t0ken-xyz", "b1")).toBe(
+      "https://ops:***@example.com/relay/batches/b1",
+    );
+  });
+
   it("when the API key is refused, then the event says so and the text says what to do", () => {
     const notice = apiKeyRefusedNotice(401, "invalid bearer key", ctx);
     expect(notice.event).toBe("api_key_refused");

@@ -14,4 +14,10 @@ describe("the webhook URL as a secret", () => {
     );
     expect(webhookSecrets(undefined)).toEqual([]);
   });
+
+  it("when it carries a password in its userinfo, then it is shown without it and the logger masks it", () => {
+    const url = "https://relay:h00k-pw%21@hooks.example.com/in/abc";
+    expect(safeWebhookUrl(url)).toBe("https://hooks.example.com/[redacted]");
+    expect(webhookSecrets(url)).toEqual(expect.arrayContaining(["h00k-pw%21", "h00k-pw!"]));
+  });
 });

@@ -1,5 +1,6 @@
 import { Command } from "commander";
-import { safeDatabaseUrl } from "../../config/database-url.js";
+import { DATABASE_URL_SETTING } from "../../config/database-url.js";
+import { safeUrl } from "../../config/url-credentials.js";
 import type { Config } from "../../config/load.js";
 import { migrate } from "../../records/migrations.js";
 import { openPool, type Pool } from "../../records/pool.js";
@@ -84,7 +85,7 @@ async function withDatabase(
   if (url === undefined) throw new Error("RESULTS_DATABASE_URL is not set"); // loadConfig already said so
   const pool = await openPool(url, { applicationName: "invoice-relay-db" });
   try {
-    await work(pool, config, safeDatabaseUrl(url));
+    await work(pool, config, safeUrl(url, DATABASE_URL_SETTING));
   } finally {
     await pool.end();
   }

@@ -38,6 +38,7 @@ export const resultsCommand: CommandFactory = () =>
     .option("--until <time>", "last attempt before: ISO 8601 time or a duration back (database)")
     .action(async (options: Record<string, unknown>) => {
       const format = formatOption(options["format"]);
+      const batchId = batchOption(options);
       const databaseUrl = commandConfig(overridesFrom(options)).resultsDatabaseUrl;
       if (databaseUrl !== undefined) {
         const filter = parseResultsFilter(options, {
@@ -56,7 +57,6 @@ export const resultsCommand: CommandFactory = () =>
           `${filterFlag} filters the results of record in PostgreSQL: set RESULTS_DATABASE_URL to use it ` +
             "(without it, results exports every record from Redis; filter that output instead)",
         );
-      const batchId = batchOption(options);
       const withBody = options["withBody"] === true;
       if (withBody && batchId !== undefined)
         throw new Error("--with-body applies to the export of all records; report rows carry no body");

@@ -4,6 +4,7 @@ import type { BatchMeta } from "../../ledger/batch-store.js";
 import type { Logger } from "../../log/logger.js";
 import { servedPort, type HostPolicy } from "../host-policy.js";
 import { SESSION_COOKIE, SESSION_SECONDS, fromServedPage, type ConsoleAuth } from "./auth.js";
+import { batchIdParam, notABatchId } from "./batch-param.js";
 import { loginPage } from "./login-page.js";
 import type { RetryBatchPort } from "./ports.js";
 import { sendPage, sendProblem, viewerOf } from "./respond.js";
@@ -20,7 +21,6 @@ export interface ActionDeps {
 
 const loginBody = z.object({ token: z.string().max(1024) });
 const csrfBody = z.object({ csrf: z.string().max(200).optional() }).catch({});
-const batchParams = z.object({ id: z.string().min(1).max(200) });
 
 /**
  * The console's writes: sign in and out, and "retry this batch's failed rows". Without CONSOLE_TOKEN
@@ -106,7 +106,8 @@ export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
   );
 
   app.post("/batches/:id/retry", async (request, reply) => {
-    const { id } = batchParams.parse(request.params);
+    const id = batchIdParam(request.params);
+    if (id === undefined) return notABatchId(reply, viewerOf(auth, request));
     if ((await deps.knownBatch(id)) === undefined)
       return sendProblem(reply, viewerOf(auth, request), 404, "No such batch", `No batch ${id} to retry.`);
     const outcome = await deps.retry(id);

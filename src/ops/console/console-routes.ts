@@ -10,6 +10,7 @@ import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
 import { createInvoiceQueue } from "../../queue/invoice-queue.js";
 import type { Routes } from "../http-server.js";
 import type { OpsContext, OpsRoutes } from "../ops-server.js";
+import { batchIdParam, notABatchId } from "./batch-param.js";
 import { actionRoutes } from "./console-actions.js";
 import { ConsoleAuth } from "./auth.js";
 import { batchPage } from "./batch-page.js";
@@ -34,7 +35,6 @@ export interface ConsolePorts {
   readonly now?: () => number;
 }
 
-const batchParams = z.object({ id: z.string().min(1).max(200) });
 const batchQuery = z.object({
   status: z.enum(ROW_FILTERS).optional().catch(undefined),
   after: z.coerce.number().int().min(0).catch(0).default(0),
@@ -98,7 +98,8 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
 
     app.get("/batches/:id", async (request, reply) => {
       const viewer = viewerOf(auth, request);
-      const { id } = batchParams.parse(request.params);
+      const id = batchIdParam(request.params);
+      if (id === undefined) return notABatchId(reply, viewer);
       const q = batchQuery.parse(request.query);
       const meta = await knownBatch(id);
       if (meta === undefined) return noBatch(reply, viewer, id, prefix);
@@ -121,7 +122,8 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
     ] as const)
       app.get(`/batches/:id/${route}`, async (request, reply) => {
         const viewer = viewerOf(auth, request);
-        const { id } = batchParams.parse(request.params);
+        const id = batchIdParam(request.params);
+        if (id === undefined) return notABatchId(reply, viewer);
         const meta = await knownBatch(id);
         if (meta === undefined) return noBatch(reply, viewer, id, prefix);
         // Only the file the batch's record names: no path comes from the request.

@@ -1,4 +1,5 @@
 import { formatDuration } from "../../config/duration.js";
+import { maskUrlCredentials } from "../../config/url-credentials.js";
 import type { FirstError, Notice, NoticeBatch, NoticeEvent } from "./notice.js";
 import { code, plain } from "./plain-text.js";
 
@@ -28,7 +29,9 @@ export interface NoticeContext {
 /** `{CONSOLE_URL}/batches/{id}`, whether or not CONSOLE_URL ends in a slash; undefined without it. */
 export function batchUrl(consoleUrl: string | undefined, batchId: string): string | undefined {
   if (consoleUrl === undefined) return undefined;
-  const base = consoleUrl.endsWith("/") ? consoleUrl : `${consoleUrl}/`;
+  // An alert is read by everyone in a channel: a credential in CONSOLE_URL stays out of its links.
+  const shown = maskUrlCredentials(consoleUrl);
+  const base = shown.endsWith("/") ? shown : `${shown}/`;
   return new URL(`batches/${encodeURIComponent(batchId)}`, base).href;
 }
 

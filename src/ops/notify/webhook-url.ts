@@ -1,3 +1,5 @@
+import { urlCredentials } from "../../config/url-credentials.js";
+
 /**
  * NOTIFY_WEBHOOK_URL is a secret: Slack and Teams incoming webhooks carry their token in the path (and
  * some endpoints in the query). What may be shown of it is its origin; what logs must mask is the whole
@@ -11,10 +13,13 @@ export function safeWebhookUrl(url: string): string {
   }
 }
 
-/** The literal values a logger masks for this webhook URL: the URL as set, its path+query and its query. */
+/**
+ * The literal values a logger masks for this webhook URL: the URL as set, its path+query, path and
+ * query, and any credential it carries elsewhere (a userinfo password: src/config/url-credentials.ts).
+ */
 export function webhookSecrets(url: string | undefined): string[] {
   if (url === undefined) return [];
-  const out = [url];
+  const out = [url, ...urlCredentials(url)];
   try {
     const parsed = new URL(url);
     const tail = `${parsed.pathname}${parsed.search}`;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { HttpAddr } from "../../../src/config/http-addr.js";
 import { loadConfig } from "../../../src/config/load.js";
+import { newBatchId } from "../../../src/ledger/batch-id.js";
 import { BatchStore } from "../../../src/ledger/batch-store.js";
 import type { RedisClient } from "../../../src/ledger/redis-client.js";
 import { createLogger, type Logger } from "../../../src/log/logger.js";
@@ -97,7 +98,7 @@ export async function reportedBatch(
   file: string,
   counts: Record<string, number>,
 ): Promise<string> {
-  const id = `20261120T010000Z-${Math.random().toString(16).slice(2, 8)}`;
+  const id = newBatchId(new Date("2026-11-20T01:00:00Z"));
   await batches.open({ id, file, format: "csv", path: `/nowhere/${id}`, host: "test" });
   await batches.update(id, { state: "reported", rows: 3, counts: JSON.stringify(counts) });
   return id;

@@ -1,0 +1,163 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/dev/redis-server.js";
+import { CSV_HEADER, csvRow } from "../support/bad-inputs.js";
+import { runCli } from "../support/cli-run.js";
+import { tempDropDir } from "../support/drop.js";
+import { freshDatabase, type TestDatabase } from "../support/postgres.js";
+import { testPrefix, testRedisUrl } from "../support/redis.js";
+import { leakedSecrets, secretUrlArb, type SecretUrl } from "../support/url-secrets.js";
+
+/**
+ * For URLs with generated secrets in every credential position, the real CLI's output (stdout and
+ * stderr, debug logging on) holds none of them, whatever the command and whether the server answers.
+ */
+
+// A few cases per command, each a CLI process of its own; a failure is reported as found (shrinking
+// would start dozens more processes).
+const RUNS = 3;
+
+let db: TestDatabase;
+let dropDir: string;
+let closedPort: number;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  cleanups.push(() => db.drop());
+  const drop = await tempDropDir();
+  cleanups.push(drop.cleanup);
+  dropDir = drop.dir;
+  await writeFile(join(dropDir, "u.csv"), [CSV_HEADER, csvRow("U-1"), ""].join("\n"));
+  closedPort = await freePort();
+});
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function env(extra: Record<string, string>): Record<string, string> {
+  return {
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: testPrefix(),
+    DROP_DIR: dropDir,
+    SETTLE_MS: "0",
+    LOG_LEVEL: "debug",
+    INVOICE_API_URL: "http://127.0.0.1:9",
+    INVOICE_API_KEY: "irs_live_url_secrets_test_key",
+    ...extra,
+  };
+}
+
+/** A database URL with secrets: the test server (which trusts every login) or a closed port. */
+const databaseUrl = (reachable: boolean) => {
+  const server = new URL(db.url);
+  return secretUrlArb(
+    "postgres",
+    decodeURIComponent(server.username) || "postgres",
+    reachable ? server.host : `127.0.0.1:${closedPort}`,
+    server.pathname,
+  );
+};
+
+async function expectNoLeak(
+  args: readonly string[],
+  extra: (u: SecretUrl) => Record<string, string>,
+  arb: fc.Arbitrary<SecretUrl>,
+  expected: RegExp,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(arb, async (u) => {
+      const result = await runCli(args, env(extra(u)));
+      expect(result.output, `${args.join(" ")} with ${u.url}`).toMatch(expected);
+      expect(
+        leakedSecrets(result.output, u.secrets),
+        `${args.join(" ")} with ${u.url}:\n${result.output}`,
+      ).toEqual([]);
+    }),
+    { numRuns: RUNS, endOnFailure: true },
+  );
+}
+
+describe("secrets in the URLs of the settings", () => {
+  it("when db status meets RESULTS_DATABASE_URL with a password in any position, then it names the database without one", async () => {
+    await expectNoLeak(
+      ["db", "status"],
+      (u) => ({ RESULTS_DATABASE_URL: u.url }),
+      databaseUrl(true),
+      /migration/,
+    );
+  });
+
+  it("when db status cannot reach RESULTS_DATABASE_URL, then the unreachable error holds no password", async () => {
+    await expectNoLeak(
+      ["db", "status"],
+      (u) => ({ RESULTS_DATABASE_URL: u.url }),
+      databaseUrl(false),
+      /is unreachable or refused the connection/,
+    );
+  });
+
+  it("when status shows the results database, answering or not, then it shows no password", async () => {
+    await expectNoLeak(
+      ["status"],
+      (u) => ({ RESULTS_DATABASE_URL: u.url }),
+      fc.oneof(databaseUrl(true), databaseUrl(false)),
+      /results database/,
+    );
+  });
+
+  it("when results cannot reach RESULTS_DATABASE_URL, then its error holds no password", async () => {
+    await expectNoLeak(
+      ["results"],
+      (u) => ({ RESULTS_DATABASE_URL: u.url }),
+      databaseUrl(false),
+      /is unreachable or refused the connection/,
+    );
+  });
+
+  it("when run cannot reach RESULTS_DATABASE_URL, then it exits with an error that holds no password", async () => {
+    await expectNoLeak(
+      ["run", "--deadline", "10s"],
+      (u) => ({ RESULTS_DATABASE_URL: u.url }),
+      databaseUrl(false),
+      /is unreachable or refused the connection/,
+    );
+  });
+
+  it("when status cannot reach REDIS_URL with a password in any position, then the error holds none", async () => {
+    await expectNoLeak(
+      ["status"],
+      (u) => ({ REDIS_URL: u.url }),
+      secretUrlArb("redis", "default", `127.0.0.1:${closedPort}`, "/0"),
+      /Redis at .* is unreachable/,
+    );
+  });
+
+  it("when REDIS_URL is refused by the configuration, then the quoted value holds no password", async () => {
+    const wrongScheme = secretUrlArb("redis", "default", "127.0.0.1:6379", "/0").map((u) => ({
+      ...u,
+      url: u.url.replace(/^redis:/, "redis+tls:"),
+    }));
+    await expectNoLeak(
+      ["status"],
+      (u) => ({ REDIS_URL: u.url }),
+      wrongScheme,
+      /REDIS_URL must be a redis:\/\//,
+    );
+  });
+
+  it("when REDIS_CLUSTER_NODES carry a password and cannot be reached, then the error holds none", async () => {
+    const nodes = secretUrlArb("redis", "default", `127.0.0.1:${closedPort}`, "").map((u) => ({
+      ...u,
+      url: `${u.url},${u.url.replace(String(closedPort), String(closedPort + 1))}`,
+    }));
+    await expectNoLeak(
+      ["status"],
+      (u) => ({ REDIS_CLUSTER_NODES: u.url, QUEUE_PREFIX: `{${testPrefix()}}` }),
+      nodes,
+      /REDIS_CLUSTER_NODES/,
+    );
+  });
+});
