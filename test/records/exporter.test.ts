@@ -109,6 +109,7 @@ describe("the outbox exporter", () => {
       batch("b1"),
       {
         t: "rows",
+        report: "1-0",
         batch: "b1",
         rows: [
           [2, k, "new", "INV-1", null, null],
@@ -265,7 +266,7 @@ describe("the outbox exporter", () => {
   it("when the lines of a batch come before the batch's own event, then a placeholder takes them and the event fills it in", async () => {
     const f = await fixture();
     const k = key();
-    await f.add({ t: "rows", batch: "b2", rows: [[2, k, "new", "INV-1", null, null]] });
+    await f.add({ t: "rows", report: "1-0", batch: "b2", rows: [[2, k, "new", "INV-1", null, null]] });
     await f.drain(f.exporter());
     expect(await f.rows("SELECT batch_id, event_id FROM batches")).toEqual([
       { batch_id: "b2", event_id: null },
