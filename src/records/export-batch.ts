@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { lockBatches, writeBatchRows } from "./export-rows.js";
-import { at, clean, lastBy, later } from "./export-text.js";
+import { at, clean, lastBy, later, newestBy } from "./export-text.js";
 import type { AttemptEvent, BatchEvent, OutboxEvent, RecordEvent, RowsEvent } from "./outbox-events.js";
 
 /** An event with the id of the stream entry that carried it. */
@@ -45,11 +45,11 @@ export async function exportEvents(client: pg.ClientBase, events: readonly Ident
     await lockBatches(client, [...batches.map((b) => b.e.batch), ...rows.map((r) => r.batch)]);
     await upsertBatches(
       client,
-      lastBy(batches, (b) => b.e.batch),
+      newestBy(batches, (b) => b.e.batch),
     );
     await upsertRecords(
       client,
-      lastBy(records, (r) => r.e.key),
+      newestBy(records, (r) => r.e.key),
     );
     await insertAttempts(
       client,

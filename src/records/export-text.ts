@@ -25,14 +25,30 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const clean = (value: string | null): string | null =>
   value === null ? null : value.replace(/\0/g, "\uFFFD").replace(LONE_SURROGATE, "\uFFFD");
 
-/** Keeps the last of the items with the same identity (stream order), so no statement touches a row twice. */
+/** One order for every process: two exporters writing the same rows at once lock them in the same order. */
+const sorted = <T>(kept: Map<string, T>): T[] =>
+  [...kept.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+
+/** Keeps the last of the items with the same identity, so no statement touches a row twice. */
 export function lastBy<T>(items: readonly T[], identity: (item: T) => string): T[] {
   const kept = new Map<string, T>();
+  for (const item of items) kept.set(identity(item), item);
+  return sorted(kept);
+}
+
+/**
+ * Keeps, of the items with the same identity, the one from the latest stream entry: the newest event
+ * wins within a read as it does against the table, in whatever order the read holds them.
+ */
+export function newestBy<T extends { readonly id: string }>(
+  items: readonly T[],
+  identity: (item: T) => string,
+): T[] {
+  const kept = new Map<string, T>();
   for (const item of items) {
-    const id = identity(item);
-    kept.delete(id);
-    kept.set(id, item);
+    const key = identity(item);
+    const seen = kept.get(key);
+    if (seen === undefined || !laterId(seen.id, item.id)) kept.set(key, item);
   }
-  // one order for every process: two exporters writing the same rows at once lock them in the same order
-  return [...kept.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
+  return sorted(kept);
 }

@@ -215,7 +215,7 @@ describe("ledger outbox", () => {
     const s = setup();
     expect(await s.batches.addReportRows("b1", [[2, null, "rejected", null, "x", null]])).toBe("");
     await s.ledger.enableOutbox();
-    const before = await redis.xadd(s.ledger.names.outbox, "*", "e", "{}");
+    const before = String(await redis.xadd(s.ledger.names.outbox, "*", "e", "{}"));
     const rows = (from: number, n: number): OutboxRow[] =>
       Array.from({ length: n }, (_, i) => [from + i, null, "rejected", null, "x", null]);
     const first = await s.batches.addReportRows("b1", rows(2, 1000));
