@@ -1,7 +1,8 @@
 // npm run test:chaos — issue 5 item 1: invoices across drop files, submitted through a faulty simulator
 // by worker processes that are killed with SIGKILL and restarted, a private Redis (AOF everysec)
 // restarted mid-run and an ingest killed mid-file; then every guarantee of docs/reliability.md is checked,
-// and an operator phase follows (an outage night, corrected invoices dropped, `retry`: one effect per external_id).
+// and an operator phase follows (an outage night, corrected invoices dropped, `retry`: one effect per external_id),
+// then an export phase (the results of record in a private PostgreSQL while exporting processes are killed).
 // Size and seed: CHAOS_INVOICES (10000), CHAOS_FILES (5), CHAOS_WORKERS (2), CHAOS_WORKER_KILLS (3),
 // CHAOS_SEED (random, printed), CHAOS_TIMEOUT_S (900), CHAOS_REDIS_RESTART (term | kill | power), CHAOS_KEEP=1
 // keeps the folders.
@@ -18,6 +19,7 @@ import { WorkerSlot } from "./chaos/fleet.js";
 import { ingestKilledMidFile } from "./chaos/ingest-phase.js";
 import { chaosLoop, type LoopFigures } from "./chaos/loop.js";
 import { chaosOptions, FAULTS } from "./chaos/options.js";
+import { exportPhase } from "./chaos/export-phase.js";
 import { operatorPhase } from "./chaos/operator-phase.js";
 import { chaosPlan } from "./chaos/plan.js";
 import { describeExit, killAllSpawned, spawnEntry } from "./chaos/processes.js";
@@ -178,6 +180,26 @@ if (failures.length === 0) {
   failures.push(...found);
   operator = found.length === 0 ? "passed" : "failed";
 }
+// Three nights with the results of record while the processes that export are killed mid-export;
+// PostgreSQL must then equal the reports on disk, row for row.
+let exported: "passed" | "failed" | "skipped" = "skipped";
+let exporterKills = 0;
+if (failures.length === 0) {
+  const found = await exportPhase({
+    sim,
+    redis: monitor,
+    env: { ...submitEnv, SETTLE_MS: "0", LOG_LEVEL: "warn" },
+    prefix: `${prefix}-export`,
+    seed: options.seed,
+    faults: FAULTS,
+    effects,
+    effectTotal: () => effectCount,
+    log,
+  });
+  failures.push(...found.failures);
+  exporterKills = found.kills;
+  exported = found.failures.length === 0 ? "passed" : "failed";
+}
 const wall = seconds(Date.now() - started);
 const kills = (loopFigures?.workerKills ?? 0) + ingestKills;
 log(
@@ -204,6 +226,8 @@ log(
     duplicates: verdict.duplicates,
     lost: verdict.lost,
     operator_phase: operator,
+    export_phase: exported,
+    exporter_kills: exporterKills,
     wall_s: wall,
   }),
 );

@@ -20,6 +20,11 @@ export const exporterThreadSettingsSchema = z.object({
   prefix: z.string(),
   /** RESULTS_DATABASE_URL. */
   databaseUrl: z.string(),
+  /**
+   * LOCK_DURATION_MS: outbox events a dead process had read are taken over after this long, as its jobs
+   * are retried after it.
+   */
+  claimIdleMs: z.number().int().positive(),
   log: z.object({
     level: z.string(),
     format: z.enum(["auto", "json", "pretty"]),
@@ -55,6 +60,7 @@ export function exporterThreadSettings(
           },
     prefix: config.queuePrefix,
     databaseUrl,
+    claimIdleMs: config.lockDurationMs,
     log,
   };
 }

@@ -50,6 +50,7 @@ if (pool !== undefined) {
     pool,
     url: settings.databaseUrl,
     logger,
+    claimIdleMs: settings.claimIdleMs,
   });
   exporter.start();
   port.postMessage({ type: "started" });

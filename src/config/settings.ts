@@ -168,7 +168,7 @@ export const SETTINGS = {
   lockDurationMs: {
     env: "LOCK_DURATION_MS",
     description:
-      "How long a worker's claim on a job lasts without renewal; a killed worker's jobs are retried after this.",
+      "How long a worker's claim on a job lasts without renewal; a killed worker's jobs are retried, and the outbox events its exporter had read are exported by another process, after this.",
     schema: int(1000, 600_000),
     default: "30000",
   },

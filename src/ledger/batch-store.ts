@@ -224,9 +224,12 @@ export class BatchStore {
     return this.#outbox.enabled();
   }
 
-  /** Rows of the batch's report as `rows` events, before the batch is marked reported. */
-  async addReportRows(id: string, rows: readonly OutboxRow[]): Promise<void> {
-    await this.#outbox.addRows(id, rows);
+  /**
+   * Rows of the batch's report as `rows` events, before the batch is marked reported: `report` empty for
+   * the first rows of a report, then the generation that call resolved to (Outbox.addRows).
+   */
+  async addReportRows(id: string, rows: readonly OutboxRow[], report = ""): Promise<string> {
+    return this.#outbox.addRows(id, rows, report);
   }
 
   /** The cross-file decisions (duplicate, conflict:<key>) taken at ingest for these lines. */

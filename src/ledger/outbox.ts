@@ -41,12 +41,20 @@ export class Outbox {
     return (await this.redis.exists(this.names.outboxOn)) === 1;
   }
 
-  /** A batch report's rows as `rows` events (ROWS_PER_EVENT each); nothing when the outbox is off. */
-  async addRows(batchId: string, rows: readonly OutboxRow[]): Promise<void> {
+  /**
+   * A batch report's rows as `rows` events (ROWS_PER_EVENT each, at least one), all of one report
+   * generation: `report` empty for the report's first call, then what it resolved to. Resolves to the
+   * generation, or empty when the outbox is off (nothing added).
+   */
+  async addRows(batchId: string, rows: readonly OutboxRow[], report = ""): Promise<string> {
     const events: string[] = [];
-    for (let at = 0; at < rows.length; at += ROWS_PER_EVENT)
+    for (let at = 0; at < rows.length || at === 0; at += ROWS_PER_EVENT)
       events.push(JSON.stringify({ t: "rows", batch: batchId, rows: rows.slice(at, at + ROWS_PER_EVENT) }));
-    if (events.length === 0) return;
-    await addScript.run(this.redis, [this.names.outboxOn, this.names.outbox], events);
+    const generation = await addScript.run(
+      this.redis,
+      [this.names.outboxOn, this.names.outbox],
+      [report, ...events],
+    );
+    return typeof generation === "string" ? generation : "";
   }
 }

@@ -1,29 +1,13 @@
 import type pg from "pg";
-import type { AttemptEvent, BatchEvent, OutboxEvent, RecordEvent } from "./outbox-events.js";
+import { lockBatches, writeBatchRows } from "./export-rows.js";
+import { at, clean, lastBy, later, newestBy } from "./export-text.js";
+import type { AttemptEvent, BatchEvent, OutboxEvent, RecordEvent, RowsEvent } from "./outbox-events.js";
 
 /** An event with the id of the stream entry that carried it. */
 export interface IdentifiedEvent {
   readonly id: string;
   readonly event: OutboxEvent;
 }
-
-/** epoch ms (bigint) → timestamptz, exactly (no float on the way). */
-const at = (column: string) => `'epoch'::timestamptz + ${column} * interval '1 millisecond'`;
-
-/** `a` is a later stream entry id than `b` (ids compare as (ms, seq)). */
-const later = (a: string, b: string) =>
-  `(split_part(${a}, '-', 1)::numeric, split_part(${a}, '-', 2)::numeric) > ` +
-  `(split_part(${b}, '-', 1)::numeric, split_part(${b}, '-', 2)::numeric)`;
-
-/** A UTF-16 surrogate without its other half (JSON.parse lets a file's "\ud800" through). */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/**
- * Text PostgreSQL takes: it refuses the NUL character in text and in jsonb strings, and a lone surrogate
- * escaped in JSON (the rows of the hot tables travel as one JSON document, below).
- */
-const clean = (value: string | null): string | null =>
-  value === null ? null : value.replace(/\0/g, "\uFFFD").replace(LONE_SURROGATE, "\uFFFD");
 
 /** The answer's body: as JSON when it parses as JSON, else as text (the excerpt). */
 function body(text: string | null): { json: string | null; excerpt: string | null } {
@@ -38,57 +22,40 @@ function body(text: string | null): { json: string | null; excerpt: string | nul
   return { json: null, excerpt: clean(text) };
 }
 
-/** Keeps the last of the events with the same identity (stream order), so no statement touches a row twice. */
-function lastBy<T>(items: readonly T[], identity: (item: T) => string): T[] {
-  const kept = new Map<string, T>();
-  for (const item of items) {
-    const id = identity(item);
-    kept.delete(id);
-    kept.set(id, item);
-  }
-  // one order for every process: two exporters writing the same rows at once lock them in the same order
-  return [...kept.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, item]) => item);
-}
-
 /**
  * Writes the events of one read of the outbox in ONE transaction, one multi-row statement per table
  * (results and attempts from one JSON document, batches and their lines from arrays unnested: any number
- * of rows, one parameter per column or per statement). Every statement is an idempotent
- * upsert: attempts are written once per (key, attempt); a record or a batch only over an older event;
- * a batch's lines by (batch, line), with a placeholder batch when its lines come before its own event.
+ * of rows, one parameter per column or per statement). Every statement is idempotent and gives the same
+ * end whatever order the events come in: attempts are written once per (key, attempt); a record or a
+ * batch only over an older event; a batch's lines only from its newest report generation (export-rows.ts).
  */
 export async function exportEvents(client: pg.ClientBase, events: readonly IdentifiedEvent[]): Promise<void> {
   const batches: { id: string; e: BatchEvent }[] = [];
   const records: { id: string; e: RecordEvent }[] = [];
   const attempts: AttemptEvent[] = [];
-  const rows: {
-    batch: string;
-    row: readonly [number, string | null, string, string | null, string | null, string | null];
-  }[] = [];
+  const rows: RowsEvent[] = [];
   for (const { id, event } of events) {
     if (event.t === "batch") batches.push({ id, e: event });
     else if (event.t === "record") records.push({ id, e: event });
     else if (event.t === "attempt") attempts.push(event);
-    else for (const row of event.rows) rows.push({ batch: event.batch, row });
+    else rows.push(event);
   }
   await client.query("BEGIN");
   try {
+    await lockBatches(client, [...batches.map((b) => b.e.batch), ...rows.map((r) => r.batch)]);
     await upsertBatches(
       client,
-      lastBy(batches, (b) => b.e.batch),
+      newestBy(batches, (b) => b.e.batch),
     );
     await upsertRecords(
       client,
-      lastBy(records, (r) => r.e.key),
+      newestBy(records, (r) => r.e.key),
     );
     await insertAttempts(
       client,
       lastBy(attempts, (a) => `${a.key}:${a.n}`),
     );
-    await upsertRows(
-      client,
-      lastBy(rows, (r) => `${r.batch}:${r.row[0]}`),
-    );
+    await writeBatchRows(client, rows);
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
@@ -212,43 +179,5 @@ async function insertAttempts(client: pg.ClientBase, items: readonly AttemptEven
          AS u(k uuid, n int, s bigint, d int, http smallint, net text, cid text, ra bigint)
      ON CONFLICT (idempotency_key, attempt) DO NOTHING`,
     [JSON.stringify(rows)],
-  );
-}
-
-async function upsertRows(
-  client: pg.ClientBase,
-  items: readonly {
-    batch: string;
-    row: readonly [number, string | null, string, string | null, string | null, string | null];
-  }[],
-): Promise<void> {
-  if (items.length === 0) return;
-  const batchIds = [...new Set(items.map((r) => r.batch))];
-  // Lines before their batch's own event (another process exports that one): a placeholder the event
-  // fills in (its event_id is null, so any event of the batch overwrites it).
-  await client.query(
-    `INSERT INTO batches (batch_id, file, format, created_at, state)
-     SELECT b, '', 'csv', now(), 'ingesting' FROM unnest($1::text[]) AS u(b)
-     ON CONFLICT (batch_id) DO NOTHING`,
-    [batchIds],
-  );
-  const col = <T>(pick: (r: (typeof items)[number]) => T) => items.map(pick);
-  await client.query(
-    `INSERT INTO batch_rows (batch_id, line, idempotency_key, decision, external_id, error, conflict_with)
-     SELECT b, l, k, d, x, err, cw
-       FROM unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::uuid[])
-         AS u(b, l, k, d, x, err, cw)
-     ON CONFLICT (batch_id, line) DO UPDATE SET
-       idempotency_key = EXCLUDED.idempotency_key, decision = EXCLUDED.decision,
-       external_id = EXCLUDED.external_id, error = EXCLUDED.error, conflict_with = EXCLUDED.conflict_with`,
-    [
-      col((r) => r.batch),
-      col((r) => r.row[0]),
-      col((r) => r.row[1]),
-      col((r) => r.row[2]),
-      col((r) => clean(r.row[3])),
-      col((r) => clean(r.row[4])),
-      col((r) => r.row[5]),
-    ],
   );
 }

@@ -174,8 +174,14 @@ export class OutboxExporter {
     for (const { id, problem } of refused)
       await keepRefusedEvent(redis, this.options.prefix, { id, problem, fields: fieldsOf.get(id) ?? [] });
     const ids = batch.map(([id]) => id);
-    await redis.xack(this.#key, EXPORT_GROUP, ...ids);
-    await redis.xdel(this.#key, ...ids);
+    // Both in one MULTI: an exporter killed between the two would leave entries acknowledged, so never
+    // read again, and never deleted, which `run` would wait for until its deadline.
+    const replies = await redis
+      .multi()
+      .xack(this.#key, EXPORT_GROUP, ...ids)
+      .xdel(this.#key, ...ids)
+      .exec();
+    for (const [error] of replies ?? []) if (error) throw error;
     return ids.length;
   }
 

@@ -87,8 +87,16 @@ export const batchRow = z
   ])
   .refine(([, k, d]) => (d === "rejected") === (k === null), "a rejected row has no key, a kept row has one");
 
+/** A stream entry id (`ms-seq`), as Redis gives them. */
+const streamId = z.string().regex(/^[0-9]+-[0-9]+$/);
+
 export const rowsEvent = z.object({
   t: z.literal("rows"),
+  /**
+   * The report generation the rows belong to: a stream id taken when the report was written, the same
+   * for all of its events and greater than any older report's.
+   */
+  report: streamId,
   batch: text.min(1),
   rows: z.array(batchRow).max(1000),
 });

@@ -67,8 +67,9 @@ function outboxRow(row: ReportRow): OutboxRow {
 /**
  * Writes a batch's report: every row of the file with its final status, then the summary. Each file is
  * written to a temporary name and renamed, so a reader never sees half a report. While the ledger's
- * outbox is on, the rows also go to it (`rows` events) before the caller marks the batch reported; a
- * report written again sends them again, which the exporter takes as the same rows.
+ * outbox is on, the rows also go to it (`rows` events of one report generation) before the caller marks
+ * the batch reported; a report written again sends them again as a newer generation, whose rows replace
+ * the older one's in the results of record.
  */
 export async function writeBatchReport(
   deps: BatchRowsDeps,
@@ -82,6 +83,8 @@ export async function writeBatchReport(
   const out = createWriteStream(tmpCsv);
   const outbox = batch.state !== "rejected" && (await deps.batches.outboxEnabled());
   let pending: OutboxRow[] = [];
+  // The report's generation in the outbox: the exporter keeps only the newest generation's rows of a batch.
+  let report = "";
   try {
     out.write(`${REPORT_HEADER.join(",")}\r\n`);
     if (batch.state !== "rejected") {
@@ -91,12 +94,14 @@ export async function writeBatchReport(
         if (!out.write(csvLine(row))) await once(out, "drain");
         if (outbox) pending.push(outboxRow(row));
         if (pending.length >= ROWS_PER_EVENT) {
-          await deps.batches.addReportRows(batch.id, pending);
+          report = await deps.batches.addReportRows(batch.id, pending, report);
           pending = [];
         }
       }
     }
-    if (pending.length > 0) await deps.batches.addReportRows(batch.id, pending);
+    // a report without rows still sends one (empty) event: its generation replaces an older report's rows
+    if (outbox && (pending.length > 0 || report === ""))
+      await deps.batches.addReportRows(batch.id, pending, report);
     out.end();
     await once(out, "finish");
     await rename(tmpCsv, paths.csv);

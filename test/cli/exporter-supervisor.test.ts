@@ -9,6 +9,7 @@ const settings: ExporterThreadSettings = {
   redis: { kind: "single", url: "redis://127.0.0.1:6379" },
   prefix: "supervisor-test",
   databaseUrl: "postgres://relay:secret-password@127.0.0.1:5432/results",
+  claimIdleMs: 30_000,
   log: { level: "info", format: "json", isTTY: false, secrets: [] },
 };
 

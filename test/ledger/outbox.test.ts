@@ -211,4 +211,32 @@ describe("ledger outbox", () => {
     // the record itself is what the exporter is told, and keeps the last attempt number handed out
     expect(await s.ledger.get(a.key)).toMatchObject({ status: "succeeded", attempts: 2 });
   });
+
+  it("when a report's rows are added in several calls, then every event carries the report's generation, a stream id after every event before it, and the next report of the batch takes a later one", async () => {
+    const s = setup();
+    expect(await s.batches.addReportRows("b1", [[2, null, "rejected", null, "x", null]])).toBe("");
+    await s.ledger.enableOutbox();
+    const before = String(await redis.xadd(s.ledger.names.outbox, "*", "e", "{}"));
+    const rows = (from: number, n: number): OutboxRow[] =>
+      Array.from({ length: n }, (_, i) => [from + i, null, "rejected", null, "x", null]);
+    const first = await s.batches.addReportRows("b1", rows(2, 1000));
+    expect(await s.batches.addReportRows("b1", rows(1002, 1001), first)).toBe(first);
+    const second = await s.batches.addReportRows("b1", []);
+    await redis.xdel(s.ledger.names.outbox, before);
+    const events = await readOutbox(redis, s.prefix);
+    expect(events.map((e) => (e.t === "rows" ? [e.report, e.rows.length] : e.t))).toEqual([
+      [first, 1000],
+      [first, 1000],
+      [first, 1],
+      [second, 0], // a report without rows still says which generation the batch's rows are now
+    ]);
+    const order = (id: string) => id.split("-").map(BigInt);
+    const after = (a: string, b: string) => {
+      const [[am = 0n, as = 0n], [bm = 0n, bs = 0n]] = [order(a), order(b)];
+      return am > bm || (am === bm && as > bs);
+    };
+    expect(after(first, before) && after(second, first)).toBe(true);
+    const [firstEntry] = await redis.xrange(s.ledger.names.outbox, "-", "+", "COUNT", 1);
+    expect(after(firstEntry?.[0] ?? "0-0", first)).toBe(true);
+  });
 });

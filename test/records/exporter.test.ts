@@ -50,7 +50,7 @@ async function fixture() {
     while ((await e.exportOnce()) > 0);
   };
   const rows = async (sql: string) => (await pool.query<Record<string, unknown>>(sql)).rows;
-  return { prefix, outbox, exporter, add, drain, rows };
+  return { prefix, outbox, exporter, add, drain, rows, pool, url: db.url };
 }
 
 const key = () => randomUUID();
@@ -110,6 +110,7 @@ describe("the outbox exporter", () => {
       batch("b1"),
       {
         t: "rows",
+        report: "1-0",
         batch: "b1",
         rows: [
           [2, k, "new", "INV-1", null, null],
@@ -266,7 +267,7 @@ describe("the outbox exporter", () => {
   it("when the lines of a batch come before the batch's own event, then a placeholder takes them and the event fills it in", async () => {
     const f = await fixture();
     const k = key();
-    await f.add({ t: "rows", batch: "b2", rows: [[2, k, "new", "INV-1", null, null]] });
+    await f.add({ t: "rows", report: "1-0", batch: "b2", rows: [[2, k, "new", "INV-1", null, null]] });
     await f.drain(f.exporter());
     expect(await f.rows("SELECT batch_id, event_id FROM batches")).toEqual([
       { batch_id: "b2", event_id: null },
@@ -348,5 +349,39 @@ describe("the outbox exporter", () => {
     expect(JSON.parse(fields["e"] ?? "{}")).toMatchObject({ t: "attempt", key: k, n: 2, ms: 3_000_000_000 });
     expect(fields["problem"]).toMatch(/out of range|integer/i);
     expect(fields["id"]).toMatch(/^\d+-\d+$/);
+  });
+
+  it("when an exporter dies after writing a read, between acknowledging and deleting it, then no entry is left acknowledged in the outbox for ever", async () => {
+    const f = await fixture();
+    for (const k of [key(), key()]) await f.add(record(k));
+    // the connection dies at the first command that removes entries, as a SIGKILL would cut it
+    const dying = new Proxy(redis, {
+      get(target, name, receiver) {
+        if (name === "xdel") return () => Promise.reject(new Error("killed"));
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== "function") return value;
+        const method = value as (...args: unknown[]) => unknown;
+        return method.bind(target);
+      },
+    });
+    const doomed = new OutboxExporter({
+      redis: dying,
+      prefix: f.prefix,
+      pool: f.pool,
+      url: f.url,
+      logger: silentLogger(),
+      consumer: "doomed",
+      claimIdleMs: 1,
+      blockMs: 10,
+    });
+    await doomed.ensureGroup();
+    await doomed.exportOnce().catch(() => undefined);
+    // what is left is still pending (another exporter takes it over) or gone: never acknowledged and kept
+    const left = (await redis.xlen(f.outbox)) - Number((await redis.xpending(f.outbox, EXPORT_GROUP))[0]);
+    expect(left).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await f.drain(f.exporter("next", 1));
+    expect(await redis.xlen(f.outbox)).toBe(0);
+    expect(await f.rows("SELECT count(*)::int AS n FROM results")).toEqual([{ n: 2 }]);
   });
 });

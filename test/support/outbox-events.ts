@@ -53,6 +53,7 @@ export const outboxEventSchema = z.discriminatedUnion("t", [
   }),
   z.strictObject({
     t: z.literal("rows"),
+    report: z.string().regex(/^[0-9]+-[0-9]+$/),
     batch: z.string(),
     rows: z.array(z.tuple([z.number().int(), text, z.string(), text, text, text])).max(1000),
   }),
