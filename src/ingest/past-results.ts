@@ -1,12 +1,18 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { coerceError } from "../errors/relay-error.js";
+import { RelayError, coerceError } from "../errors/relay-error.js";
 import type { PastRecord } from "../ledger/past-record.js";
 import type { Logger } from "../log/logger.js";
-import { DatabaseUnreachableError } from "../records/errors/database-unreachable-error.js";
 import type { RecordRestoring } from "../ledger/restore-records.js";
 import type { RowRef } from "../ledger/statuses.js";
 import { PastResultsUnavailableError } from "./errors/past-results-unavailable-error.js";
 import { pastVersionsToRestore } from "./past-versions.js";
+
+/**
+ * The look-up could not reach PostgreSQL (the port's adapter, src/records, raises DATABASE_UNREACHABLE
+ * for it): worth waiting for, unlike a refused query or an outdated schema.
+ */
+const waitable = (error: unknown): error is RelayError =>
+  error instanceof RelayError && error.code === "DATABASE_UNREACHABLE";
 
 /**
  * The results of record kept beyond Redis's retention (PostgreSQL when RESULTS_DATABASE_URL is set).
@@ -89,7 +95,7 @@ async function lookUpPatiently(
     } catch (error) {
       const waitMs = Math.min(retryMs.cap, retryMs.first * 2 ** Math.min(tries, 10));
       const late = deadline !== undefined && Date.now() + waitMs > deadline;
-      if (!(error instanceof DatabaseUnreachableError) || late || signal?.aborted === true)
+      if (!waitable(error) || late || signal?.aborted === true)
         throw new PastResultsUnavailableError(file, coerceError(error).message, { cause: error });
       logger.warn(
         // the driver's reason only: the error's own text quotes the URL, which may hold more than the host

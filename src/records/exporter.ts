@@ -5,6 +5,7 @@ import { DATABASE_URL_SETTING } from "../config/database-url.js";
 import { safeUrl, urlCredentials } from "../config/url-credentials.js";
 import { LedgerNames } from "../ledger/names.js";
 import { keepRefusedEvent } from "../ledger/outbox-backlog.js";
+import { dropAcknowledgedEntries } from "../ledger/outbox-leftovers.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { maskSecrets, type Logger } from "../log/logger.js";
 import { exportEvents, type IdentifiedEvent } from "./export-batch.js";
@@ -74,13 +75,19 @@ export class OutboxExporter {
     this.#batchSize = options.batchSize ?? 500;
   }
 
-  /** Creates the consumer group (and the stream) if missing; reads from the first entry. */
+  /**
+   * Creates the consumer group (and the stream) if missing, reading from the first entry; removes entries
+   * an exporter acknowledged and died before deleting (src/ledger/outbox-leftovers.ts).
+   */
   async ensureGroup(): Promise<void> {
     try {
       await this.options.redis.xgroup("CREATE", this.#key, EXPORT_GROUP, "0", "MKSTREAM");
     } catch (error) {
       if (!String(error).includes("BUSYGROUP")) throw error;
     }
+    const dropped = await dropAcknowledgedEntries(this.options.redis, this.options.prefix, EXPORT_GROUP);
+    if (dropped > 0)
+      this.options.logger.info({ dropped }, "removed outbox entries already exported and acknowledged");
   }
 
   /** Starts draining in the background until `stop`. */

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { LedgerNames } from "../../src/ledger/names.js";
 import { outboxBacklog } from "../../src/ledger/outbox-backlog.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -383,5 +384,29 @@ describe("the outbox exporter", () => {
     await f.drain(f.exporter("next", 1));
     expect(await redis.xlen(f.outbox)).toBe(0);
     expect(await f.rows("SELECT count(*)::int AS n FROM results")).toEqual([{ n: 2 }]);
+  });
+  it("when entries were acknowledged but never deleted (an exporter killed between the two before they were one step), then the next exporter removes them at start and the outbox drains", async () => {
+    const f = await fixture();
+    const first = key();
+    await f.add(record(first));
+    await f.exporter().ensureGroup();
+    // what such an exporter did: read and acknowledged, then died before XDEL
+    const read = z
+      .array(z.tuple([z.string(), z.array(z.tuple([z.string(), z.unknown()]))]))
+      .parse(await redis.xreadgroup("GROUP", EXPORT_GROUP, "old", "COUNT", "10", "STREAMS", f.outbox, ">"));
+    const ids = read.flatMap(([, entries]) => entries.map(([id]) => id));
+    expect(ids).toHaveLength(1);
+    await redis.xack(f.outbox, EXPORT_GROUP, ...ids);
+    // one more event, read by a consumer that died holding it: it stays pending, to be taken over
+    await f.add(record(key()));
+    await redis.xreadgroup("GROUP", EXPORT_GROUP, "dead", "COUNT", "10", "STREAMS", f.outbox, ">");
+    expect(await redis.xlen(f.outbox)).toBe(2);
+
+    await f.exporter("next").ensureGroup();
+    expect(await redis.xlen(f.outbox)).toBe(1);
+    expect(Number((await redis.xpending(f.outbox, EXPORT_GROUP))[0])).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await f.drain(f.exporter("next", 1));
+    expect(await redis.xlen(f.outbox)).toBe(0);
   });
 });
