@@ -1,4 +1,4 @@
-// npm run test:chaos — issue 5 item 1: invoices across drop files, submitted through a faulty simulator
+// npm run test:chaos — the chaos suite: invoices across drop files, submitted through a faulty simulator
 // by worker processes that are killed with SIGKILL and restarted, a private Redis (AOF everysec)
 // restarted mid-run and an ingest killed mid-file; then every guarantee of docs/reliability.md is checked,
 // and an operator phase follows (an outage night, corrected invoices dropped, `retry`: one effect per external_id),

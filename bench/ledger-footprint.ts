@@ -57,7 +57,7 @@ const FAMILIES = [
 ] as const;
 
 /**
- * The key families of one QUEUE_PREFIX (see src/ledger/key-names.ts and docs/ledger.md),
+ * The key families of one QUEUE_PREFIX (see src/ledger/names.ts and docs/ledger.md),
  * then BullMQ's keys of the invoice queue. Order matters: a key counts in the first family it matches.
  */
 export function keyFamilies(prefix: string): Family[] {

@@ -54,7 +54,7 @@ export function chaosOptions(env: NodeJS.ProcessEnv): ChaosOptions {
   };
 }
 
-/** The simulator's faults, as issue 5 fixes them: 20 % 503, 5 % 429 + Retry-After, 5 % lost, 0-50 ms. */
+/** The simulator's faults, as docs/reliability.md ("The chaos suite") fixes them: 20 % 503, 5 % 429 + Retry-After, 5 % lost, 0-50 ms. */
 export const FAULTS = {
   errorRate: 0.2,
   throttleRate: 0.05,

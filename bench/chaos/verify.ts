@@ -29,7 +29,7 @@ export interface Verdict {
 
 const LIST = 5; // how many offenders a failure names
 
-/** Every check of issue 5 item 1; each one can fail, and says what it found. */
+/** Every check of the chaos suite (docs/reliability.md, "The chaos suite"); each one can fail, and says what it found. */
 export async function verify(input: VerifyInput): Promise<Verdict> {
   const failures: string[] = [];
   const check = (ok: boolean, what: string) => {

@@ -64,8 +64,8 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     const write = (options.access ?? "read-write") === "read-write";
     if (await checkLayout(redis, config.queuePrefix, write))
       warnings.push(
-        `QUEUE_PREFIX=${config.queuePrefix} holds results of invoice-relay 0.1, which this version does not read ` +
-          '(docs/ledger.md, "Upgrading from 0.1")',
+        `QUEUE_PREFIX=${config.queuePrefix} holds results in the earlier ledger layout, which this version does not read ` +
+          '(docs/ledger.md, "Upgrading from the three-key layout")',
       );
     const outbox = await checkOutboxDatabase(redis, config.queuePrefix, {
       hasDatabase: config.resultsDatabaseUrl !== undefined,

@@ -1,4 +1,4 @@
-// npm run screenshots — the web console's pictures in docs/ (README, "Watching it"): the samples pass
+// npm run screenshots — the web console's pictures in docs/ (docs/operations.md, "Web console"): the samples pass
 // once against the simulator with faults, as in `npm run demo`, and headless Chromium photographs the
 // batches page and one batch filtered to its rejected rows. Needs /usr/bin/chromium (or CHROMIUM).
 import { spawn } from "node:child_process";

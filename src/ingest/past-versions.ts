@@ -3,7 +3,7 @@ import type { RowRef } from "../ledger/statuses.js";
 
 /**
  * Which past records to write back into the ledger before a chunk is registered, so that registering
- * decides each row as it would within the retention (README.md, "Idempotency keys"):
+ * decides each row as it would within the retention (docs/submission.md, "Idempotency keys"):
  * - the row's own key succeeded: that record (the row is `duplicate`);
  * - else another version of its external_id succeeded: that one (the row is `conflict`, naming it);
  * - else another version failed: that one (the row is sent, the failed one becomes `superseded`).

@@ -10,7 +10,7 @@ import {
 
 /**
  * Dotted paths into JSON objects (`invoice.number`) and the field each fills, prepared once per file:
- * a source profile's `columns` for JSON and NDJSON (README.md, "Vendor files").
+ * a source profile's `columns` for JSON and NDJSON (docs/vendor-files.md, "Vendor files").
  */
 export interface FieldPaths {
   /** Lower-cased full path → the field and the path as the profile spells it. */

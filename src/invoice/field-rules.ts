@@ -1,7 +1,7 @@
 import { withoutFields, type FlatField, type PickedFields } from "./normalise.js";
 
 /**
- * A source profile's `defaults` and `values` (README.md, "Vendor files"), prepared once per file: applied
+ * A source profile's `defaults` and `values` (docs/vendor-files.md, "Vendor files"), prepared once per file: applied
  * to each record's picked fields before normalisation, so that keys, derived from the canonical document
  * only, are the same however a vendor shapes and words its file.
  */

@@ -55,7 +55,7 @@ export const canonicalInvoiceSchema = z.strictObject({
 
 export type CanonicalInvoice = z.infer<typeof canonicalInvoiceSchema>;
 
-/** Builds the field schemas used on raw records, with the normalisation README.md gives under "Records". */
+/** Builds the field schemas used on raw records, with the normalisation docs/vendor-files.md gives under "Records". */
 const text = (required: string) =>
   z.string({
     error: (iss) => (iss.input === undefined ? required : `must be a string, not ${describe(iss.input)}`),

@@ -3,9 +3,10 @@ import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
 
 /**
- * Whether the prefix holds a ledger of invoice-relay 0.1, whose layout this version does not read
- * (docs/ledger.md, "Upgrading from 0.1"). 0.1 kept each batch's pending count in the batch's own hash;
- * this layout keeps it in the `pending` hash, so the newest batch tells (one look, whatever the size).
+ * Whether the prefix holds a ledger in the earlier three-key layout, which this version does not read
+ * (docs/ledger.md, "Upgrading from the three-key layout"). That layout kept each batch's pending count
+ * in the batch's own hash; this layout keeps it in the `pending` hash, so the newest batch tells (one
+ * look, whatever the size).
  * `write`: throw EarlierLayoutError; readers get the answer, for a warning.
  */
 export async function checkLayout(redis: RedisClient, prefix: string, write: boolean): Promise<boolean> {

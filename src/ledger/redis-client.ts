@@ -3,7 +3,7 @@ import type { Cluster, Redis } from "ioredis";
 /**
  * A connection to the deployment's Redis: one server (`REDIS_URL`) or a Redis Cluster
  * (`REDIS_CLUSTER_NODES`). With a hash-tagged QUEUE_PREFIX every key of a deployment lives in one slot,
- * so every script and MULTI works the same on both (see README.md, "Redis Cluster").
+ * so every script and MULTI works the same on both (see docs/redis-cluster.md).
  */
 export type RedisClient = Redis | Cluster;
 

@@ -43,7 +43,7 @@ const countsSchema = z.record(z.string(), z.number());
  * Retention: a batch's records are kept `retentionMs` after its report is written, then removed with
  * everything that points at them (external-id index entries, the batch, its decisions and key list).
  * Never removed: anything of a batch not reported (or reopened), a key still in flight, and a batch
- * whose report counted failed rows (retry needs them); see README.md, "Retention". Each step re-checks
+ * whose report counted failed rows (retry needs them); see docs/ledger.md, "Retention". Each step re-checks
  * in Redis that the batch may go, so two processes sweeping at once, or a retry meanwhile, are safe.
  */
 export class Retention {

@@ -11,7 +11,7 @@ export interface HostRule {
   readonly port: number | "served" | undefined;
 }
 
-/** The host names the HTTP server is served as (README "Security"; docs/operations.md, "Web console"). */
+/** The host names the HTTP server is served as (docs/security.md; docs/operations.md, "Web console"). */
 export interface HostPolicy {
   readonly rules: readonly HostRule[];
   /** HTTP_ADDR reaches beyond this machine (every address, or one of another interface). */

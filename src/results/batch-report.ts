@@ -137,7 +137,7 @@ export function replacementOf(reportsDir: string, file: string, batchId: string)
 
 /**
  * Notes in a written summary that its batch was replaced. The results CSV is left as it is: its header is
- * fixed (README.md) and its rows stay true of what this batch did.
+ * fixed (docs/vendor-files.md, "Batches and reports") and its rows stay true of what this batch did.
  */
 export async function markSummaryReplaced(summaryPath: string, replacement: Replacement): Promise<void> {
   const parsed = summaryFile.safeParse(JSON.parse(await readFile(summaryPath, "utf8")));

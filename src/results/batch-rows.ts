@@ -110,7 +110,7 @@ async function resolveChunk(
 }
 
 /**
- * An in-file duplicate was never sent on its own: it ends as its first occurrence did (README,
+ * An in-file duplicate was never sent on its own: it ends as its first occurrence did (docs/submission.md,
  * "Idempotency keys"), `duplicate` after a success, else that line's status and error.
  */
 function mirrorFirst(first: ReportRow, line: number, firstLine: number): ReportRow {

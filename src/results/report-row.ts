@@ -1,6 +1,6 @@
 import { csvCell } from "./csv-cell.js";
 
-/** Row statuses of a report, as README.md names them ("The drop folder"). */
+/** Row statuses of a report, as docs/vendor-files.md names them ("Batches and reports"). */
 export const ROW_STATUSES = [
   "succeeded",
   "duplicate",

@@ -7,7 +7,7 @@ import {
 } from "./extract.js";
 import { parseRetryAfter } from "./retry-after.js";
 
-/** What to do with an invoice after one attempt, per README.md's table "What happens to each answer". */
+/** What to do with an invoice after one attempt, per the table of docs/submission.md, "What happens to each answer". */
 export type Verdict =
   | {
       readonly kind: "succeeded";

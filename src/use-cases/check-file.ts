@@ -23,8 +23,8 @@ export interface CheckedDocument {
 }
 
 /**
- * What `invoice-relay check` learns of one file without Redis or the service (README.md, "Vendor
- * files"). Counts are rows as the file's report would count them: `valid` rows would be sent, `duplicate`
+ * What `invoice-relay check` learns of one file without Redis or the service (docs/vendor-files.md,
+ * "Vendor files"). Counts are rows as the file's report would count them: `valid` rows would be sent, `duplicate`
  * and `conflict` repeat an earlier row of the same file (with the same content, or other content).
  */
 export interface CheckedFile {

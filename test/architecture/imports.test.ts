@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 const SRC = resolve(import.meta.dirname, "../../src");
 
 /**
- * The stages of src/ and what each may import (README.md, "Project layout"): imports run one way, from
+ * The stages of src/ and what each may import (docs/development.md, "Project layout"): imports run one way, from
  * the commands down to the ledger, so no two stages import each other.
  */
 const ALLOWED: Record<string, readonly string[]> = {

@@ -49,7 +49,7 @@ describe("status and results after a night with succeeded, failed and rejected r
       counts: { succeeded: 3, duplicate: 0, rejected: 1, failed: 1, conflict: 0, superseded: 0, pending: 0 },
     });
     expect(status.batches[0]?.report_csv).toMatch(/reports\/night\.csv\..+\.results\.csv$/);
-    // the batch has a failed row: it is kept past its retention until retried (README.md, "Retention")
+    // the batch has a failed row: it is kept past its retention until retried (docs/ledger.md, "Retention")
     expect(status.ledger).toMatchObject({
       records: 4,
       batches: 1,

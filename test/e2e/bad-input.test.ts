@@ -164,7 +164,7 @@ describe("run over a drop folder of bad input", () => {
     expect(fileError(result, "latin1.csv")).toBe(
       `latin1.csv (line 3, byte offset ${bytes.indexOf(0xe9)}): not UTF-8: invalid byte 0xe9; ` +
         "if the file is not UTF-8, name its encoding in a source profile (`encoding:` in SOURCES_FILE, " +
-        "see README.md, Vendor files). Fix the file, or its source profile, and drop it again.",
+        "see docs/vendor-files.md, Vendor files). Fix the file, or its source profile, and drop it again.",
     );
     expect(await finalPlace(result.dir, "latin1.csv")).toBe("rejected");
     expect(sim.attempts(sentAs({ ...jsonRecord("L1-1") }).key)).toEqual([]);

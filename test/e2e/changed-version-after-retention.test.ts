@@ -16,7 +16,7 @@ import { testRedisUrl } from "../support/redis.js";
 
 // A changed version of an invoice dropped after Redis's retention has forgotten the earlier one, with
 // RESULTS_DATABASE_URL: the results of record decide it by external_id as the ledger would within the
-// retention (README.md, "Idempotency keys"; docs/reliability.md).
+// retention (docs/submission.md, "Idempotency keys"; docs/reliability.md).
 const API_KEY = "irs_live_changed_version_0123456789";
 const RETENTION_MS = 2000;
 const HEADER = "external_id,currency,destination_country,archive_policy";

@@ -43,10 +43,10 @@ async function setup() {
   return { dir: drop.dir, prefix, env };
 }
 
-describe("a ledger written by invoice-relay 0.1", () => {
-  it("when the prefix holds 0.1's results, then run, ingest, worker and retry exit 1 saying how to upgrade, and status only warns", async () => {
+describe("a ledger written in the earlier three-key layout", () => {
+  it("when the prefix holds results in the earlier layout, then run, ingest, worker and retry exit 1 saying how to upgrade, and status only warns", async () => {
     const s = await setup();
-    // what 0.1 leaves: a batch whose hash holds its pending count, a result record as a hash
+    // what the earlier layout leaves: a batch whose hash holds its pending count, a result record as a hash
     await redis.zadd(`${s.prefix}:relay:batches`, Date.now(), "20261101T020000Z-0a1b2c");
     await redis.hset(
       `${s.prefix}:relay:batch:20261101T020000Z-0a1b2c`,
@@ -60,14 +60,14 @@ describe("a ledger written by invoice-relay 0.1", () => {
     for (const args of [["run"], ["ingest"], ["worker"], ["retry"]]) {
       const result = await runCli(args, s.env, 15_000);
       expect(result.code, `${args.join(" ")}: ${result.output}`).toBe(1);
-      expect(result.output).toContain("holds results written by invoice-relay 0.1");
-      expect(result.output).toContain("Upgrading from 0.1");
+      expect(result.output).toContain("holds results written in the earlier ledger layout");
+      expect(result.output).toContain("Upgrading from the three-key layout");
     }
     expect(await readdir(s.dir)).toContain("night.csv");
     expect(await redis.keys(`${s.prefix}:invoices:*`)).toEqual([]);
     const status = await runCli(["status"], s.env, 15_000);
     expect(status.code, status.output).toBe(0);
-    expect(status.output).toContain("holds results of invoice-relay 0.1");
+    expect(status.output).toContain("holds results in the earlier ledger layout");
   });
 
   it("when the prefix holds this version's ledger, then run goes ahead, again and again", async () => {
@@ -77,6 +77,6 @@ describe("a ledger written by invoice-relay 0.1", () => {
     await writeFile(join(s.dir, "night2.csv"), CSV.replace("LAY-1", "LAY-2"));
     const again = await runCli(["run"], s.env, 60_000);
     expect(again.code, again.output).toBe(0);
-    expect(again.output).not.toContain("invoice-relay 0.1");
+    expect(again.output).not.toContain("earlier ledger layout");
   });
 });

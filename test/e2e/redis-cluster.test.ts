@@ -16,7 +16,7 @@ import { testInvoices, type KeyedInvoice } from "../support/invoices.js";
 import { spawnNode, until } from "../support/processes.js";
 
 // A private Redis Cluster of three masters, with the CLI run as an operator runs it: REDIS_CLUSTER_NODES
-// lists the nodes and QUEUE_PREFIX carries a hash tag (README.md, "Redis Cluster").
+// lists the nodes and QUEUE_PREFIX carries a hash tag (docs/redis-cluster.md).
 const API_KEY = "irs_live_cluster_e2e_key_0123456789";
 const SAMPLES = fileURLToPath(new URL("../../samples/", import.meta.url));
 let cluster: RedisCluster;

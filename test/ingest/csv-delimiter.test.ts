@@ -86,7 +86,7 @@ describe("CSV delimiter detection", () => {
     expect(error.problem).toContain(`tried ${TRIED}`);
     expect(error.problem).toContain('"delimiter:"');
     expect(error.problem).toContain("SOURCES_FILE");
-    expect(error.problem).toContain('README.md, "Vendor files"');
+    expect(error.problem).toContain('docs/vendor-files.md, "Vendor files"');
   });
 
   it("when a profile sets the delimiter, then it is used without detection, even for a header that two delimiters split", async () => {

@@ -92,7 +92,7 @@ describe("decodeText", () => {
         expect(error?.position).toEqual({ line: 3, byteOffset: 19 });
         expect(error?.problem).toBe(
           "not UTF-8: invalid byte 0xfc; if the file is not UTF-8, name its encoding in a source profile " +
-            "(`encoding:` in SOURCES_FILE, see README.md, Vendor files)",
+            "(`encoding:` in SOURCES_FILE, see docs/vendor-files.md, Vendor files)",
         );
         expect(text).toBe("external_id\nINV-1\nM");
       }

@@ -39,7 +39,7 @@ async function fromTestcontainers(): Promise<Provided | undefined> {
 }
 
 /**
- * Redis for the whole test run, in the order README.md gives (Requirements): REDIS_URL; a testcontainers
+ * Redis for the whole test run, in the order docs/development.md gives ("Tests"): REDIS_URL; a testcontainers
  * Redis when a Docker engine answers; else a private redis-server on a free port in a temp folder. None:
  * fail loudly.
  */

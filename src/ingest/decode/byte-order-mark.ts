@@ -49,7 +49,7 @@ export function chooseEncoding(file: string, head: Uint8Array, profile?: SourceP
   throw new UnreadableFileError(
     file,
     `the file starts with a ${mark.encoding} byte order mark, but ${profile.name} says \`encoding: ${named}\`; ` +
-      `correct the profile's \`encoding:\` (SOURCES_FILE, see README.md, Vendor files) or save the file as ${named}`,
+      `correct the profile's \`encoding:\` (SOURCES_FILE, see docs/vendor-files.md, Vendor files) or save the file as ${named}`,
     { line: 1, byteOffset: 0 },
     "file-or-profile",
   );

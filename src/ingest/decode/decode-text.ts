@@ -6,10 +6,10 @@ import { asText, utf8Chunks } from "./utf8-chunks.js";
 
 export type { EncodingChoice } from "./byte-order-mark.js";
 
-const WHERE = "SOURCES_FILE, see README.md, Vendor files";
+const WHERE = "SOURCES_FILE, see docs/vendor-files.md, Vendor files";
 
 /**
- * Turns a drop file's bytes into text, chunk by chunk, in constant memory (README.md, "Vendor files").
+ * Turns a drop file's bytes into text, chunk by chunk, in constant memory (docs/vendor-files.md, "Vendor files").
  * The encoding is the profile's `encoding:`, else the one a byte order mark at the start announces
  * (UTF-8, UTF-16 LE or BE), else UTF-8; a byte order mark is never part of the text. `onEncoding` hears
  * the choice before any text is yielded. Bytes that are not text in that encoding raise

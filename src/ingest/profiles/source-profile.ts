@@ -16,7 +16,7 @@ export type Encoding = (typeof ENCODINGS)[number];
 export const DELIMITERS = [",", ";", "\t", "|"] as const;
 
 /**
- * A source profile as the readers use it (README.md, "Vendor files"; docs/configuration.md, "Source
+ * A source profile as the readers use it (docs/vendor-files.md, "Vendor files"; docs/configuration.md, "Source
  * profiles"): how one vendor's files are read and mapped onto the canonical fields. Loaded and
  * validated from SOURCES_FILE by src/ingest/profiles/load-profiles.ts; every field but `name` and `match`
  * is optional, and what is absent is detected or taken as for a file without a profile.

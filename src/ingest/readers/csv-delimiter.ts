@@ -3,8 +3,8 @@ import { UnreadableFileError, type FixIn } from "../unreadable-file-error.js";
 import { matchHeader, REQUIRED_COUNT, type HeaderMapping } from "./csv-header.js";
 import { CsvSplitter, MAX_CSV_RECORD_CHARS, type CsvRecord } from "./csv-records.js";
 
-/** Where README.md tells how to set a file's delimiter and column names. */
-export const PROFILE_HINT = `a source profile for the file (SOURCES_FILE; README.md, "Vendor files")`;
+/** Where docs/vendor-files.md tells how to set a file's delimiter and column names. */
+export const PROFILE_HINT = `a source profile for the file (SOURCES_FILE; docs/vendor-files.md, "Vendor files")`;
 
 /** A delimiter as messages show it. */
 export function showDelimiter(delimiter: string): string {

@@ -34,8 +34,8 @@ export interface HeaderMapping {
 }
 
 /**
- * Matches header names: a profile's `columns` first, then the flat field names (README.md, "The drop
- * folder"). A required field counts as present when a column fills it or the profile has a default for
+ * Matches header names: a profile's `columns` first, then the flat field names (docs/vendor-files.md,
+ * "Records"). A required field counts as present when a column fills it or the profile has a default for
  * it. Never throws.
  */
 export function matchHeader(names: readonly string[], mapping: HeaderMapping): CsvHeader {

@@ -8,7 +8,7 @@ import { JsonInvoiceScanner, MAX_JSON_ELEMENT_CHARS, type ScanEvent } from "./js
 /**
  * Reads a JSON file: a top-level array of invoices or `{"invoices": [...]}`, streamed element by element,
  * each picked through the source profile's dotted paths, defaults and values, if any.
- * `line` is the 1-based element index, as README.md defines it for JSON arrays ("The drop folder").
+ * `line` is the 1-based element index, as docs/vendor-files.md defines it for JSON arrays ("Batches and reports").
  */
 export async function* readJson(
   file: string,

@@ -1,8 +1,8 @@
 import { RelayError } from "../../errors/relay-error.js";
 
 /**
- * The QUEUE_PREFIX holds a ledger written by invoice-relay 0.1, whose layout this version does not read
- * (docs/ledger.md, "Upgrading from 0.1"). Writing beside it would lose its records' protection against
+ * The QUEUE_PREFIX holds a ledger in the earlier layout (three Redis keys per invoice), which this version
+ * does not read (docs/ledger.md, "Upgrading from the three-key layout"). Writing beside it would lose its records' protection against
  * sending twice, so every command that writes refuses, before anything is claimed.
  */
 export class EarlierLayoutError extends RelayError {
@@ -10,11 +10,11 @@ export class EarlierLayoutError extends RelayError {
 
   constructor(readonly queuePrefix: string) {
     super(
-      `QUEUE_PREFIX=${queuePrefix} holds results written by invoice-relay 0.1, which keeps them in another ` +
-        "layout. Finish that work with 0.1 first (`invoice-relay run` until status shows nothing queued or " +
+      `QUEUE_PREFIX=${queuePrefix} holds results written in the earlier ledger layout (three Redis keys per ` +
+        "invoice). Finish that work with the version that wrote them first (`invoice-relay run` until status shows nothing queued or " +
         "retrying, and `retry` any failed invoices), then start this version with a new QUEUE_PREFIX, or " +
         `remove the old keys (${queuePrefix}:relay:* and ${queuePrefix}:invoices:*). See docs/ledger.md, ` +
-        '"Upgrading from 0.1". Nothing was claimed or written.',
+        '"Upgrading from the three-key layout". Nothing was claimed or written.',
     );
   }
 }

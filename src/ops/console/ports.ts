@@ -1,6 +1,6 @@
 import type { BatchMeta } from "../../ledger/batch-store.js";
 
-/** The row statuses a batch page filters by (README.md, "The drop folder"), `pending` last. */
+/** The row statuses a batch page filters by (docs/vendor-files.md, "Batches and reports"), `pending` last. */
 export const ROW_FILTERS = [
   "succeeded",
   "duplicate",

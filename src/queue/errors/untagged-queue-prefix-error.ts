@@ -3,7 +3,7 @@ import { RelayError } from "../../errors/relay-error.js";
 /**
  * REDIS_CLUSTER_NODES is set and QUEUE_PREFIX has no hash tag: the deployment's keys would spread over
  * the cluster's slots, and every script that touches several of them would fail with CROSSSLOT, part-way
- * through a run. Refused at start, before anything is claimed (README.md, "Redis Cluster").
+ * through a run. Refused at start, before anything is claimed (docs/redis-cluster.md).
  */
 export class UntaggedQueuePrefixError extends RelayError {
   readonly code = "QUEUE_PREFIX_WITHOUT_HASH_TAG";
@@ -14,7 +14,7 @@ export class UntaggedQueuePrefixError extends RelayError {
         "key of a deployment must hash to one slot, because BullMQ's scripts and the results store's scripts " +
         "each touch many keys at once, which a cluster refuses across slots (CROSSSLOT). Add a hash tag: put " +
         "the prefix, or a part of it, in braces, e.g. QUEUE_PREFIX={invoice-relay} (a new prefix starts " +
-        "empty; see README.md, Redis Cluster). Nothing was claimed or written.",
+        "empty; see docs/redis-cluster.md). Nothing was claimed or written.",
     );
   }
 }

@@ -8,7 +8,7 @@ import { SourcesSyntaxError } from "../../../src/ingest/profiles/errors/sources-
 import { loadProfiles, parseProfiles } from "../../../src/ingest/profiles/load-profiles.js";
 import { ENCODINGS } from "../../../src/ingest/profiles/source-profile.js";
 
-/** The example of the issue and of docs/configuration.md, "Source profiles". */
+/** The example of docs/configuration.md, "Source profiles". */
 const EXAMPLE = `profiles:
   - match: "sap-*.csv"            # glob on the file name; first match wins
     delimiter: ";"

@@ -1,7 +1,7 @@
 -- Whether a batch's retention has passed and nothing of it may still be needed: its report is written
 -- (state reported, or rejected for a file refused whole) at least `retention` ms ago, it is not reopened
 -- (no key pending, not waiting for its report), and its report counted no failed or pending row: a
--- failed key keeps its batch whole for `retry` until it succeeds or is superseded (see README.md,
+-- failed key keeps its batch whole for `retry` until it succeeds or is superseded (see docs/ledger.md,
 -- "Retention").
 local function expirable(bkey, pending, completed, batch, now, retention)
   local meta = redis.call('HMGET', bkey, 'state', 'reported_at', 'counts')
