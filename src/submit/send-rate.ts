@@ -10,8 +10,8 @@
  * - After a cut (a 429 or 503): the rate is cut to `beta` of what it was (`max`), then follows a cubic in
  *   time (CUBIC, RFC 9438, scaled to `max` so it behaves alike at 10/s and 10,000/s): back to `max` after
  *   `recoverMs`, flat around it, then rising faster, and probing again by doubling past `(2 - beta)·max`.
- * - Latency well above its floor plateaus the curve where it is (`max` = the rate now, at the flat point):
- *   the increase slows before the first 429.
+ * - Latency well above its floor while doubling plateaus the curve where it is (`max` = the rate now, at
+ *   the flat point): the increase slows before the first 429.
  * - It never exceeds `ceiling` (SUBMIT_RATE_PER_SEC) nor twice what the fleet really sent: a rate that was
  *   never used is not a rate the service accepted.
  * docs/capacity.md has the measurements behind the constants.
@@ -61,6 +61,9 @@ export const DEFAULT_RATE_SETTINGS: RateSettings = {
 /** No ceiling still has one: a rate no HTTP client reaches, so the arithmetic stays finite. */
 const NO_CEILING = 1_000_000;
 
+/** The most one cut takes off what was sent, whatever share of answers was refused. */
+const LEAST_SHARE = 0.3;
+
 export type RatePhase = "probing" | "holding" | "backing-off";
 
 export function initialRateState(settings: RateSettings, now: number): RateState {
@@ -108,7 +111,8 @@ export function onThrottled(
   }
   const curve = rateAt(state, now, settings, sentPerSec);
   const sent = sentPerSec === undefined || sentPerSec <= 0 ? curve : Math.min(curve, sentPerSec);
-  const current = Math.max(settings.minRate, sent * Math.min(1, Math.max(0, acceptedShare)));
+  // A share from a handful of answers says little: one cut takes at most this much off.
+  const current = Math.max(settings.minRate, sent * Math.min(1, Math.max(LEAST_SHARE, acceptedShare)));
   // Cut again below the last plateau: the capacity fell; the next plateau is set lower still (CUBIC's fast
   // convergence), so the curve does not climb straight back to where it was refused.
   const max = state.max > 0 && current < state.max ? (current * (1 + settings.beta)) / 2 : current;
@@ -133,9 +137,11 @@ export function onCongested(
   settings: RateSettings,
   sentPerSec?: number,
 ): RateState | undefined {
+  // Only the doubling is slowed (probing from nothing, or past the cubic's reach): the cubic is slow
+  // near its plateau already, and plateauing it again and again would stall it on noisy latency.
+  const elapsed = now - state.at;
+  if (state.max > 0 && elapsed <= 2 * settings.recoverMs) return undefined;
   const current = rateAt(state, now, settings, sentPerSec);
-  // Already at or below a plateau: nothing to slow.
-  if (state.max > 0 && current <= state.max) return undefined;
   return { ...state, version: state.version + 1, rate: current, at: now - settings.recoverMs, max: current };
 }
 

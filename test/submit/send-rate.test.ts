@@ -51,6 +51,7 @@ describe("the learned sending rate", () => {
     const probing = initialRateState(S, T0);
     expect(onThrottled(probing, T0 + 500, S, 250)?.max).toBeCloseTo(250);
     expect(onThrottled(probing, T0 + 500, S, 300, 1 / 3)?.max).toBeCloseTo(100);
+    expect(onThrottled(probing, T0 + 500, S, 300, 0)?.max).toBeCloseTo(90); // at most 70 % off at once
   });
 
   it("when more 429s come within the guard after a cut, then the rate is not cut again", () => {
@@ -127,7 +128,8 @@ describe("the learned sending rate", () => {
     const state = slowed ?? probing;
     expect(rateAt(state, T0 + 500, S)).toBeCloseTo(400);
     expect(rateAt(state, T0 + 1000, S)).toBeLessThan(rateAt(probing, T0 + 1000, S) / 1.5);
-    expect(onCongested(cutAt300, T0 + 500, S)).toBeUndefined(); // below its plateau: nothing to slow
+    expect(onCongested(cutAt300, T0 + 500, S)).toBeUndefined(); // on the cubic: slow already
+    expect(onCongested(cutAt300, T0 + 3100, S)?.max).toBeCloseTo(rateAt(cutAt300, T0 + 3100, S));
   });
 
   it("when a pass starts after a pause, then it resumes a little below the last learned rate and probes back to it", () => {
