@@ -15,8 +15,10 @@ const replySchema = z
     z.coerce.number(),
     z.coerce.number(),
     z.coerce.number(),
+    z.coerce.number(),
   ])
-  .transform(([booked, waitMs, sentPerSec, version, state, heldUntil, now, lastSentAt]) => ({
+  .transform(([booked, waitMs, sentPerSec, version, state, heldUntil, now, lastSentAt, refused]) => ({
+    refused,
     booked,
     waitMs,
     sentPerSec,
@@ -63,11 +65,13 @@ export class SendBudget {
 
   /**
    * Writes `state` (as version `version`) if the stored one is still `from`, and holds every request
-   * back for `holdMs` (0: no hold); `from` undefined writes no state.
+   * back for `holdMs` (0: no hold), and counts `refused` more requests refused for capacity; `from`
+   * undefined writes no state.
    */
   async event(
     change: { readonly from: string; readonly state: string; readonly version: string } | undefined,
     holdMs: number,
+    refused = 0,
   ): Promise<BudgetReply> {
     const reply = await script.run(
       this.redis,
@@ -78,6 +82,7 @@ export class SendBudget {
         change?.state ?? "",
         change?.version ?? "",
         Math.max(0, Math.round(holdMs)),
+        refused,
       ],
     );
     return replySchema.parse(reply);

@@ -44,6 +44,8 @@ export interface SubmissionHooks {
   readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
   /** After every HTTP request to the service (metrics); called on the hot path, so it must be cheap. */
   readonly onAttempt?: (attempt: AttemptObservation) => void;
+  /** A request waited this long for its send time in the fleet's budget (metrics). */
+  readonly onHeld?: (ms: number) => void;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
   readonly flow?: {
@@ -97,6 +99,7 @@ export async function startSubmission(
           startRate: config.submitRateStart,
         },
         retryAfterCapMs: config.retryAfterCapMs,
+        ...(hooks.onHeld === undefined ? {} : { onHeld: hooks.onHeld }),
         onError: (error) => {
           logger.warn({ err: error }, "the fleet's send budget in Redis did not answer; trying again");
         },

@@ -22,6 +22,7 @@ export interface BudgetPort {
   event(
     change: { readonly from: string; readonly state: string; readonly version: string } | undefined,
     holdMs: number,
+    refused?: number,
   ): Promise<BudgetReply>;
 }
 
@@ -30,6 +31,8 @@ export interface PacerOptions {
   readonly settings: RateSettings;
   /** The longest Retry-After honoured (RETRY_AFTER_CAP_MS). */
   readonly retryAfterCapMs: number;
+  /** A request waited this long for its send time (metrics). */
+  readonly onHeld?: (ms: number) => void;
   /** Redis unreachable or a write refused: reported, then tried again. */
   readonly onError: (error: unknown) => void;
 }
@@ -61,6 +64,8 @@ export interface PacerSnapshot {
   readonly fleetSentPerSec: number;
   /** Since when the service refuses for capacity and accepts nothing (epoch ms), or 0. */
   readonly refusingSince: number;
+  /** Requests the service refused for capacity, every process together, in all (as last read). */
+  readonly fleetRefused: number;
 }
 
 /**
@@ -78,6 +83,9 @@ export class SendPacer {
   #writing = false;
   #resumeChecked = false;
   #lastCongestion = 0;
+  #fleetRefused = 0;
+  /** 429s not yet counted in the budget (a write was under way). */
+  #uncounted = 0;
   readonly #waiting: (() => void)[] = [];
   readonly #recent: { at: number; ok: boolean }[] = [];
   readonly #latency = new LatencyFloor(Date.now());
@@ -92,7 +100,9 @@ export class SendPacer {
     const asked = Date.now();
     return new Promise<void>((resolve) => {
       this.#waiting.push(() => {
-        this.heldMs += Date.now() - asked;
+        const waited = Date.now() - asked;
+        this.heldMs += waited;
+        if (waited > 0) this.options.onHeld?.(waited);
         resolve();
       });
       this.#pump();
@@ -101,14 +111,17 @@ export class SendPacer {
 
   /** A 429 (with its Retry-After) or a 503: cut the fleet's rate, and for a 429 hold the fleet back. */
   onThrottled(httpStatus: number, retryAfterMs: number | undefined): void {
-    if (httpStatus === 429) this.throttled++;
+    if (httpStatus === 429) {
+      this.throttled++;
+      this.#uncounted++;
+    }
     this.#remember(false);
     const state = this.#state;
     if (state === undefined) return;
     const now = this.#now();
     const next = onThrottled(state, now, this.options.settings, this.#sentPerSec, this.#acceptedShare());
     const hold = httpStatus === 429 ? Math.min(retryAfterMs ?? 0, this.options.retryAfterCapMs) : 0;
-    if (next === undefined && (hold === 0 || now + hold <= this.#heldUntil)) return;
+    if (next === undefined && this.#uncounted === 0 && (hold === 0 || now + hold <= this.#heldUntil)) return;
     this.#write(next, hold);
   }
 
@@ -146,6 +159,7 @@ export class SendPacer {
       phase: phaseAt(state, now, this.#heldUntil, this.options.settings),
       fleetSentPerSec: this.#sentPerSec,
       refusingSince: state.refusingSince,
+      fleetRefused: this.#fleetRefused,
     };
   }
 
@@ -208,16 +222,19 @@ export class SendPacer {
   #write(next: RateState | undefined, holdMs: number, from = this.#version): void {
     if (this.#writing) return;
     this.#writing = true;
+    const counted = this.#uncounted;
+    this.#uncounted = 0;
     const change =
       next === undefined
         ? undefined
         : { from, state: JSON.stringify({ ...next, version: next.version }), version: String(next.version) };
     this.options.budget
-      .event(change, holdMs)
+      .event(change, holdMs, counted)
       .then((reply) => {
         this.#absorb(reply);
       })
       .catch((error: unknown) => {
+        this.#uncounted += counted;
         this.options.onError(error);
       })
       .finally(() => {
@@ -230,6 +247,7 @@ export class SendPacer {
     this.#heldUntil = reply.heldUntil;
     this.#sentPerSec = reply.sentPerSec;
     this.#version = reply.version;
+    this.#fleetRefused = reply.refused;
     if (reply.state === "") {
       this.#state ??= initialRateState(this.options.settings, reply.now);
       return;
