@@ -42,12 +42,12 @@ const BOOK_AHEAD_MS = 200;
 /** Send times booked in one round trip, at most. */
 const MOST_BOOKED = 16;
 /** Answers that say what share the service accepts lately. */
-const RECENT_MS = 250;
+const RECENT_MS = 500;
 /** Latency well above its floor slows the increase at most this often. */
 const CONGESTION_EVERY_MS = 500;
 const RETRY_BUDGET_MS = 250;
 /** Answers needed before their accepted share is believed. */
-const SHARE_SAMPLE = 10;
+const SHARE_SAMPLE = 6;
 
 const rateStateSchema = z.object({
   version: z.number(),
