@@ -6,7 +6,7 @@ import type { Submitter } from "./submitter.js";
 
 /**
  * A submitter that sends each request at a time booked in the fleet's budget, and tells the budget what
- * the service answered: a 429 or 503 cuts the learned rate (a 429's Retry-After holds the whole fleet), an
+ * the service answered: a 429 cuts the learned rate (and its Retry-After holds the whole fleet), an
  * accepted request's latency says whether the service is queueing.
  */
 export function withPacing(submitter: Submitter, pacer: SendPacer): Submitter {
@@ -17,7 +17,9 @@ export function withPacing(submitter: Submitter, pacer: SendPacer): Submitter {
       const answer = await submitter.submit(idempotencyKey, body);
       if (answer.kind === "response") {
         const status = answer.status;
-        if (status === 429 || status === 503)
+        // Only a 429 speaks of capacity. A 503 is an outage, which the cool-down answers: cutting the
+        // rate on every 503 would collapse it against a service failing one request in five.
+        if (status === 429)
           pacer.onThrottled(
             status,
             parseRetryAfter(firstHeaderValue(answer.headers["retry-after"]), Date.now()),

@@ -109,7 +109,7 @@ export class SendPacer {
     });
   }
 
-  /** A 429 (with its Retry-After) or a 503: cut the fleet's rate, and for a 429 hold the fleet back. */
+  /** A 429 (with its Retry-After): cut the fleet's rate and hold the fleet back. */
   onThrottled(httpStatus: number, retryAfterMs: number | undefined): void {
     if (httpStatus === 429) {
       this.throttled++;

@@ -7,7 +7,7 @@
  * restart) write it.
  *
  * - Probing (no capacity known yet): the rate doubles every `probeDoublingMs`, from `startRate`.
- * - After a cut (a 429 or 503): the rate is cut to `beta` of what it was (`max`), then follows a cubic in
+ * - After a cut (a 429): the rate is cut to `beta` of what it was (`max`), then follows a cubic in
  *   time (CUBIC, RFC 9438, scaled to `max` so it behaves alike at 10/s and 10,000/s): back to `max` after
  *   `recoverMs`, flat around it, then rising faster, and probing again by doubling past `(2 - beta)·max`.
  * - Latency well above its floor while doubling plateaus the curve where it is (`max` = the rate now, at
@@ -91,7 +91,7 @@ function curveAt(state: RateState, now: number, settings: RateSettings): number 
 }
 
 /**
- * A 429 or 503: the new state, or undefined when a cut happened within `cutGuardMs` (the answer is to a
+ * A 429: the new state, or undefined when a cut happened within `cutGuardMs` (the answer is to a
  * request sent before it). The rate cut from is the least of the curve, what the fleet sent
  * (`sentPerSec`), and what the service accepted of it (`acceptedShare` of the recent answers, 0–1): after
  * a drop to a third, the first cut lands near the new capacity instead of a fifth below the old one.
