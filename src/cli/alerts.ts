@@ -94,7 +94,9 @@ function reasonOf(outcome: NightlyOutcome): string | undefined {
       return (
         `${outcome.why === "interrupted" ? "Interrupted" : "Deadline passed"} with ${outcome.pending} invoice(s) ` +
         `not final yet${outcome.redisDown ? " (Redis unreachable)" : ""}` +
-        (outcome.refusingForCapacity ? "; the invoice service is refusing for capacity (429 to every request: a quota spent?)" : "") +
+        (outcome.refusingForCapacity
+          ? "; the invoice service is refusing for capacity (429 to every request: a quota spent?)"
+          : "") +
         "; the next run continues them."
       );
     case "failed":

@@ -181,7 +181,9 @@ function render(outcome: NightlyOutcome, dropDir: string): number {
       say(
         `${outcome.why === "interrupted" ? "interrupted" : "deadline passed"} with ${outcome.pending} invoice(s) not final yet` +
           (outcome.redisDown ? " (Redis unreachable)" : "") +
-          (outcome.refusingForCapacity ? "; the invoice service is refusing for capacity (429 to every request: a quota spent?)" : "") +
+          (outcome.refusingForCapacity
+            ? "; the invoice service is refusing for capacity (429 to every request: a quota spent?)"
+            : "") +
           "; they stay queued and the next run continues them.",
       );
       return ExitCode.CouldNotFinish;
