@@ -10,8 +10,8 @@
  * - After a cut (a 429): the rate is cut to `beta` of what it was (`max`), then follows a cubic in
  *   time (CUBIC, RFC 9438, scaled to `max` so it behaves alike at 10/s and 10,000/s): back to `max` after
  *   `recoverMs`, flat around it, then rising faster, and probing again by doubling past `(2 - beta)·max`.
- * - Latency well above its floor while doubling plateaus the curve where it is (`max` = the rate now, at
- *   the flat point): the increase slows before the first 429.
+ * - Latency well above its floor while probing past a known plateau plateaus the curve where it is (`max`
+ *   = the rate now, at the flat point): the increase slows before the next 429.
  * - It never exceeds `ceiling` (SUBMIT_RATE_PER_SEC) nor twice what the fleet really sent: a rate that was
  *   never used is not a rate the service accepted.
  * docs/capacity.md has the measurements behind the constants.
@@ -139,8 +139,10 @@ export function onCongested(
 ): RateState | undefined {
   // Only the doubling is slowed (probing from nothing, or past the cubic's reach): the cubic is slow
   // near its plateau already, and plateauing it again and again would stall it on noisy latency.
+  // Nor the first probe, before any capacity was seen: latency then also rises with the relay's own load
+  // (a busy host, a slow event loop), and plateauing on it held an unlimited service to a crawl.
   const elapsed = now - state.at;
-  if (state.max > 0 && elapsed <= 2 * settings.recoverMs) return undefined;
+  if (state.max <= 0 || elapsed <= 2 * settings.recoverMs) return undefined;
   const current = rateAt(state, now, settings, sentPerSec);
   return { ...state, version: state.version + 1, rate: current, at: now - settings.recoverMs, max: current };
 }
