@@ -9,6 +9,7 @@ import { LuaScript } from "../../src/ledger/lua-script.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { RedisRecordRestorer } from "../../src/ledger/restore-records.js";
 import { Retention } from "../../src/ledger/retention.js";
+import { RedisMonitor, type Sighting } from "../support/redis-monitor.js";
 import { testPrefix } from "../support/redis.js";
 
 /*
@@ -26,12 +27,6 @@ const SCRIPT_NAMES = readdirSync(new URL("../../src/ledger/lua/", import.meta.ur
 const SCRIPT_BY_SHA = new Map(SCRIPT_NAMES.map((name) => [new LuaScript(name).sha, `${name}.lua`]));
 const SCRIPT_COMMANDS = new Set(["eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"]);
 
-/** One MONITOR line: the command's arguments as bytes, and who sent it ("lua": a script). */
-interface Sighting {
-  readonly args: readonly Buffer[];
-  readonly source: string;
-}
-
 /** Where MONITOR prints a script's own commands: after the EVAL line (Redis 7.0) or before it. */
 type Order = "script first" | "commands first";
 
@@ -44,36 +39,16 @@ interface ScriptRun {
 const sha1 = (data: string | Buffer) => createHash("sha1").update(data).digest("hex");
 const commandName = (args: readonly Buffer[]) => args[0]?.toString().toLowerCase() ?? "";
 
-const ESCAPES: Record<string, number> = { n: 10, r: 13, t: 9, a: 7, b: 8, "\\": 92, '"': 34 };
-
-/** The bytes of an argument as MONITOR quotes it (\n, \\, \xNN …; ioredis already turned \" into "). */
-function unquote(text: string): Buffer {
-  const bytes: number[] = [];
-  for (let at = 0; at < text.length; at++) {
-    if (text[at] !== "\\") {
-      bytes.push(text.charCodeAt(at));
-    } else if (text[at + 1] === "x") {
-      bytes.push(Number.parseInt(text.slice(at + 2, at + 4), 16));
-      at += 3;
-    } else {
-      const byte = ESCAPES[text[at + 1] ?? ""];
-      if (byte === undefined) throw new Error(`MONITOR quoted an argument unexpectedly: ${text}`);
-      bytes.push(byte);
-      at += 1;
-    }
-  }
-  return Buffer.from(bytes);
-}
-
-/** Everything Redis ran while `drive` ran, as MONITOR (on a connection of its own) printed it. */
-async function watch(redis: Redis, drive: () => Promise<unknown>): Promise<Sighting[]> {
-  const monitor = await redis.monitor();
+/** Everything Redis ran while `drive` ran, as MONITOR (on a socket of its own) printed it. */
+async function watch(url: string, redis: Redis, drive: () => Promise<unknown>): Promise<Sighting[]> {
+  const monitor = await RedisMonitor.start(url);
   const lines: Sighting[] = [];
   const marker = `declared-keys:end:${randomUUID()}`;
   const ended = new Promise<void>((resolve) => {
-    monitor.on("monitor", (_time: string, args: string[], source: string) => {
-      if (args[0]?.toLowerCase() === "echo" && args[1] === marker) resolve();
-      else lines.push({ args: args.map(unquote), source });
+    monitor.onSighting((sighting) => {
+      const [name, text] = sighting.args;
+      if (name?.toString().toLowerCase() === "echo" && text?.toString() === marker) resolve();
+      else lines.push(sighting);
     });
   });
   try {
@@ -81,15 +56,15 @@ async function watch(redis: Redis, drive: () => Promise<unknown>): Promise<Sight
     await redis.echo(marker);
     await ended;
   } finally {
-    monitor.disconnect();
+    monitor.stop();
   }
   return lines;
 }
 
 /** Which side of its EVAL line this server prints a script's commands, seen on a probe script. */
-async function monitorOrder(redis: Redis): Promise<Order> {
+async function monitorOrder(url: string, redis: Redis): Promise<Order> {
   const probe = `declared-keys:probe:${randomUUID()}`;
-  const lines = await watch(redis, () => redis.eval("return redis.call('EXISTS', KEYS[1])", 1, probe));
+  const lines = await watch(url, redis, () => redis.eval("return redis.call('EXISTS', KEYS[1])", 1, probe));
   const script = lines.findIndex((line) => line.source !== "lua" && commandName(line.args) === "eval");
   const inside = lines.findIndex((line) => line.source === "lua");
   if (script < 0 || inside < 0) throw new Error("MONITOR showed no script run: cannot group its lines");
@@ -391,7 +366,7 @@ describe("ledger scripts and their KEYS", () => {
     server = await RedisServer.start();
     redis = new Redis(server.url, { maxRetriesPerRequest: null });
     inspector = new Redis(server.url);
-    order = await monitorOrder(redis);
+    order = await monitorOrder(server.url, redis);
   });
   afterAll(async () => {
     await Promise.all([redis.quit(), inspector.quit()]);
@@ -400,7 +375,7 @@ describe("ledger scripts and their KEYS", () => {
 
   it("when every ledger script runs through each of its paths, then every key it touches is in its KEYS", async () => {
     const via = new Interposer(redis);
-    const lines = await watch(redis, async () => {
+    const lines = await watch(server.url, redis, async () => {
       await driveLedger(redis, via);
       await driveLedger(redis, via, true);
       await driveRetention(redis, via);
@@ -458,7 +433,7 @@ describe("ledger scripts and their KEYS", () => {
       "redis.call('MSET', KEYS[1], 'y', ARGV[1], 'z')",
       "return redis.call('INCR', ARGV[1] .. ':n')",
     ].join("\n");
-    const lines = await watch(redis, () => redis.eval(source, 1, declared, other));
+    const lines = await watch(server.url, redis, () => redis.eval(source, 1, declared, other));
     const { undeclared, ran } = await checkKeys(lines, order, keyFinder(inspector));
     const script = `script ${sha1(source)}`;
     expect(undeclared).toEqual([
