@@ -4,7 +4,8 @@
 // and an operator phase follows (an outage night, corrected invoices dropped, `retry`: one effect per external_id),
 // then an export phase (the results of record in a private PostgreSQL while exporting processes are killed).
 // Size and seed: CHAOS_INVOICES (10000), CHAOS_FILES (5), CHAOS_WORKERS (2), CHAOS_WORKER_KILLS (3),
-// CHAOS_SEED (random, printed), CHAOS_TIMEOUT_S (900), CHAOS_REDIS_RESTART (term | kill | power), CHAOS_KEEP=1
+// CHAOS_SEED (random, printed), CHAOS_TIMEOUT_S (900), CHAOS_REDIS_RESTART (term | kill | power),
+// CHAOS_CAPACITY (200 requests/s the simulator admits, 0: no limit; bench/chaos/capacity-fault.ts), CHAOS_KEEP=1
 // keeps the folders.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,6 +20,7 @@ import { WorkerSlot } from "./chaos/fleet.js";
 import { ingestKilledMidFile } from "./chaos/ingest-phase.js";
 import { chaosLoop, type LoopFigures } from "./chaos/loop.js";
 import { chaosOptions, FAULTS } from "./chaos/options.js";
+import { capacityFault } from "./chaos/capacity-fault.js";
 import { exportPhase } from "./chaos/export-phase.js";
 import { operatorPhase } from "./chaos/operator-phase.js";
 import { chaosPlan } from "./chaos/plan.js";
@@ -49,7 +51,12 @@ log(
 );
 
 const redis = await RedisServer.start({ aof: true });
-const sim = await startSimulator({ apiKey: API_KEY, seed: options.seed, ...FAULTS });
+const sim = await startSimulator({
+  apiKey: API_KEY,
+  seed: options.seed,
+  ...FAULTS,
+  ...capacityFault(process.env),
+});
 // The chaos process keeps its own effect count per key from the simulator's attempt events.
 const effects = new Map<string, number>();
 let effectCount = 0;

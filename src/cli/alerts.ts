@@ -104,7 +104,11 @@ function reasonOf(outcome: NightlyOutcome): string | undefined {
     case "stopped":
       return (
         `${outcome.why === "interrupted" ? "Interrupted" : "Deadline passed"} with ${outcome.pending} invoice(s) ` +
-        `not final yet${outcome.redisDown ? " (Redis unreachable)" : ""}; the next run continues them.`
+        `not final yet${outcome.redisDown ? " (Redis unreachable)" : ""}` +
+        (outcome.refusingForCapacity
+          ? "; the invoice service is refusing for capacity (429 to every request: a quota spent?)"
+          : "") +
+        "; the next run continues them."
       );
     case "failed":
       return outcome.error.message;

@@ -1,6 +1,7 @@
 import { formatDuration } from "../config/duration.js";
 import { ledgerSize } from "../ledger/footprint.js";
 import { Outbox } from "../ledger/outbox.js";
+import { rateSettingsOf, readSendRate } from "../queue/send-rate-view.js";
 import { outboxBacklog, redisTimeMs, refusedEventCount } from "../ledger/outbox-backlog.js";
 import { Retention, type KeptBecause } from "../ledger/retention.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
@@ -40,6 +41,8 @@ const STATUS_BATCH_LIMIT = 20;
  * - `outbox`: the events not exported to PostgreSQL yet `{on, entries, oldest_at, oldest_age_seconds,
  *   refused}` (`on`: some process started with RESULTS_DATABASE_URL turned it on; `oldest_*` null when
  *   empty; `refused`: events PostgreSQL refused as data, kept aside in the outbox-refused stream)
+ * - `sending`: `null` before any process sent, else the fleet's `{learned_per_sec, fleet_sent_per_sec,
+ *   phase (probing | holding | backing-off), refusing_since, refusing_for_capacity}`
  * - `results_database`: `null` without RESULTS_DATABASE_URL, else `{url, answers, problem}` (the URL
  *   without its password; `problem` why it does not answer, else null)
  */
@@ -54,6 +57,16 @@ export interface StatusReport {
   readonly ledger: LedgerStatus;
   readonly outbox: OutboxStatus;
   readonly results_database: DatabaseStatus | null;
+  readonly sending: SendingStatus | null;
+}
+
+/** The fleet's sending rate (null before any process sent with the budget). */
+export interface SendingStatus {
+  readonly learned_per_sec: number;
+  readonly fleet_sent_per_sec: number;
+  readonly phase: "probing" | "holding" | "backing-off";
+  readonly refusing_since: string | null;
+  readonly refusing_for_capacity: boolean;
 }
 
 export interface OutboxStatus {
@@ -133,12 +146,13 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
     batchId === undefined
       ? await recentBatches(ctx, STATUS_BATCH_LIMIT)
       : [await requireKnownBatch(ctx.batches, batchId, prefix)];
-  const [keys, jobCounts, isPaused, refusal, total] = await Promise.all([
+  const [keys, jobCounts, isPaused, refusal, total, rate] = await Promise.all([
     ctx.store.counts(),
     ctx.queue.getJobCounts("waiting", "active", "delayed", "failed", "paused"),
     ctx.queue.isPaused(),
     readApiKeyRefusal(ctx.redis, prefix),
     ctx.batches.count(),
+    readSendRate(ctx.redis, prefix, rateSettingsOf(ctx.config)),
   ]);
   const count = (name: string) => jobCounts[name] ?? 0;
   return {
@@ -168,6 +182,17 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
     outbox: await outboxStatus(ctx),
     results_database:
       ctx.config.resultsDatabaseUrl === undefined ? null : await probeDatabase(ctx.config.resultsDatabaseUrl),
+    sending:
+      rate === undefined
+        ? null
+        : {
+            learned_per_sec: Math.round(rate.learnedPerSec * 10) / 10,
+            fleet_sent_per_sec: Math.round(rate.fleetSentPerSec * 10) / 10,
+            phase: rate.phase,
+            refusing_since:
+              rate.refusingSince === undefined ? null : new Date(rate.refusingSince).toISOString(),
+            refusing_for_capacity: rate.refusingForCapacity,
+          },
   };
 }
 

@@ -13,6 +13,7 @@ export function statusText(report: StatusReport): string {
     `queue jobs             waiting ${queue.waiting}  active ${queue.active}  delayed ${queue.delayed}  ` +
       `failed ${queue.failed}  paused ${queue.paused}  (${queue.is_paused ? "PAUSED" : "running"})`,
     ledgerLine(report),
+    ...sendingLines(report),
     ...exportLines(report),
     "",
   ];
@@ -27,6 +28,15 @@ export function statusText(report: StatusReport): string {
   const advice = nextSteps(report);
   if (advice.length > 0) lines.push("", "attention:", ...advice.map((a) => `  - ${a}`));
   return `${lines.join("\n")}\n`;
+}
+
+/** The fleet's learned sending rate and what it is doing. */
+function sendingLines(report: StatusReport): string[] {
+  const s = report.sending;
+  if (s === null) return [];
+  return [
+    `sending                learned ${s.learned_per_sec}/s  fleet sent ${s.fleet_sent_per_sec}/s lately  (${s.phase})`,
+  ];
 }
 
 const COUNT_COLUMNS = ROW_STATUSES;
@@ -114,6 +124,11 @@ function nextSteps(report: StatusReport): string[] {
     const r = report.key_refused;
     advice.push(
       `API KEY REFUSED by the invoice service at ${r.at} (HTTP ${r.http_status}: ${r.detail}): ${r.action}`,
+    );
+  } else if (report.sending?.refusing_for_capacity === true) {
+    advice.push(
+      `the invoice service is REFUSING FOR CAPACITY (429 to every request since ${report.sending.refusing_since ?? "?"}): ` +
+        "a quota spent? Nothing is marked failed; the invoices stay queued and go as soon as it accepts again",
     );
   } else if (queue.is_paused) {
     advice.push("the queue is paused: no worker takes invoices until it is resumed");

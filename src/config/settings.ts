@@ -131,9 +131,24 @@ export const SETTINGS = {
   },
   submitRatePerSec: {
     env: "SUBMIT_RATE_PER_SEC",
-    description: "Most requests per second across all workers (0: no limit).",
+    description:
+      "Most requests per second across all workers (0: no limit); the rate learned from the service never exceeds it.",
     schema: int(0, 1_000_000),
     default: "0",
+  },
+  submitRateStart: {
+    env: "SUBMIT_RATE_START",
+    description:
+      "Requests per second the fleet starts probing from while it has learned nothing of the service's capacity.",
+    schema: int(1, 1_000_000),
+    default: "100",
+  },
+  submitRateAdaptive: {
+    env: "SUBMIT_RATE_ADAPTIVE",
+    description:
+      "Learn the service's capacity from its answers (true), or send at SUBMIT_RATE_PER_SEC with BullMQ's fixed limiter (false).",
+    schema: bool,
+    default: "true",
   },
   maxAttempts: {
     env: "MAX_ATTEMPTS",

@@ -134,6 +134,15 @@ export class LedgerNames {
     return `${this.#base}:outbox-on`;
   }
 
+  /**
+   * Hash: the fleet's send budget (src/ledger/send-budget.ts): the learned rate's state, when the next
+   * request may go (GCRA), a hold from Retry-After, and what the fleet sent lately. Kept between passes:
+   * the next night starts from the rate learned.
+   */
+  get sendBudget(): string {
+    return `${this.#base}:send-budget`;
+  }
+
   /** String: when the latest nightly pass (`run`) ended and its exit code (JSON), for /metrics. */
   get lastPass(): string {
     return `${this.#base}:last-pass`;

@@ -18,17 +18,23 @@ import type { InvoiceJobData } from "./job-data.js";
 import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
+import { SendBudget } from "../ledger/send-budget.js";
+import { SendPacer } from "../submit/send-pacer.js";
+import { DEFAULT_RATE_SETTINGS } from "../submit/send-rate.js";
 
 export interface SubmissionService {
   readonly worker: Worker<InvoiceJobData>;
   readonly queue: Queue<InvoiceJobData>;
   readonly store: Ledger;
+  /** The fleet's send budget as this process sees it (SUBMIT_RATE_ADAPTIVE), else undefined. */
+  readonly pacer: SendPacer | undefined;
   /** Stops taking jobs, lets in-flight requests finish within `graceMs`, then closes everything. */
   close(graceMs: number): Promise<void>;
 }
 
 export type { AttemptObservation, RetryReason, StatusClass } from "../submit/attempt-labels.js";
 export type { SubmitOutcome } from "../submit/submit-invoice.js";
+export type { PacerSnapshot, SendPacer } from "../submit/send-pacer.js";
 
 export interface SubmissionHooks {
   /**
@@ -39,6 +45,8 @@ export interface SubmissionHooks {
   readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
   /** After every HTTP request to the service (metrics); called on the hot path, so it must be cheap. */
   readonly onAttempt?: (attempt: AttemptObservation) => void;
+  /** A request waited this long for its send time in the fleet's budget (metrics). */
+  readonly onHeld?: (ms: number) => void;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
   readonly flow?: {
@@ -84,7 +92,23 @@ export async function startSubmission(
     logger.info("the API key was refused earlier; resuming submission with the current key");
   }
 
+  const pacer = config.submitRateAdaptive
+    ? new SendPacer({
+        budget: new SendBudget(commands, config.queuePrefix),
+        settings: {
+          ...DEFAULT_RATE_SETTINGS,
+          ceiling: config.submitRatePerSec,
+          startRate: config.submitRateStart,
+        },
+        retryAfterCapMs: config.retryAfterCapMs,
+        ...(hooks.onHeld === undefined ? {} : { onHeld: hooks.onHeld }),
+        onError: (error) => {
+          logger.warn({ err: error }, "the fleet's send budget in Redis did not answer; trying again");
+        },
+      })
+    : undefined;
   const worker = createSubmitWorker({
+    pacer,
     connection,
     prefix: config.queuePrefix,
     queue,
@@ -164,5 +188,5 @@ export async function startSubmission(
     })();
     return closing;
   };
-  return { worker, queue, store, close };
+  return { worker, queue, store, pacer, close };
 }

@@ -5,7 +5,9 @@ import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
 import { RequestHeldBackError } from "../submit/errors/request-held-back-error.js";
 import { RetryableSubmitError } from "../submit/errors/retryable-submit-error.js";
 import { FlowControl } from "../submit/flow-control.js";
+import { withPacing } from "../submit/paced-submitter.js";
 import { RequestSlots, withRequestSlots } from "../submit/request-slots.js";
+import type { SendPacer } from "../submit/send-pacer.js";
 import { submitInvoice, type SubmitDeps, type SubmitOutcome } from "../submit/submit-invoice.js";
 import { INVOICE_QUEUE } from "./invoice-queue.js";
 import { invoiceJobDataSchema, type InvoiceJobData } from "./job-data.js";
@@ -20,7 +22,13 @@ export interface SubmitWorkerOptions {
   readonly maxConcurrency: number;
   /** Attempts of a job enqueued without its own `attempts` (every invoice job has them). */
   readonly maxAttempts: number;
+  /** SUBMIT_RATE_PER_SEC for BullMQ's fixed limiter; used only without `pacer`. */
   readonly ratePerSec: number;
+  /**
+   * The fleet's send budget (SUBMIT_RATE_ADAPTIVE): every request waits for its send time, and the
+   * invoices taken follow the learned rate × latency.
+   */
+  readonly pacer?: SendPacer | undefined;
   readonly backoff: BackoffPolicy;
   readonly lockDurationMs: number;
   readonly flow?: {
@@ -46,7 +54,8 @@ const ERROR_LOG_EVERY_MS = 10_000;
 const INVOICES_PER_REQUEST_SLOT = 2;
 /**
  * BullMQ applies `queue.rateLimit` (the outage cool-down, the hold after a refused key) only when the
- * worker has a limiter; without SUBMIT_RATE_PER_SEC it gets one that never limits by itself.
+ * worker has a limiter; with the fleet's budget, or without SUBMIT_RATE_PER_SEC, it gets one that never
+ * limits by itself.
  */
 const UNLIMITED_PER_SECOND = 1_000_000_000;
 
@@ -63,11 +72,24 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     coolDownCapMs: options.flow?.coolDownCapMs ?? 60_000,
   });
   const slots = new RequestSlots(flow.concurrency);
-  const attemptDeps: SubmitDeps = { ...deps, submitter: withRequestSlots(deps.submitter, slots) };
-  /** Requests in flight follow the flow-control window, and the invoices taken follow the requests. */
+  const { pacer } = options;
+  // The send time first, then a slot: a request waiting for its time holds no slot.
+  const slotted = withRequestSlots(deps.submitter, slots);
+  const attemptDeps: SubmitDeps = {
+    ...deps,
+    submitter: pacer === undefined ? slotted : withPacing(slotted, pacer),
+  };
+  /**
+   * Requests in flight follow the flow-control window and, with a budget, what the learned rate needs at
+   * the latency seen (rate × latency); the invoices taken follow the requests.
+   */
   const followWindow = (): void => {
-    slots.setLimit(flow.concurrency);
-    worker.concurrency = flow.concurrency * INVOICES_PER_REQUEST_SLOT;
+    const window =
+      pacer === undefined
+        ? flow.concurrency
+        : Math.min(flow.concurrency, pacer.concurrency(options.maxConcurrency));
+    slots.setLimit(window);
+    worker.concurrency = window * INVOICES_PER_REQUEST_SLOT;
   };
 
   const processor = async (job: Job<InvoiceJobData>): Promise<string> => {
@@ -118,8 +140,14 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         flow.onFinalFailure();
         log().warn({ error: outcome.detail }, "failed");
         return "failed";
+      case "throttled":
+        // "Not now": the budget has slowed the fleet (and holds it for Retry-After). Back to the queue
+        // without spending an attempt, and no step towards an outage cool-down.
+        if (logger.isLevelEnabled("debug"))
+          log().debug({ retryAfterMs: outcome.retryAfterMs }, "refused for capacity; sent again later");
+        throw Worker.RateLimitError();
       case "retry": {
-        const coolDown = flow.onRetryable(outcome.httpStatus);
+        const coolDown = flow.onRetryable();
         followWindow();
         if (coolDown !== undefined) {
           log().warn({ coolDownMs: coolDown }, "sustained outage: cooling down before taking more invoices");
@@ -150,7 +178,10 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     lockDuration: options.lockDurationMs,
     stalledInterval: Math.max(1000, Math.floor(options.lockDurationMs / 2)),
     maxStalledCount: 1_000_000,
-    limiter: { max: options.ratePerSec > 0 ? options.ratePerSec : UNLIMITED_PER_SECOND, duration: 1000 },
+    limiter: {
+      max: pacer === undefined && options.ratePerSec > 0 ? options.ratePerSec : UNLIMITED_PER_SECOND,
+      duration: 1000,
+    },
     // BullMQ's per-minute completed/failed counts (a week of them), which /metrics exports as
     // bullmq_job_completed_total and bullmq_job_failed_total.
     metrics: { maxDataPoints: MetricsTime.ONE_WEEK },

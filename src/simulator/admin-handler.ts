@@ -45,6 +45,12 @@ const ROUTES: Readonly<Record<string, Readonly<Record<string, AdminHandler>>>> =
     },
     POST: (req, res, sim) => changeFaults(req, res, sim),
   },
+  "/__sim/capacity": {
+    GET: (_req, res, sim) => {
+      sendJson(res, 200, JSON.stringify({ capacity: sim.capacity.limit }));
+    },
+    POST: (req, res, sim) => changeCapacity(req, res, sim),
+  },
   "/__sim/reset": {
     POST: (_req, res, sim) => {
       sim.reset();
@@ -116,5 +122,16 @@ async function changeFaults(req: IncomingMessage, res: ServerResponse, sim: Simu
   } catch (error) {
     if (!(error instanceof SimulatorOptionsError)) throw error;
     sendProblem(res, problems.invalidBody([{ field: "faults", message: error.message }], "faults"));
+  }
+}
+
+async function changeCapacity(req: IncomingMessage, res: ServerResponse, sim: SimulatorState): Promise<void> {
+  const parsed = await readJsonRequest(req, res, sim.options.maxBodyBytes);
+  if (parsed === undefined) return;
+  try {
+    sendJson(res, 200, JSON.stringify({ capacity: sim.setCapacity(parsed.value) }));
+  } catch (error) {
+    if (!(error instanceof SimulatorOptionsError)) throw error;
+    sendProblem(res, problems.invalidBody([{ field: "capacity", message: error.message }], "capacity"));
   }
 }

@@ -13,6 +13,7 @@ export {
   type FaultsPatch,
   type SimulatorOptions,
 } from "./options.js";
+export { DEFAULT_CAPACITY, capacitySchema, type Capacity, type CapacityPatch } from "./capacity.js";
 export { SimulatorOptionsError } from "./simulator-options-error.js";
 export { simulatorStatsSchema, type SimulatorStats } from "./stats.js";
 export type { Attempt, AttemptOutcome } from "./request-log.js";

@@ -49,9 +49,32 @@ export async function handleInvoice(
   // The key as the client sent it, echoed unchanged: the spec says the service preserves it.
   const echoedKey = typeof rawKey === "string" ? rawKey : key;
   const reply = new Reply(sim, res, key, bodySha256 ?? "", echoedKey);
+  const admission = sim.capacity.admit();
+  if (!admission.admitted) {
+    // Refused before any work: no fault drawn, no idempotency state touched, answered at once.
+    const retryAfter = String(admission.retryAfterSeconds);
+    reply.problem(problems.overCapacity(retryAfter, admission.reason), "over-capacity", false, {
+      "retry-after": retryAfter,
+    });
+    return;
+  }
   const plan = planAttempt(sim.faults, sim.options.seed, key, sim.store.nextAttempt(key));
   const { run, cancel } = decide(sim, reply, plan, invoice, bodySha256 ?? "");
-  sim.pending.after(plan.latencyMs, res, run, cancel);
+  const release = () => {
+    sim.capacity.release();
+  };
+  sim.pending.after(
+    plan.latencyMs + admission.extraLatencyMs,
+    res,
+    () => {
+      release();
+      run();
+    },
+    () => {
+      release();
+      cancel?.();
+    },
+  );
 }
 
 interface Decision {

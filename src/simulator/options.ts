@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { capacitySchema } from "./capacity.js";
 import { SimulatorOptionsError } from "./simulator-options-error.js";
 
 /**
@@ -90,6 +91,8 @@ export const simulatorOptionsSchema = z.strictObject({
     .default(64 * 1024),
   /** How many attempts `GET /__sim/requests` can look back over; older ones are dropped first. */
   requestLogCapacity: z.number().int().min(1).default(200_000),
+  /** The service's capacity (src/simulator/capacity.ts); null: no limit. Changeable at run time. */
+  capacity: capacitySchema.nullable().default(null),
 });
 
 export type SimulatorOptions = z.input<typeof simulatorOptionsSchema>;

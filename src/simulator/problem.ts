@@ -92,6 +92,15 @@ export const problems = {
       429,
       `Injected fault: throttled; retry after ${seconds} s.`,
     ),
+  overCapacity: (seconds: string, reason: "rate" | "in-flight") =>
+    problem(
+      "over-capacity",
+      "Too Many Requests",
+      429,
+      reason === "rate"
+        ? `Over the rate this client may send; retry after ${seconds} s.`
+        : `Too many requests in flight from this client; retry after ${seconds} s.`,
+    ),
   notFound: (path: string) => problem("not-found", "Not Found", 404, `No route for ${path}.`),
   methodNotAllowed: (method: string, allowed: string) =>
     problem(

@@ -1,6 +1,13 @@
 /** What became of one attempt at `POST /api/v1/invoices`. */
 export type AttemptOutcome =
-  "effect" | "replay" | "key-reused" | "key-in-flight" | "fault-error" | "fault-throttle" | "rejected";
+  | "effect"
+  | "replay"
+  | "key-reused"
+  | "key-in-flight"
+  | "fault-error"
+  | "fault-throttle"
+  | "over-capacity"
+  | "rejected";
 
 export interface Attempt {
   /** Epoch milliseconds when the answer was decided. */

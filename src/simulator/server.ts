@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { coerceError } from "../errors/relay-error.js";
 import { silentLogger, type Logger } from "../log/logger.js";
 import { handleAdmin } from "./admin-handler.js";
+import type { Capacity, CapacityPatch } from "./capacity.js";
 import { sendProblem } from "./http-reply.js";
 import { handleInvoice } from "./invoice-handler.js";
 import { parseOptions, type Faults, type FaultsPatch, type SimulatorOptions } from "./options.js";
@@ -24,6 +25,9 @@ export interface SimulatorHandle {
   faults(): Faults;
   setFaults(patch: FaultsPatch): Faults;
   setApiKey(key: string): void;
+  /** The capacity model's limit (null: none); `setCapacity` changes the fields given, null removes it. */
+  capacity(): Capacity | null;
+  setCapacity(patch: CapacityPatch): Capacity | null;
   /** Forgets finished keys (as if their retention expired); effect counts are kept. Returns how many. */
   forgetKeys(): number;
   /** Everything recorded is dropped, and the faults and API key given at start are restored. */
@@ -81,6 +85,8 @@ export async function startSimulator(
     attempts: (key) => sim.log.forKey(key.toLowerCase()),
     faults: () => sim.faults,
     setFaults: (patch) => sim.setFaults(patch),
+    capacity: () => sim.capacity.limit,
+    setCapacity: (patch) => sim.setCapacity(patch),
     setApiKey: (key) => {
       sim.setApiKey(key);
     },

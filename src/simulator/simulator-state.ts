@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { CapacityModel, type Capacity } from "./capacity.js";
 import { DeveloperKeys } from "./developer-keys.js";
 import { EffectLedger } from "./effect-ledger.js";
 import { IdempotencyStore } from "./idempotency-store.js";
@@ -27,6 +28,7 @@ export class SimulatorState {
   readonly pending = new PendingAnswers();
   readonly events = new EventEmitter<SimulatorEvents>();
   readonly log: RequestLog;
+  readonly capacity: CapacityModel;
   faults: Faults;
   #apiKey: Buffer;
 
@@ -34,6 +36,11 @@ export class SimulatorState {
     this.log = new RequestLog(options.requestLogCapacity);
     this.faults = faultsOf(options);
     this.#apiKey = Buffer.from(options.apiKey);
+    this.capacity = new CapacityModel(options.capacity);
+  }
+
+  setCapacity(patch: unknown): Capacity | null {
+    return this.capacity.set(patch);
   }
 
   setFaults(patch: unknown): Faults {
@@ -68,6 +75,7 @@ export class SimulatorState {
       faults: { ...c.faults },
       developerKeysIssued: this.developerKeys.size,
       requestLog: { capacity: this.log.capacity, dropped: this.log.dropped },
+      capacity: this.capacity.stats(),
     };
   }
 
@@ -79,6 +87,7 @@ export class SimulatorState {
     this.counters.clear();
     this.developerKeys.clear();
     this.log.clear();
+    this.capacity.clear(this.options.capacity);
     this.faults = faultsOf(this.options);
     this.#apiKey = Buffer.from(this.options.apiKey);
   }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { capacitySchema } from "./capacity.js";
 import type { FaultKind } from "./fault-plan.js";
 
 /**
@@ -28,6 +29,14 @@ export const simulatorStatsSchema = z.object({
   faults: z.object({ error: z.number(), throttle: z.number(), lost: z.number() }),
   developerKeysIssued: z.number(),
   requestLog: z.object({ capacity: z.number(), dropped: z.number() }),
+  /** The capacity model: its limit (null: none), requests admitted and refused, in all and per second. */
+  capacity: z.object({
+    limit: capacitySchema.nullable(),
+    admitted: z.number(),
+    refused: z.number(),
+    inFlight: z.number(),
+    perSecond: z.array(z.object({ second: z.number(), admitted: z.number(), refused: z.number() })),
+  }),
 });
 
 export type SimulatorStats = z.infer<typeof simulatorStatsSchema>;

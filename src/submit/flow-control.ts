@@ -2,7 +2,8 @@
  * How hard a worker pushes, decided from answers alone (pure, no timers):
  * - slow start: one request in flight, doubling with each success up to the configured concurrency, so
  *   a refused key or a dead service costs a handful of requests, not a full window;
- * - 429 halves the window (the service asked to slow down);
+ * - a 429 is not seen here: the fleet's learned rate (src/submit/send-rate.ts) answers it, and it never
+ *   counts towards an outage;
  * - a sustained outage (this many retryable failures in a row) asks for a cool-down that grows with
  *   each outage and resets on the first success, and drops the window back to one.
  */
@@ -36,8 +37,7 @@ export class FlowControl {
   }
 
   /** Returns the cool-down to apply now, in ms, or undefined. */
-  onRetryable(httpStatus: number | undefined): number | undefined {
-    if (httpStatus === 429) this.window = Math.max(1, Math.floor(this.window / 2));
+  onRetryable(): number | undefined {
     this.failuresInRow++;
     if (this.failuresInRow < this.options.outageThreshold) return undefined;
     this.failuresInRow = 0;

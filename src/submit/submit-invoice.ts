@@ -37,6 +37,11 @@ export type SubmitOutcome =
       readonly httpStatus: number | undefined;
       readonly retryAfterMs: number | undefined;
     }
+  /**
+   * 429: the service said "not now". Recorded as an attempt (the key is `retrying`), but it spends none of
+   * MAX_ATTEMPTS and never makes the key `failed`: the fleet slows down and sends it again.
+   */
+  | { readonly kind: "throttled"; readonly detail: string; readonly retryAfterMs: number | undefined }
   | { readonly kind: "api-key-refused"; readonly httpStatus: number; readonly detail: string };
 
 /**
@@ -87,6 +92,10 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
       await deps.store.recordRefusedAttempt(task.key, attempt);
       return { kind: "api-key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
     case "retry": {
+      if (verdict.httpStatus === 429) {
+        await deps.store.recordRetrying(task.key, { attempt, httpStatus: 429, error: verdict.detail });
+        return { kind: "throttled", detail: verdict.detail, retryAfterMs: verdict.retryAfterMs };
+      }
       if (task.attempt >= task.maxAttempts) {
         const detail = `gave up after ${task.attempt} attempt(s); last: ${verdict.detail}`;
         await deps.store.recordFailed(task.key, {

@@ -8,8 +8,9 @@ import { PastResultsUnavailableError } from "../ingest/errors/past-results-unava
 import { isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { isRedisUnavailable } from "../queue/connection.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
-import { startSubmission, type SubmissionHooks } from "../queue/submission-service.js";
+import { startSubmission, type PacerSnapshot, type SubmissionHooks } from "../queue/submission-service.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
+import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
@@ -19,7 +20,8 @@ export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly store: RedisLedger;
   readonly config: SubmitConfig;
   /** Observers of the pass's submission worker (metrics, alerts); its ledger clock is `now`. */
-  readonly submissionHooks?: Pick<SubmissionHooks, "onAttempt" | "onOutcome" | "onApiKeyRefused"> | undefined;
+  readonly submissionHooks?:
+    Pick<SubmissionHooks, "onAttempt" | "onOutcome" | "onApiKeyRefused" | "onHeld"> | undefined;
 }
 
 export interface NightlyPassOptions {
@@ -28,6 +30,8 @@ export interface NightlyPassOptions {
   /** Aborted (SIGTERM, SIGINT): ingest stops between chunks and waiting ends. */
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PassProgress) => void;
+  /** The fleet's sending rate as this process sees it, at every round of waiting (the summary's figures). */
+  readonly onSending?: (sending: PacerSnapshot) => void;
   readonly pollMs?: number;
   /** Before each check that the files of the pass are still as claimed (tests place a writer there). */
   readonly beforeArchiveCheck?: () => Promise<void>;
@@ -77,6 +81,8 @@ export type NightlyOutcome =
       readonly why: "interrupted" | "deadline";
       readonly pending: number;
       readonly redisDown: boolean;
+      /** The service has refused every request for capacity (429) for a minute or more: a quota spent. */
+      readonly refusingForCapacity: boolean;
     }
   | {
       readonly kind: "failed";
@@ -114,7 +120,15 @@ export async function nightlyPass(
     for (const taken of again.passed) targets.add(taken.file.batchId);
     for (const waiting of again.waiting) targets.add(waiting.batch.id);
     if (targets.size === 0) return { kind: "nothing-to-do" };
-    return await waitForBatches(passDeps, targets, options);
+    const sending = (): void => {
+      const snapshot = service.pacer?.snapshot();
+      if (snapshot !== undefined) options.onSending?.(snapshot);
+    };
+    const refusing = (): boolean => {
+      const since = service.pacer?.snapshot()?.refusingSince ?? 0;
+      return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
+    };
+    return await waitForBatches(passDeps, targets, { ...options, onRound: sending, refusing });
   } finally {
     await service.close(config.shutdownGraceMs);
   }
@@ -123,7 +137,7 @@ export async function nightlyPass(
 async function waitForBatches(
   deps: NightlyPassDeps & DropPassDeps,
   targets: Set<string>,
-  options: NightlyPassOptions,
+  options: NightlyPassOptions & { readonly onRound: () => void; readonly refusing: () => boolean },
 ): Promise<NightlyOutcome> {
   const { config, logger } = deps;
   const upkeep = new PassUpkeep(deps);
@@ -131,6 +145,7 @@ async function waitForBatches(
   let growing: GrowingFile[] = [];
   let outageSince: number | undefined;
   for (;;) {
+    options.onRound();
     try {
       await finalizeCompleteBatches(deps);
       metas = await upkeep.round(targets);
@@ -179,6 +194,7 @@ async function waitForBatches(
         why: interrupted ? "interrupted" : "deadline",
         pending: metas.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
         redisDown: outageSince !== undefined,
+        refusingForCapacity: options.refusing(),
       };
     }
     await new Promise((r) => setTimeout(r, options.pollMs ?? POLL_MS));

@@ -183,6 +183,15 @@ const statusJsonSchema = z.strictObject({
   results_database: z
     .strictObject({ url: z.string(), answers: z.boolean(), problem: z.string().nullable() })
     .nullable(),
+  sending: z
+    .strictObject({
+      learned_per_sec: z.number(),
+      fleet_sent_per_sec: z.number(),
+      phase: z.enum(["probing", "holding", "backing-off"]),
+      refusing_since: iso.nullable(),
+      refusing_for_capacity: z.boolean(),
+    })
+    .nullable(),
 });
 
 /** `status --json`, checked against its documented shape. */

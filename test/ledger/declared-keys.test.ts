@@ -9,6 +9,7 @@ import { LuaScript } from "../../src/ledger/lua-script.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { RedisRecordRestorer } from "../../src/ledger/restore-records.js";
 import { Retention } from "../../src/ledger/retention.js";
+import { SendBudget } from "../../src/ledger/send-budget.js";
 import { RedisMonitor, type Sighting } from "../support/redis-monitor.js";
 import { testPrefix } from "../support/redis.js";
 
@@ -356,6 +357,18 @@ async function driveRetention(redis: Redis, via: Interposer): Promise<void> {
   expect(await ledger.statusOf(p.key)).toBeUndefined();
 }
 
+/** send-budget: booking send times, none when the schedule is full, a state written or not, a hold. */
+async function driveBudget(via: Interposer): Promise<void> {
+  const budget = new SendBudget(via.client, testPrefix());
+  expect((await budget.take(4, 10, 100)).booked).toBe(4);
+  expect((await budget.take(1, 1000, 100)).booked).toBe(1);
+  expect((await budget.take(1, 1000, 100)).booked).toBe(0);
+  const written = await budget.event({ from: "0", state: '{"v":1}', version: "1" }, 0);
+  expect(written.version).toBe("1");
+  expect((await budget.event({ from: "0", state: '{"v":2}', version: "2" }, 1000)).version).toBe("1");
+  expect((await budget.read()).heldUntil).toBeGreaterThan(0);
+}
+
 describe("ledger scripts and their KEYS", () => {
   let server: RedisServer;
   let redis: Redis;
@@ -380,6 +393,7 @@ describe("ledger scripts and their KEYS", () => {
       await driveLedger(redis, via, true);
       await driveRetention(redis, via);
       await driveRestore(redis, via);
+      await driveBudget(via);
     });
     const { undeclared, ran } = await checkKeys(lines, order, keyFinder(inspector));
     expect(undeclared).toEqual([]);

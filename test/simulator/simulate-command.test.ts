@@ -61,6 +61,10 @@ describe("invoice-relay simulate", () => {
       "--lost-rate",
       "--latency",
       "--ruleset-version",
+      "--capacity",
+      "--burst",
+      "--max-in-flight",
+      "--latency-at-capacity",
     ]);
   });
 
@@ -79,6 +83,18 @@ describe("invoice-relay simulate", () => {
     run.stop();
     expect(await run.exit).toBe(0);
     await expect(send(`${url}/__sim/health`, "GET")).rejects.toThrow();
+  });
+
+  it("when started with --capacity and --burst, then it admits the burst, answers 429 beyond it and prints the capacity", async () => {
+    const run = simulate(["--port", "0", "--capacity", "0.5", "--burst", "2"]);
+    const url = await listeningUrl(run);
+
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await submit({ url })).status);
+    expect(statuses).toEqual([201, 201, 429]);
+    expect(run.stderr()).toContain("capacity: 0.5/s burst=2");
+    run.stop();
+    expect(await run.exit).toBe(0);
   });
 
   it("when INVOICE_API_KEY is set, then that key is the accepted one and it is never printed", async () => {

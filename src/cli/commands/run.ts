@@ -24,6 +24,7 @@ import {
 } from "../runtime.js";
 import { summaryTable } from "../summary-table.js";
 import { passExitCode } from "../pass-exit-code.js";
+import { SendingSummary } from "../sending-summary.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
 
 export const runCommand: CommandFactory = () =>
@@ -66,6 +67,7 @@ export const runCommand: CommandFactory = () =>
         throw error;
       });
       const progress = new Progress(process.stderr, logger);
+      const sending = new SendingSummary();
       const notifier = createNotifier(config, logger);
       const stopping = shutdownOnSignals(logger);
       const serve = options["serve"] === true;
@@ -101,9 +103,14 @@ export const runCommand: CommandFactory = () =>
             onProgress: (state) => {
               progress.update(state);
             },
+            onSending: (snapshot) => {
+              sending.observe(snapshot);
+            },
           },
         );
         progress.end();
+        const sent = sending.summary();
+        if (sent !== undefined) process.stderr.write(`invoice-relay run: ${sent}\n`);
         const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
         const exitCode = exportedUntil ?? render(outcome, ctx.folder.root);
         process.exitCode = exitCode;
@@ -185,7 +192,11 @@ function render(outcome: NightlyOutcome, dropDir: string): number {
     case "stopped":
       say(
         `${outcome.why === "interrupted" ? "interrupted" : "deadline passed"} with ${outcome.pending} invoice(s) not final yet` +
-          `${outcome.redisDown ? " (Redis unreachable)" : ""}; they stay queued and the next run continues them.`,
+          (outcome.redisDown ? " (Redis unreachable)" : "") +
+          (outcome.refusingForCapacity
+            ? "; the invoice service is refusing for capacity (429 to every request: a quota spent?)"
+            : "") +
+          "; they stay queued and the next run continues them.",
       );
       return passExitCode(outcome);
     case "failed":

@@ -1,10 +1,12 @@
 import { Command, Option } from "commander";
 import { z } from "zod";
 import {
+  DEFAULT_CAPACITY,
   DEFAULT_RULESET_VERSION,
   DEMO_API_KEY,
   SimulatorOptionsError,
   startSimulator,
+  type Capacity,
   type Faults,
   type SimulatorHandle,
 } from "../../simulator/index.js";
@@ -78,7 +80,41 @@ const flagsSchema = z.object({
     .trim()
     .min(1, "--ruleset-version must not be empty")
     .default(DEFAULT_RULESET_VERSION),
+  capacity: number(
+    "--capacity",
+    z.number().min(0, "--capacity must be 0 or more requests per second"),
+    "requests per second",
+  ).optional(),
+  burst: number(
+    "--burst",
+    z.number().int("--burst must be a whole number").min(1, "--burst must be 1 or more"),
+    "a whole number",
+  ).optional(),
+  maxInFlight: number(
+    "--max-in-flight",
+    z.number().int("--max-in-flight must be a whole number").min(1, "--max-in-flight must be 1 or more"),
+    "a whole number",
+  ).optional(),
+  latencyAtCapacity: number(
+    "--latency-at-capacity",
+    z
+      .number()
+      .int("--latency-at-capacity must be whole milliseconds")
+      .min(0, "--latency-at-capacity must be 0 or more"),
+    "whole milliseconds",
+  ).optional(),
 });
+
+/** The capacity flags as the simulator's option: none of them given, no limit. */
+function capacityOf(f: z.infer<typeof flagsSchema>): Capacity | null {
+  if (f.capacity === undefined) return null;
+  return {
+    ratePerSec: f.capacity,
+    burst: f.burst ?? Math.max(1, Math.ceil(f.capacity / 10)),
+    maxInFlight: f.maxInFlight ?? DEFAULT_CAPACITY.maxInFlight,
+    latencyAtCapacityMs: f.latencyAtCapacity ?? DEFAULT_CAPACITY.latencyAtCapacityMs,
+  };
+}
 
 /** `invoice-relay simulate`, with the process's streams and signals. */
 export const simulateCommand: CommandFactory = () =>
@@ -109,6 +145,16 @@ export function createSimulateCommand(io: SimulateIo): Command {
     )
     .option("--latency <min-max>", "delay before answering, uniform in milliseconds, e.g. 20-80 (default 0)")
     .option("--ruleset-version <v>", `ruleset version in the answers (default ${DEFAULT_RULESET_VERSION})`)
+    .option(
+      "--capacity <n>",
+      "requests per second the service admits (a token bucket); beyond it 429 with Retry-After (default: no limit)",
+    )
+    .option("--burst <n>", "requests the bucket holds (default: a tenth of a second of --capacity)")
+    .option(
+      "--max-in-flight <n>",
+      `requests in flight admitted at once (default ${DEFAULT_CAPACITY.maxInFlight})`,
+    )
+    .option("--latency-at-capacity <ms>", "latency added as the bucket empties (default 0)")
     .action(async (options: Record<string, unknown>) => {
       process.exitCode = await runSimulate(options, io);
     });
@@ -144,6 +190,7 @@ async function runSimulate(options: Record<string, unknown>, io: SimulateIo): Pr
       retryAfterSeconds: f.retryAfter,
       latencyMs: f.latency,
       rulesetVersion: f.rulesetVersion,
+      capacity: capacityOf(f),
     });
   } catch (error) {
     io.stderr.write(`invoice-relay simulate: ${startFailure(error, f.host, f.port)}\n`);
@@ -151,6 +198,7 @@ async function runSimulate(options: Record<string, unknown>, io: SimulateIo): Pr
   }
   io.stdout.write(`invoice routing simulator listening on ${sim.url}\n`);
   io.stderr.write(`${describeFaults(sim.faults(), f.seed, f.rulesetVersion)}; api key: ${keySource}\n`);
+  io.stderr.write(`${describeCapacity(sim.capacity())}\n`);
   const signal = await io.stopSignal();
   await sim.close();
   io.stderr.write(`invoice-relay simulate: ${signal}: stopped\n`);
@@ -163,6 +211,14 @@ function describeFaults(faults: Faults, seed: number, rulesetVersion: string): s
   return (
     `faults: error-rate=${faults.errorRate} throttle-rate=${faults.throttleRate} lost-rate=${faults.lostRate} ` +
     `retry-after=${faults.retryAfterSeconds}s latency=${min}-${max}ms seed=${seed} ruleset=${rulesetVersion}`
+  );
+}
+
+function describeCapacity(capacity: Capacity | null): string {
+  if (capacity === null) return "capacity: no limit (change it at POST /__sim/capacity)";
+  return (
+    `capacity: ${capacity.ratePerSec}/s burst=${capacity.burst} max-in-flight=${capacity.maxInFlight} ` +
+    `latency-at-capacity=${capacity.latencyAtCapacityMs}ms (change it at POST /__sim/capacity)`
   );
 }
 

@@ -6,6 +6,7 @@ import formbody from "@fastify/formbody";
 import { z } from "zod";
 import { BatchStore, type BatchMeta } from "../../ledger/batch-store.js";
 import { RedisLedger } from "../../ledger/redis-ledger.js";
+import { rateSettingsOf, readSendRate } from "../../queue/send-rate-view.js";
 import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
 import { createInvoiceQueue } from "../../queue/invoice-queue.js";
 import type { Routes } from "../http-server.js";
@@ -156,11 +157,12 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
 
     app.get("/queue", async (request, reply) => {
       const q = theQueue();
-      const [counts, isPaused, coolDownMs, refusal] = await Promise.all([
+      const [counts, isPaused, coolDownMs, refusal, sending] = await Promise.all([
         q.getJobCounts("waiting", "delayed", "active", "paused", "failed"),
         q.isPaused(),
         q.getRateLimitTtl(),
         readApiKeyRefusal(ctx.redis(), prefix),
+        readSendRate(ctx.redis(), prefix, rateSettingsOf(ctx.config)),
       ]);
       const count = (name: string) => counts[name] ?? 0;
       const view = {
@@ -174,6 +176,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
         isPaused,
         coolDownMs,
         refusal,
+        sending,
       };
       return sendPage(reply, "Queue", viewerOf(auth, request), queuePage(view));
     });

@@ -1,4 +1,5 @@
 import type { ApiKeyRefusal } from "../../queue/api-key-refusal.js";
+import type { SendRateView } from "../../queue/send-rate-view.js";
 import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
 
@@ -8,6 +9,8 @@ export interface QueueView {
   /** Milliseconds left of the outage cool-down (BullMQ's rate limit), 0 or less when none. */
   readonly coolDownMs: number;
   readonly refusal: ApiKeyRefusal | undefined;
+  /** The fleet's sending rate; undefined before any process sent. */
+  readonly sending?: SendRateView | undefined;
 }
 
 /** `/queue`: the submission queue, the outage cool-down and whether the service refused the API key. */
@@ -31,6 +34,7 @@ export function queuePage(view: QueueView): SafeHtml {
           </p>`
         : html`<p class="muted">No outage cool-down in force.</p>`
     }
+    ${sendingNotice(view.sending)}
     <p>
       ${view.isPaused ? html`<span class="status status-failed">paused</span>` : html`<span class="status status-succeeded">running</span>`}
     </p>
@@ -49,5 +53,19 @@ export function queuePage(view: QueueView): SafeHtml {
     <p class="muted">
       failed: jobs stopped by unexpected errors (invoices the service refused are failed in the ledger, per
       batch).
+    </p>`;
+}
+
+/** The learned rate, what the fleet is doing, and a service refusing everything for capacity. */
+function sendingNotice(sending: SendRateView | undefined): SafeHtml {
+  if (sending === undefined) return html`<p class="muted">Nothing sent yet: no sending rate learned.</p>`;
+  const rate = html`<p class="sending">
+    Sending: learned rate ${sending.learnedPerSec.toFixed(1)}/s, every process together sent
+    ${sending.fleetSentPerSec.toFixed(1)}/s lately (${sending.phase}).
+  </p>`;
+  if (!sending.refusingForCapacity) return rate;
+  return html`${rate}<p class="notice bad">
+      The invoice service is refusing for capacity: 429 to every request since
+      ${when(sending.refusingSince ?? 0)}. Nothing is marked failed; the invoices stay queued.
     </p>`;
 }

@@ -4,6 +4,7 @@ import type { OpsContext, OpsRoutes } from "../ops-server.js";
 import { registerRedisGauges } from "./redis-gauges.js";
 import { within } from "../within.js";
 import { readRedisSnapshot, type RedisSnapshot } from "./redis-snapshot.js";
+import { rateSettingsOf } from "../../queue/send-rate-view.js";
 import type { RelayMetrics } from "./relay-metrics.js";
 
 /** How long a scrape waits for Redis before answering without what Redis holds (redis_up 0). */
@@ -22,7 +23,13 @@ export function metricsRoutes(metrics: RelayMetrics): OpsRoutes {
     // One read of Redis per scrape, shared by the gauges that collect from it.
     let scrape: Promise<RedisSnapshot> | undefined;
     const read = (): Promise<RedisSnapshot> =>
-      readRedisSnapshot(ctx.redis(), invoiceQueue(), ctx.config.queuePrefix, SCRAPE_REDIS_TIMEOUT_MS);
+      readRedisSnapshot(
+        ctx.redis(),
+        invoiceQueue(),
+        ctx.config.queuePrefix,
+        SCRAPE_REDIS_TIMEOUT_MS,
+        rateSettingsOf(ctx.config),
+      );
     registerRedisGauges(metrics.registry, () => (scrape ??= read()));
 
     app.addHook("onClose", async () => {

@@ -58,6 +58,34 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
     (s) => (s.coolingDown ? 1 : 0),
   );
   gauge(
+    "send_rate_learned",
+    "Requests per second the fleet has learned the invoice service accepts now (absent before any was sent)",
+    (s) => s.sendRate?.learnedPerSec,
+  );
+  gauge(
+    "send_rate_fleet",
+    "Requests per second every process together sent to the invoice service lately",
+    (s) => s.sendRate?.fleetSentPerSec,
+  );
+  const phases = ["probing", "holding", "backing-off"] as const;
+  new Gauge({
+    name: `${METRIC_PREFIX}send_rate_phase`,
+    help: "1 for what the fleet's sending rate is doing now (probing, holding, backing-off), 0 for the others",
+    labelNames: ["phase"],
+    registers: [registry],
+    async collect() {
+      const read = await snapshot();
+      const phase = read.up ? read.sendRate?.phase : undefined;
+      this.reset();
+      if (phase !== undefined) for (const p of phases) this.set({ phase: p }, p === phase ? 1 : 0);
+    },
+  });
+  gauge(
+    "service_refusing_capacity",
+    "1 while the invoice service has refused every request for capacity for a minute or more (a quota spent), else 0",
+    (s) => (s.sendRate?.refusingForCapacity === true ? 1 : 0),
+  );
+  gauge(
     "last_pass_end_time_seconds",
     "When the latest nightly pass (run) ended, Unix seconds (absent until one has)",
     (s) => (s.lastPass === undefined ? undefined : s.lastPass.endedAt / 1000),

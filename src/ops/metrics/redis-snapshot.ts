@@ -3,6 +3,7 @@ import { ledgerCensus, type LedgerCensus } from "../../ledger/census.js";
 import { LastPasses, type LastPass } from "../../ledger/last-pass.js";
 import type { RedisClient } from "../../ledger/redis-client.js";
 import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
+import { readSendRate, type RateSettings, type SendRateView } from "../../queue/send-rate-view.js";
 import { within } from "../within.js";
 
 /** What a scrape reads from Redis; `up: false` when Redis did not answer in time (the rest is absent). */
@@ -14,6 +15,8 @@ export type RedisSnapshot =
       readonly apiKeyRefused: boolean;
       readonly coolingDown: boolean;
       readonly lastPass: LastPass | undefined;
+      /** The fleet's send budget; undefined before any process sent (or with SUBMIT_RATE_ADAPTIVE=false). */
+      readonly sendRate: SendRateView | undefined;
     };
 
 /**
@@ -27,6 +30,7 @@ export async function readRedisSnapshot(
   queue: Queue,
   prefix: string,
   timeoutMs: number,
+  rateSettings: RateSettings,
 ): Promise<RedisSnapshot> {
   // A connection that lost Redis would only queue the commands until it is back.
   if (!["wait", "connecting", "connect", "ready"].includes(redis.status)) return { up: false };
@@ -35,12 +39,20 @@ export async function readRedisSnapshot(
     readApiKeyRefusal(redis, prefix),
     queue.getRateLimitTtl(RATE_LIMIT_SET_BY_HAND),
     new LastPasses(redis, prefix).read(),
+    readSendRate(redis, prefix, rateSettings),
   ]);
   try {
     const answer = await within(reads, timeoutMs);
     if (answer === undefined) return { up: false };
-    const [census, refusal, ttl, lastPass] = answer;
-    return { up: true, census, apiKeyRefused: refusal !== undefined, coolingDown: ttl > 0, lastPass };
+    const [census, refusal, ttl, lastPass, sendRate] = answer;
+    return {
+      up: true,
+      census,
+      apiKeyRefused: refusal !== undefined,
+      coolingDown: ttl > 0,
+      lastPass,
+      sendRate,
+    };
   } catch {
     return { up: false };
   }

@@ -36,7 +36,7 @@ export interface IngestObserver {
 export interface RelayMetrics {
   readonly registry: Registry;
   /** For startSubmission (and nightlyPass's deps): counts attempts and the final answers written. */
-  readonly submission: Required<Pick<SubmissionHooks, "onAttempt" | "onOutcome">>;
+  readonly submission: Required<Pick<SubmissionHooks, "onAttempt" | "onOutcome" | "onHeld">>;
   readonly ingest: IngestObserver;
 }
 
@@ -78,6 +78,11 @@ export function createRelayMetrics(): RelayMetrics {
     help: "Rows rejected at ingest (invalid records; never sent)",
     registers,
   });
+  const held = new Counter({
+    name: `${METRIC_PREFIX}send_held_seconds_total`,
+    help: "Time requests waited for their send time in the fleet's budget (the learned rate, a Retry-After), summed",
+    registers,
+  });
   for (const status of WORKER_FINAL_STATUSES) finals.inc({ status }, 0);
   for (const statusClass of STATUS_CLASSES) attempts.inc({ status_class: statusClass }, 0);
   for (const reason of RETRY_REASONS) retries.inc({ reason }, 0);
@@ -89,6 +94,9 @@ export function createRelayMetrics(): RelayMetrics {
         attempts.inc({ status_class: attempt.statusClass });
         if (attempt.retryReason !== undefined) retries.inc({ reason: attempt.retryReason });
         duration.observe(attempt.seconds);
+      },
+      onHeld: (ms: number) => {
+        held.inc(ms / 1000);
       },
       onOutcome: (_key: string, outcome: SubmitOutcome) => {
         const status = finalStatusWritten(outcome);

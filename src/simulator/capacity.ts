@@ -1,0 +1,174 @@
+import { z } from "zod";
+import { SimulatorOptionsError } from "./simulator-options-error.js";
+
+/**
+ * The service's capacity, as a real one limits its callers: a token bucket (`ratePerSec` tokens a second,
+ * at most `burst` kept), a ceiling of requests in flight, and an answer that slows as the bucket empties
+ * (requests queue inside the service). `ratePerSec` 0 refuses everything (a daily quota spent).
+ */
+export const capacitySchema = z.strictObject({
+  ratePerSec: z
+    .number({ error: "capacity.ratePerSec must be a number" })
+    .min(0, "capacity.ratePerSec must be 0 or more"),
+  burst: z.number().int("capacity.burst must be a whole number").min(1, "capacity.burst must be 1 or more"),
+  maxInFlight: z
+    .number()
+    .int("capacity.maxInFlight must be a whole number")
+    .min(1, "capacity.maxInFlight must be 1 or more"),
+  /** Latency added when the bucket is empty; it grows with the square of how empty the bucket is. */
+  latencyAtCapacityMs: z
+    .number()
+    .int("capacity.latencyAtCapacityMs must be whole milliseconds")
+    .min(0, "capacity.latencyAtCapacityMs must be 0 or more"),
+});
+export type Capacity = z.infer<typeof capacitySchema>;
+
+/** A partial change; `null` removes the limit. */
+export const capacityPatchSchema = capacitySchema.partial().nullable();
+export type CapacityPatch = z.infer<typeof capacityPatchSchema>;
+
+export const DEFAULT_CAPACITY: Capacity = {
+  ratePerSec: 100,
+  burst: 10,
+  maxInFlight: 64,
+  latencyAtCapacityMs: 0,
+};
+
+/** Retry-After while nothing is admitted at all (`ratePerSec` 0): come back in a minute. */
+const QUOTA_SPENT_RETRY_AFTER_S = 60;
+/** Seconds of per-second counts kept for `stats()`. */
+const SECONDS_KEPT = 600;
+
+export type Admission =
+  | { readonly admitted: true; readonly extraLatencyMs: number }
+  | { readonly admitted: false; readonly retryAfterSeconds: number; readonly reason: "rate" | "in-flight" };
+
+export interface CapacitySecond {
+  /** Epoch second. */
+  readonly second: number;
+  readonly admitted: number;
+  readonly refused: number;
+}
+
+/** The capacity model: admits or refuses each request that passed the rules; counts both per second. */
+export class CapacityModel {
+  #limit: Capacity | null;
+  #tokens = 0;
+  #refilledAt = 0;
+  #inFlight = 0;
+  #admitted = 0;
+  #refused = 0;
+  readonly #seconds: { second: number; admitted: number; refused: number }[] = [];
+
+  constructor(
+    limit: Capacity | null,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#limit = limit;
+    this.#tokens = limit?.burst ?? 0;
+    this.#refilledAt = now();
+  }
+
+  get limit(): Capacity | null {
+    return this.#limit;
+  }
+
+  /** Applies a partial change (or `null`: no limit); the tokens kept are clamped to the new burst. */
+  set(patch: unknown): Capacity | null {
+    const result = capacityPatchSchema.safeParse(patch);
+    if (!result.success)
+      throw new SimulatorOptionsError(
+        `invalid capacity: ${result.error.issues.map((i) => i.message).join("; ")}`,
+      );
+    this.#refill();
+    const next =
+      result.data === null
+        ? null
+        : capacitySchema.parse({ ...(this.#limit ?? DEFAULT_CAPACITY), ...result.data });
+    if (this.#limit === null && next !== null) this.#tokens = next.burst;
+    this.#limit = next;
+    if (next !== null) this.#tokens = Math.min(this.#tokens, next.burst);
+    return next;
+  }
+
+  admit(): Admission {
+    const limit = this.#limit;
+    if (limit === null) return { admitted: true, extraLatencyMs: 0 };
+    this.#refill();
+    if (this.#inFlight >= limit.maxInFlight) return this.#refuse(0, "in-flight");
+    if (this.#tokens < 1) {
+      const wait =
+        limit.ratePerSec === 0
+          ? QUOTA_SPENT_RETRY_AFTER_S
+          : Math.round((1 - this.#tokens) / limit.ratePerSec);
+      return this.#refuse(wait, "rate");
+    }
+    this.#tokens -= 1;
+    this.#inFlight++;
+    this.#count().admitted++;
+    this.#admitted++;
+    const emptiness = 1 - this.#tokens / limit.burst;
+    return { admitted: true, extraLatencyMs: Math.round(limit.latencyAtCapacityMs * emptiness * emptiness) };
+  }
+
+  /** An admitted request was answered (or dropped): its place in flight is free again. */
+  release(): void {
+    if (this.#inFlight > 0) this.#inFlight--;
+  }
+
+  stats() {
+    return {
+      limit: this.#limit,
+      admitted: this.#admitted,
+      refused: this.#refused,
+      inFlight: this.#inFlight,
+      perSecond: this.#seconds.map((s) => ({ ...s })),
+    };
+  }
+
+  clear(limit: Capacity | null): void {
+    this.#limit = limit;
+    this.#tokens = limit?.burst ?? 0;
+    this.#refilledAt = this.now();
+    this.#inFlight = 0;
+    this.#admitted = 0;
+    this.#refused = 0;
+    this.#seconds.length = 0;
+  }
+
+  #refuse(retryAfterSeconds: number, reason: "rate" | "in-flight"): Admission {
+    this.#count().refused++;
+    this.#refused++;
+    return { admitted: false, retryAfterSeconds, reason };
+  }
+
+  #refill(): void {
+    const now = this.now();
+    const limit = this.#limit;
+    if (limit !== null)
+      this.#tokens = Math.min(
+        limit.burst,
+        this.#tokens + ((now - this.#refilledAt) / 1000) * limit.ratePerSec,
+      );
+    this.#refilledAt = now;
+  }
+
+  #count(): { second: number; admitted: number; refused: number } {
+    const second = Math.floor(this.now() / 1000);
+    const last = this.#seconds.at(-1);
+    if (last !== undefined && last.second === second) return last;
+    const entry = { second, admitted: 0, refused: 0 };
+    this.#seconds.push(entry);
+    if (this.#seconds.length > SECONDS_KEPT) this.#seconds.shift();
+    return entry;
+  }
+}
+
+export function parseCapacity(input: unknown): Capacity | null {
+  const result = capacitySchema.nullable().safeParse(input);
+  if (!result.success)
+    throw new SimulatorOptionsError(
+      `invalid capacity: ${result.error.issues.map((i) => i.message).join("; ")}`,
+    );
+  return result.data;
+}

@@ -1,0 +1,165 @@
+import { describe, expect, it } from "vitest";
+import { LatencyFloor } from "../../src/submit/latency-floor.js";
+import {
+  DEFAULT_RATE_SETTINGS,
+  concurrencyFor,
+  initialRateState,
+  onAccepted,
+  onCongested,
+  onResume,
+  onThrottled,
+  phaseAt,
+  rateAt,
+  spacingMs,
+  type RateSettings,
+  type RateState,
+} from "../../src/submit/send-rate.js";
+
+const T0 = 1_800_000_000_000;
+const S: RateSettings = {
+  ...DEFAULT_RATE_SETTINGS,
+  startRate: 100,
+  beta: 0.8,
+  probeDoublingMs: 250,
+  recoverMs: 1500,
+};
+const cutAt300: RateState = { version: 3, rate: 240, at: T0, max: 300, refusingSince: 0 };
+
+describe("the learned sending rate", () => {
+  it("when nothing is learned yet, then it starts at the starting rate and doubles every probe interval", () => {
+    const state = initialRateState(S, T0);
+    expect(rateAt(state, T0, S)).toBe(100);
+    expect(rateAt(state, T0 + 250, S)).toBeCloseTo(200);
+    expect(rateAt(state, T0 + 1000, S)).toBeCloseTo(1600);
+    expect(phaseAt(state, T0 + 1000, 0, S)).toBe("probing");
+  });
+
+  it("when a starting rate is set, then probing starts there", () => {
+    expect(rateAt(initialRateState({ ...S, startRate: 40 }, T0), T0, { ...S, startRate: 40 })).toBe(40);
+  });
+
+  it("when a 429 comes, then the rate is cut to beta of the rate then, which becomes the plateau", () => {
+    const probing = initialRateState(S, T0);
+    const cut = onThrottled(probing, T0 + 500, S);
+    expect(cut).toMatchObject({ version: 1, at: T0 + 500, max: 400, refusingSince: T0 + 500 });
+    expect(cut?.rate).toBeCloseTo(320);
+    expect(rateAt(cut ?? probing, T0 + 500, S)).toBeCloseTo(320);
+    expect(phaseAt(cut ?? probing, T0 + 600, 0, S)).toBe("backing-off");
+  });
+
+  it("when the fleet sent less than the curve allowed, or the service accepted only part of it, then the cut starts from what was really accepted", () => {
+    const probing = initialRateState(S, T0);
+    expect(onThrottled(probing, T0 + 500, S, 250)?.max).toBeCloseTo(250);
+    expect(onThrottled(probing, T0 + 500, S, 300, 1 / 3)?.max).toBeCloseTo(100);
+    expect(onThrottled(probing, T0 + 500, S, 300, 0)?.max).toBeCloseTo(90); // at most 70 % off at once
+  });
+
+  it("when more 429s come within the guard after a cut, then the rate is not cut again", () => {
+    const refusing = { ...cutAt300, refusingSince: T0 };
+    expect(onThrottled(refusing, T0 + S.cutGuardMs - 1, S)).toBeUndefined();
+    expect(onThrottled(refusing, T0 + S.cutGuardMs, S)?.version).toBe(4);
+  });
+
+  it("when cut below the last plateau, then the new plateau is set lower still (the capacity fell)", () => {
+    const again = onThrottled(cutAt300, T0 + 500, S);
+    const current = rateAt(cutAt300, T0 + 500, S);
+    expect(current).toBeLessThan(300);
+    expect(again?.max).toBeCloseTo((current * 1.8) / 2);
+  });
+
+  it("when answers stay good after a cut, then the rate climbs back to the plateau in recoverMs, flattens, then rises faster", () => {
+    const at = (ms: number) => rateAt(cutAt300, T0 + ms, S);
+    expect(at(0)).toBeCloseTo(240);
+    expect(at(750)).toBeGreaterThan(240);
+    expect(at(1500)).toBeCloseTo(300);
+    const nearPlateau = at(1600) - at(1400);
+    const early = at(200) - at(0);
+    const late = at(3000) - at(2800);
+    expect(nearPlateau).toBeLessThan(early);
+    expect(nearPlateau).toBeLessThan(late);
+    expect(at(3000)).toBeCloseTo(360);
+    expect(at(3250)).toBeCloseTo(720); // beyond the cubic: doubling again, the capacity rose
+    expect(phaseAt(cutAt300, T0 + 2000, 0, S)).toBe("holding");
+    expect(phaseAt(cutAt300, T0 + 3100, 0, S)).toBe("probing");
+  });
+
+  it("when SUBMIT_RATE_PER_SEC is set, then the rate never exceeds it, probing or after a cut", () => {
+    const capped = { ...S, ceiling: 150 };
+    expect(rateAt(initialRateState(capped, T0), T0 + 10_000, capped)).toBe(150);
+    expect(rateAt(cutAt300, T0 + 1500, capped)).toBe(150);
+    expect(onThrottled(initialRateState(capped, T0), T0 + 5000, capped)?.max).toBe(150);
+  });
+
+  it("when the fleet sends less than the rate, then the rate stays within twice what it sent", () => {
+    const state = initialRateState(S, T0);
+    expect(rateAt(state, T0 + 5000, S, 150)).toBe(300);
+    expect(rateAt(state, T0 + 5000, S, 10)).toBe(100); // never below the starting rate for that
+  });
+
+  it("when a Retry-After holds the fleet, then the phase is backing off until it ends", () => {
+    expect(phaseAt(cutAt300, T0 + 2000, T0 + 5000, S)).toBe("backing-off");
+    expect(phaseAt(cutAt300, T0 + 5000, T0 + 5000, S)).toBe("probing");
+  });
+
+  it("when the rate is known, then requests are spaced evenly at 1000/rate ms", () => {
+    expect(spacingMs(300)).toBeCloseTo(3.333);
+    expect(spacingMs(0.5)).toBe(2000);
+  });
+
+  it("when the service refuses and later accepts, then refusingSince is set at the first refusal and cleared by an acceptance", () => {
+    const refused = onThrottled(cutAt300, T0 + 100, S);
+    expect(refused).toMatchObject({ refusingSince: T0 + 100, rate: 240, max: 300 }); // no cut in the guard
+    const still = onThrottled(refused ?? cutAt300, T0 + 1000, S);
+    expect(still?.refusingSince).toBe(T0 + 100);
+    expect(onAccepted(still ?? cutAt300)?.refusingSince).toBe(0);
+    expect(onAccepted(cutAt300)).toBeUndefined();
+  });
+
+  it("when refusals go on, then the rate falls to the floor and stays there", () => {
+    let state: RateState = cutAt300;
+    for (let t = 1; t <= 60; t++) state = onThrottled(state, T0 + t * 1000, S, undefined, 0) ?? state;
+    expect(rateAt(state, T0 + 60_000, S)).toBe(S.minRate);
+  });
+
+  it("when latency rises well above its floor while probing past a known plateau, then the curve plateaus at the rate then and rises slowly from there", () => {
+    const beyond = T0 + 3100;
+    const slowed = onCongested(cutAt300, beyond, S);
+    const state = slowed ?? cutAt300;
+    expect(slowed?.max).toBeCloseTo(rateAt(cutAt300, beyond, S));
+    expect(rateAt(state, beyond + 500, S)).toBeLessThan(rateAt(cutAt300, beyond + 500, S) / 1.5);
+    expect(onCongested(cutAt300, T0 + 500, S)).toBeUndefined(); // on the cubic: slow already
+    // the first probe, before any capacity was seen, is not slowed: latency then rises with our own load too
+    expect(onCongested(initialRateState(S, T0), T0 + 500, S)).toBeUndefined();
+  });
+
+  it("when a pass starts after a pause, then it resumes a little below the last learned rate and probes back to it", () => {
+    const learned: RateState = { ...cutAt300, at: T0 - 3_600_000 };
+    const resumed = onResume(learned, T0 - 3_500_000, T0, S);
+    expect(resumed).toMatchObject({ at: T0, max: 300 });
+    expect(rateAt(resumed ?? learned, T0, S)).toBeCloseTo(240);
+    expect(rateAt(resumed ?? learned, T0 + S.recoverMs, S)).toBeCloseTo(300);
+    expect(onResume(learned, T0 - 1000, T0, S)).toBeUndefined(); // sent a second ago: no pause
+    expect(onResume(learned, 0, T0, S)).toBeUndefined(); // never sent: nothing learned
+  });
+
+  it("when concurrency follows rate × latency, then it is twice Little's law plus one, within [1, max]", () => {
+    expect(concurrencyFor(300, 40, 32)).toBe(25);
+    expect(concurrencyFor(300, 400, 32)).toBe(32);
+    expect(concurrencyFor(1, 1, 32)).toBe(2);
+  });
+});
+
+describe("the latency floor", () => {
+  it("when answers slow to well above the fastest seen, then it says so; a window later the floor follows", () => {
+    const floor = new LatencyFloor(T0, 10_000);
+    expect(floor.observe(20, T0)).toBe(false);
+    let congested = false;
+    for (let i = 1; i <= 30; i++) congested = floor.observe(80, T0 + i);
+    expect(congested).toBe(true);
+    expect(floor.floor).toBe(20);
+    for (let i = 0; i < 5; i++) floor.observe(80, T0 + 10_000 + i);
+    for (let i = 0; i < 5; i++) floor.observe(80, T0 + 20_000 + i);
+    expect(floor.floor).toBe(80);
+    expect(floor.observe(80, T0 + 20_010)).toBe(false);
+  });
+});
