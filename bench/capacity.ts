@@ -3,12 +3,15 @@
 // with BullMQ's fixed limiter set to the true capacity (the anchor). Prints per phase the time against the
 // ideal, the share of the capacity used, 429s per invoice and the seconds to settle after each change,
 // and one JSON line. Size: BENCH_INVOICES (6000), BENCH_CAPACITY (300 requests/s), BENCH_PHASE_S (8).
+// BENCH_FAULTS=chaos adds the chaos suite's faults on top of the capacity (20 % 503, 5 % 429 at random
+// with Retry-After: 1, 5 % lost, 0-50 ms).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RedisServer } from "../src/dev/redis-server.js";
 import { startSimulator, type SimulatorHandle } from "../src/simulator/index.js";
 import { spawnEntry, killAllSpawned, describeExit } from "./chaos/processes.js";
+import { FAULTS } from "./chaos/options.js";
 import { writeCsv } from "./generate.js";
 import { nightFigures, type Night } from "./capacity-figures.js";
 
@@ -19,9 +22,11 @@ const API_KEY = "irs_live_bench_key_000000";
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 const redis = await RedisServer.start();
+const WITH_FAULTS = process.env["BENCH_FAULTS"] === "chaos";
 const sim = await startSimulator({
   apiKey: API_KEY,
   latencyMs: { min: 20, max: 40 },
+  ...(WITH_FAULTS ? FAULTS : {}),
   capacity: {
     ratePerSec: CAPACITY,
     burst: Math.max(1, Math.round(CAPACITY / 10)),
@@ -108,7 +113,8 @@ function scheduleChanges(s: SimulatorHandle): { started: Promise<number>; cancel
 
 try {
   log(
-    `bench:capacity: ${N} invoices, capacity ${CAPACITY}/s (a third from ${PHASE_S} s to ${2 * PHASE_S} s), run + 2 workers`,
+    `bench:capacity: ${N} invoices, capacity ${CAPACITY}/s (a third from ${PHASE_S} s to ${2 * PHASE_S} s), run + 2 workers` +
+      (WITH_FAULTS ? `; faults ${JSON.stringify(FAULTS)}` : ""),
   );
   const adaptive = nightFigures(await night("adaptive", {}));
   log(`adaptive (nothing set):   ${adaptive.text}`);

@@ -65,7 +65,7 @@ export class SendBudget {
 
   /**
    * Writes `state` (as version `version`) if the stored one is still `from`, and holds every request
-   * back for `holdMs` (0: no hold), and counts `refused` more requests refused for capacity; `from`
+   * back for `holdMs` (0: no hold), and counts `refused` more requests answered 429; `from`
    * undefined writes no state.
    */
   async event(

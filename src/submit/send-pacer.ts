@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { BudgetReply } from "../ledger/send-budget.js";
 import { LatencyFloor } from "./latency-floor.js";
+import { RefusalFloor } from "./refusal-floor.js";
 import {
   concurrencyFor,
   initialRateState,
@@ -35,14 +36,14 @@ export interface PacerOptions {
   readonly onHeld?: (ms: number) => void;
   /** Redis unreachable or a write refused: reported, then tried again. */
   readonly onError: (error: unknown) => void;
+  /** This process's clock (epoch ms); the budget's replies say how far Redis's is from it. */
+  readonly clock?: () => number;
 }
 
 /** How far ahead a request may be booked: a cut reaches requests not yet booked within this. */
 const BOOK_AHEAD_MS = 200;
 /** Send times booked in one round trip, at most. */
 const MOST_BOOKED = 16;
-/** Answers that say what share the service accepts lately. */
-const RECENT_MS = 500;
 /** Latency well above its floor slows the increase at most this often. */
 const CONGESTION_EVERY_MS = 500;
 const RETRY_BUDGET_MS = 250;
@@ -87,20 +88,25 @@ export class SendPacer {
   /** 429s not yet counted in the budget (a write was under way). */
   #uncounted = 0;
   readonly #waiting: (() => void)[] = [];
-  readonly #recent: { at: number; ok: boolean }[] = [];
-  readonly #latency = new LatencyFloor(Date.now());
+  readonly #clock: () => number;
+  readonly #refusals: RefusalFloor;
+  readonly #latency: LatencyFloor;
   /** Requests answered 429 by the service, and ms requests waited for their send time, in all. */
   throttled = 0;
   heldMs = 0;
 
-  constructor(private readonly options: PacerOptions) {}
+  constructor(private readonly options: PacerOptions) {
+    this.#clock = options.clock ?? Date.now;
+    this.#refusals = new RefusalFloor(this.#clock());
+    this.#latency = new LatencyFloor(this.#clock());
+  }
 
   /** Resolves at this request's booked send time. */
   acquire(): Promise<void> {
-    const asked = Date.now();
+    const asked = this.#clock();
     return new Promise<void>((resolve) => {
       this.#waiting.push(() => {
-        const waited = Date.now() - asked;
+        const waited = this.#clock() - asked;
         this.heldMs += waited;
         if (waited > 0) this.options.onHeld?.(waited);
         resolve();
@@ -109,26 +115,35 @@ export class SendPacer {
     });
   }
 
-  /** A 429 (with its Retry-After): cut the fleet's rate and hold the fleet back. */
+  /**
+   * A 429 (with its Retry-After). When the refusals of late stand above those the service gives at any rate
+   * (src/submit/refusal-floor.ts), the fleet's rate is cut and the whole fleet held for the Retry-After;
+   * otherwise only the refused request waits (its job's own retry) and the 429 is only counted.
+   */
   onThrottled(httpStatus: number, retryAfterMs: number | undefined): void {
+    const now = this.#clock();
+    this.#refusals.observe(true, now);
     if (httpStatus === 429) {
       this.throttled++;
       this.#uncounted++;
     }
-    this.#remember(false);
     const state = this.#state;
     if (state === undefined) return;
-    const now = this.#now();
-    const next = onThrottled(state, now, this.options.settings, this.#sentPerSec, this.#acceptedShare());
+    if (!this.#refusals.overCapacity()) {
+      this.#write(undefined, 0);
+      return;
+    }
+    const at = this.#now();
+    const next = onThrottled(state, at, this.options.settings, this.#sentPerSec, this.#acceptedShare());
     const hold = httpStatus === 429 ? Math.min(retryAfterMs ?? 0, this.options.retryAfterCapMs) : 0;
-    if (next === undefined && this.#uncounted === 0 && (hold === 0 || now + hold <= this.#heldUntil)) return;
+    if (next === undefined && this.#uncounted === 0 && (hold === 0 || at + hold <= this.#heldUntil)) return;
     this.#write(next, hold);
   }
 
   /** An accepted request and how long it took. */
   onAccepted(latencyMs: number): void {
-    this.#remember(true);
-    const congested = this.#latency.observe(latencyMs, Date.now());
+    this.#refusals.observe(false, this.#clock());
+    const congested = this.#latency.observe(latencyMs, this.#clock());
     const state = this.#state;
     if (state === undefined) return;
     const now = this.#now();
@@ -169,7 +184,7 @@ export class SendPacer {
   }
 
   #now(): number {
-    return Date.now() + this.#offset;
+    return this.#clock() + this.#offset;
   }
 
   #pump(): void {
@@ -243,7 +258,7 @@ export class SendPacer {
   }
 
   #absorb(reply: BudgetReply): void {
-    this.#offset = reply.now - Date.now();
+    this.#offset = reply.now - this.#clock();
     this.#heldUntil = reply.heldUntil;
     this.#sentPerSec = reply.sentPerSec;
     this.#version = reply.version;
@@ -253,18 +268,18 @@ export class SendPacer {
       return;
     }
     const parsed = rateStateSchema.safeParse(parseJson(reply.state));
+    const previous = this.#state;
     this.#state = parsed.success ? parsed.data : initialRateState(this.options.settings, reply.now);
+    // a cut, by this process or another: judge the answers to requests sent after it only
+    if (this.#state.refusingSince !== 0 && this.#state.at !== previous?.at)
+      this.#refusals.restart(this.#clock() + this.options.settings.cutGuardMs);
   }
 
-  #remember(ok: boolean): void {
-    const now = Date.now();
-    this.#recent.push({ at: now, ok });
-    while (this.#recent.length > 0 && (this.#recent[0]?.at ?? now) < now - RECENT_MS) this.#recent.shift();
-  }
-
+  /** The share of recent requests the service accepted, of those it would accept at any rate. */
   #acceptedShare(): number {
-    if (this.#recent.length < SHARE_SAMPLE) return 1;
-    return this.#recent.filter((a) => a.ok).length / this.#recent.length;
+    const { share, answers } = this.#refusals.recent();
+    if (answers < SHARE_SAMPLE) return 1;
+    return Math.min(1, (1 - share) / (1 - Math.min(0.9, this.#refusals.floor)));
   }
 }
 
