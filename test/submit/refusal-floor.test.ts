@@ -67,6 +67,19 @@ describe("the refusal floor", () => {
     expect(over.judged / over.refused).toBeGreaterThan(0.5);
   });
 
+  it("when the rate was cut, then the refusals before it and the answers during the guard are not judged again", () => {
+    const floor = new RefusalFloor(T0);
+    const { end } = feed(floor, T0, 5, 200, () => false);
+    for (let i = 0; i < 30; i++) floor.observe(i % 2 === 0, end + i);
+    expect(floor.overCapacity()).toBe(true);
+    floor.restart(end + 400);
+    floor.observe(true, end + 100); // an answer to a request sent before the cut
+    expect(floor.recent()).toEqual({ share: 0, answers: 0 });
+    expect(floor.overCapacity()).toBe(false);
+    for (let i = 0; i < 30; i++) floor.observe(false, end + 400 + i);
+    expect(floor.recent()).toEqual({ share: 0, answers: 30 });
+  });
+
   it("when a few windows are over the capacity, then the floor stays at the share of calm windows", () => {
     const draw = random(3);
     const floor = new RefusalFloor(T0);
