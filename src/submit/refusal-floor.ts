@@ -1,75 +1,75 @@
-/** The floor taken before enough windows were seen (class comment below). */
+/** The floor taken before the first cut was followed (class comment below). */
 const PRIOR_FLOOR = 0.05;
+/** How much of the floor one sample after a cut moves. */
+const LEARNING = 0.3;
 
 /**
  * Whether a 429 says "over capacity" or is one of the refusals a service gives at any rate (a node that
  * restarts, a limit per connection, a fault): only the first kind may cut the fleet's rate and hold it back.
  *
- * Refusals for capacity grow with the rate sent past the capacity; the others are a share of answers
- * whatever the rate. So the floor is that share as seen in calm moments: the median of the refused share
- * over recent windows of answers (the rate spends most of its time at or under the capacity, where only
- * the floor is refused; a lower quantile judged one random 429 in eleven as capacity at a 5 % floor). A 429 speaks of capacity when the refused share of the last `windowMs` stands
- * above the floor by more than chance explains (three standard deviations of a binomial share) plus one
- * answer. With no refusals seen in calm windows the floor is 0 and the first 429 counts, as it should
- * against a service that refuses only for capacity. Until enough windows were seen, the floor is taken to
- * be `PRIOR_FLOOR`: a refusal or two at the start then cuts nothing, while the overshoot of a first probe
- * (the rate doubling past the capacity) refuses far more than that. The judged window holds at least
- * `minAnswers` answers (back to `maxAgeMs`), so that at a low rate one random 429 is not a share of one.
+ * Refusals for capacity stop when the rate goes under the capacity; the others stay a share of answers
+ * whatever the rate. A cut takes the rate under the capacity (to 0.8 of what the service accepted), so the
+ * refused share of the answers that follow it is the floor: what the service refuses at any rate. Each cut
+ * is followed by a sample (at least `sampleMs` and `minAnswers` answers, from the end of the cut's guard),
+ * and the floor moves towards it. A 429 speaks of capacity when the refused share of the judged window
+ * (the last `windowMs`, and at least `minAnswers` answers back to `maxAgeMs`, so that at a low rate one
+ * random 429 is not a share of one) stands above the floor by more than chance explains: three binomial
+ * standard deviations plus one answer.
+ *
+ * Against a service that refuses only for capacity, the floor is 0 after the first cut and the first 429
+ * counts. Until a cut was followed, the floor is taken to be PRIOR_FLOOR: a refusal or two at the start
+ * cuts nothing, while the overshoot of a first probe (the rate doubling past the capacity) refuses far
+ * more. A floor learned from windows of every kind (their median) took in the refusals of a fleet held
+ * above a capacity that had dropped, and stopped cutting there.
  */
-
 export class RefusalFloor {
   readonly #recent: { at: number; refused: boolean }[] = [];
-  readonly #shares: number[] = [];
-  #window = { start: 0, answers: 0, refused: 0 };
+  #learned: number | undefined;
   #quietUntil = 0;
+  #sample: { start: number; answers: number; refused: number } | undefined;
 
   constructor(
-    now: number,
-    /** The sliding window a 429 is judged in, and the least length of a window the floor learns from. */
+    /** The judged window. */
     private readonly windowMs = 500,
-    /** Answers a window needs before its share says anything about the floor. */
+    /** Answers the judged window keeps at least, and a sample after a cut needs. */
     private readonly minAnswers = 20,
-    /** Windows remembered for the floor. */
-    private readonly windows = 20,
-    /** Windows needed before the floor is believed (PRIOR_FLOOR before). */
-    private readonly minWindows = 4,
     /** The oldest answer the judged window keeps to hold `minAnswers`. */
     private readonly maxAgeMs = 10_000,
-  ) {
-    this.#window.start = now;
-  }
+    /** The least length of a sample after a cut. */
+    private readonly sampleMs = 1000,
+  ) {}
 
   /**
-   * The fleet's rate was cut: answers until `until` are to requests sent before the cut, and the judged
+   * The fleet's rate was cut: answers until `until` are to requests sent before the cut. The judged
    * window starts afresh after them (its refusals led to the cut; judged again, they would cut again and
-   * again as long as they stay in it).
+   * again as long as they stay in it), and so does the sample that teaches the floor.
    */
   restart(until: number): void {
     this.#recent.length = 0;
     this.#quietUntil = until;
+    this.#sample = { start: until, answers: 0, refused: 0 };
   }
 
   /** Records one answer: accepted (false) or refused with a 429 (true). */
   observe(refused: boolean, now: number): void {
-    if (now >= this.#quietUntil) this.#recent.push({ at: now, refused });
+    if (now < this.#quietUntil) return;
+    this.#recent.push({ at: now, refused });
     const old = (at: number) =>
       at < now - this.maxAgeMs || (at < now - this.windowMs && this.#recent.length > this.minAnswers);
     while (old(this.#recent[0]?.at ?? now)) this.#recent.shift();
-    const w = this.#window;
-    w.answers++;
-    if (refused) w.refused++;
-    if (now - w.start >= this.windowMs && w.answers >= this.minAnswers) {
-      this.#shares.push(w.refused / w.answers);
-      if (this.#shares.length > this.windows) this.#shares.shift();
-      this.#window = { start: now, answers: 0, refused: 0 };
-    }
+    const sample = this.#sample;
+    if (sample === undefined) return;
+    sample.answers++;
+    if (refused) sample.refused++;
+    if (now - sample.start < this.sampleMs || sample.answers < this.minAnswers) return;
+    const share = sample.refused / sample.answers;
+    this.#learned = this.#learned === undefined ? share : this.#learned + LEARNING * (share - this.#learned);
+    this.#sample = undefined;
   }
 
-  /** The share refused whatever the rate: the median of the recent windows' shares. */
+  /** The share the service refuses whatever the rate, as learned after cuts (PRIOR_FLOOR before). */
   get floor(): number {
-    if (this.#shares.length < this.minWindows) return PRIOR_FLOOR;
-    const sorted = [...this.#shares].sort((a, b) => a - b);
-    return sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+    return this.#learned ?? PRIOR_FLOOR;
   }
 
   /** The refused share of the judged window, and how many answers it is of. */

@@ -97,7 +97,7 @@ export class SendPacer {
 
   constructor(private readonly options: PacerOptions) {
     this.#clock = options.clock ?? Date.now;
-    this.#refusals = new RefusalFloor(this.#clock());
+    this.#refusals = new RefusalFloor();
     this.#latency = new LatencyFloor(this.#clock());
   }
 

@@ -19,76 +19,96 @@ function random(seed: number): () => number {
 }
 
 /**
- * Feeds `seconds` of answers at `perSec`, each refused with probability `share`; returns how many of the
- * refusals were judged over capacity.
+ * Feeds `seconds` of answers at `perSec`, each refused when `refuse` says so; a refusal judged over capacity
+ * restarts the floor as the pacer's cut does (answers within 400 ms are to requests sent before it).
+ * Returns the refusals, those judged over capacity, and the end.
  */
-function feed(floor: RefusalFloor, from: number, seconds: number, perSec: number, share: () => boolean) {
+function feed(floor: RefusalFloor, from: number, seconds: number, perSec: number, refuse: () => boolean) {
   let judged = 0;
   let refused = 0;
   for (let i = 0; i < seconds * perSec; i++) {
     const now = from + (i * 1000) / perSec;
-    const no = share();
+    const no = refuse();
     floor.observe(no, now);
     if (no) {
       refused++;
-      if (floor.overCapacity()) judged++;
+      if (floor.overCapacity()) {
+        judged++;
+        floor.restart(now + 400);
+      }
     }
   }
   return { judged, refused, end: from + seconds * 1000 };
 }
 
 describe("the refusal floor", () => {
-  it("when the service has refused nothing before, then its first 429 speaks of capacity", () => {
-    const floor = new RefusalFloor(T0);
-    const { end } = feed(floor, T0, 5, 200, () => false);
+  it("when nothing is known yet, then a lone 429 is not capacity but a refused tenth of the answers is", () => {
+    const floor = new RefusalFloor();
+    const { end } = feed(floor, T0, 2, 200, () => false);
+    floor.observe(true, end);
+    expect(floor.overCapacity()).toBe(false);
+    // the next half second, a quarter refused: the probe went past the capacity
+    for (let i = 1; i <= 100; i++) floor.observe(i % 4 === 0, end + i * 5);
+    expect(floor.overCapacity()).toBe(true);
+  });
+
+  it("when the answers after a cut were all accepted, then the floor is 0 and the next 429 speaks of capacity", () => {
+    const floor = new RefusalFloor();
+    floor.restart(T0 + 400);
+    const { end } = feed(floor, T0 + 400, 2, 200, () => false);
     expect(floor.floor).toBe(0);
     floor.observe(true, end);
     expect(floor.overCapacity()).toBe(true);
   });
 
-  it("when the service refuses 5 % at any rate, then the floor learns it and almost no lone 429 counts as capacity", () => {
+  it("when the service refuses 5 % at any rate, then the floor learns it after a cut and almost no 429 counts as capacity", () => {
     const draw = random(7);
-    const floor = new RefusalFloor(T0);
-    const warm = feed(floor, T0, 5, 200, () => draw() < 0.05);
-    expect(floor.floor).toBeGreaterThan(0.01);
-    expect(floor.floor).toBeLessThan(0.06);
+    const floor = new RefusalFloor();
+    floor.restart(T0 + 400);
+    const warm = feed(floor, T0 + 400, 5, 200, () => draw() < 0.05);
+    expect(floor.floor).toBeGreaterThan(0.02);
+    expect(floor.floor).toBeLessThan(0.08);
     const after = feed(floor, warm.end, 60, 200, () => draw() < 0.05);
     expect(after.refused).toBeGreaterThan(400);
-    expect(after.judged / after.refused).toBeLessThan(0.05);
+    expect(after.judged / after.refused).toBeLessThan(0.02);
   });
 
   it("when the rate goes past the capacity on top of random refusals, then the 429s count as capacity", () => {
     const draw = random(11);
-    const floor = new RefusalFloor(T0);
-    const warm = feed(floor, T0, 10, 200, () => draw() < 0.05);
+    const floor = new RefusalFloor();
+    floor.restart(T0 + 400);
+    const warm = feed(floor, T0 + 400, 10, 200, () => draw() < 0.05);
     // sent 1.25 × the capacity: a fifth of the requests refused for capacity, on top of the 5 %
     const over = feed(floor, warm.end, 1, 250, () => draw() < 0.05 || draw() < 0.2);
     expect(over.judged).toBeGreaterThan(0);
-    expect(over.judged / over.refused).toBeGreaterThan(0.5);
   });
 
   it("when the rate was cut, then the refusals before it and the answers during the guard are not judged again", () => {
-    const floor = new RefusalFloor(T0);
-    const { end } = feed(floor, T0, 5, 200, () => false);
-    for (let i = 0; i < 30; i++) floor.observe(i % 2 === 0, end + i);
+    const floor = new RefusalFloor();
+    for (let i = 0; i < 30; i++) floor.observe(i % 2 === 0, T0 + i);
     expect(floor.overCapacity()).toBe(true);
-    floor.restart(end + 400);
-    floor.observe(true, end + 100); // an answer to a request sent before the cut
+    floor.restart(T0 + 400);
+    floor.observe(true, T0 + 100); // an answer to a request sent before the cut
     expect(floor.recent()).toEqual({ share: 0, answers: 0 });
     expect(floor.overCapacity()).toBe(false);
-    for (let i = 0; i < 30; i++) floor.observe(false, end + 400 + i);
+    for (let i = 0; i < 30; i++) floor.observe(false, T0 + 400 + i);
     expect(floor.recent()).toEqual({ share: 0, answers: 30 });
   });
 
-  it("when a few windows are over the capacity, then the floor stays at the share of calm windows", () => {
+  it("when the fleet stays above a capacity that dropped, then its refusals keep counting as capacity", () => {
     const draw = random(3);
-    const floor = new RefusalFloor(T0);
-    let at = T0;
-    for (let round = 0; round < 5; round++) {
-      at = feed(floor, at, 3, 200, () => draw() < 0.05).end;
-      at = feed(floor, at, 1, 200, () => draw() < 0.4).end;
+    const floor = new RefusalFloor();
+    floor.restart(T0 + 400);
+    let at = feed(floor, T0 + 400, 3, 20, () => false).end;
+    // sending 20/s against 13/s, a third refused, for 10 s: the fleet must keep being told to cut
+    let judged = 0;
+    for (let second = 0; second < 10; second++) {
+      const outcome = feed(floor, at, 1, 20, () => draw() < 0.35);
+      judged += outcome.judged;
+      at = outcome.end;
     }
-    expect(floor.floor).toBeLessThan(0.08);
+    expect(judged).toBeGreaterThanOrEqual(5);
+    expect(floor.floor).toBeLessThan(0.1);
   });
 });
 
