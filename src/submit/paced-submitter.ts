@@ -23,9 +23,10 @@ export function withPacing(submitter: Submitter, pacer: SendPacer): Submitter {
           pacer.onThrottled(
             status,
             parseRetryAfter(firstHeaderValue(answer.headers["retry-after"]), Date.now()),
+            sentAt,
           );
         else if (status >= 200 && status < 300)
-          pacer.onAccepted(answer.timing?.durationMs ?? Date.now() - sentAt);
+          pacer.onAccepted(answer.timing?.durationMs ?? Date.now() - sentAt, sentAt);
       }
       return answer;
     },

@@ -10,7 +10,7 @@ const LEARNING = 0.3;
  * Refusals for capacity stop when the rate goes under the capacity; the others stay a share of answers
  * whatever the rate. A cut takes the rate under the capacity (to 0.8 of what the service accepted), so the
  * refused share of the answers that follow it is the floor: what the service refuses at any rate. Each cut
- * is followed by a sample (at least `sampleMs` and `minAnswers` answers, from the end of the cut's guard),
+ * is followed by a sample (at least `sampleMs` and `sampleAnswers` answers to requests sent after the cut),
  * and the floor moves towards it. A 429 speaks of capacity when the refused share of the judged window
  * (the last `windowMs`, and at least `minAnswers` answers back to `maxAgeMs`, so that at a low rate one
  * random 429 is not a share of one) stands above the floor by more than chance explains: three binomial
@@ -25,34 +25,37 @@ const LEARNING = 0.3;
 export class RefusalFloor {
   readonly #recent: { at: number; refused: boolean }[] = [];
   #learned: number | undefined;
-  #quietUntil = 0;
+  #cutAt = 0;
   #sample: { start: number; answers: number; refused: number } | undefined;
 
   constructor(
     /** The judged window. */
     private readonly windowMs = 500,
-    /** Answers the judged window keeps at least, and a sample after a cut needs. */
+    /** Answers the judged window keeps at least. */
     private readonly minAnswers = 20,
     /** The oldest answer the judged window keeps to hold `minAnswers`. */
     private readonly maxAgeMs = 10_000,
     /** The least length of a sample after a cut. */
     private readonly sampleMs = 1000,
+    /** The least answers of a sample after a cut (fewer: one random 429 is a share too large). */
+    private readonly sampleAnswers = 50,
   ) {}
 
   /**
-   * The fleet's rate was cut: answers until `until` are to requests sent before the cut. The judged
-   * window starts afresh after them (its refusals led to the cut; judged again, they would cut again and
-   * again as long as they stay in it), and so does the sample that teaches the floor.
+   * The fleet's rate was cut at `cutAt`: only answers to requests sent after it are judged from now on (the
+   * refusals that led to the cut, judged again, would cut again and again as long as they stay in the
+   * window, and so would the answers to requests already sent or booked at the old rate). The sample that
+   * teaches the floor starts afresh with them.
    */
-  restart(until: number): void {
+  restart(cutAt: number): void {
     this.#recent.length = 0;
-    this.#quietUntil = until;
-    this.#sample = { start: until, answers: 0, refused: 0 };
+    this.#cutAt = cutAt;
+    this.#sample = { start: cutAt, answers: 0, refused: 0 };
   }
 
-  /** Records one answer: accepted (false) or refused with a 429 (true). */
-  observe(refused: boolean, now: number): void {
-    if (now < this.#quietUntil) return;
+  /** Records one answer: accepted (false) or refused with a 429 (true), to a request sent at `sentAt`. */
+  observe(refused: boolean, now: number, sentAt = now): void {
+    if (sentAt < this.#cutAt) return;
     this.#recent.push({ at: now, refused });
     const old = (at: number) =>
       at < now - this.maxAgeMs || (at < now - this.windowMs && this.#recent.length > this.minAnswers);
@@ -61,7 +64,7 @@ export class RefusalFloor {
     if (sample === undefined) return;
     sample.answers++;
     if (refused) sample.refused++;
-    if (now - sample.start < this.sampleMs || sample.answers < this.minAnswers) return;
+    if (now - sample.start < this.sampleMs || sample.answers < this.sampleAnswers) return;
     const share = sample.refused / sample.answers;
     this.#learned = this.#learned === undefined ? share : this.#learned + LEARNING * (share - this.#learned);
     this.#sample = undefined;

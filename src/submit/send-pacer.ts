@@ -120,9 +120,9 @@ export class SendPacer {
    * (src/submit/refusal-floor.ts), the fleet's rate is cut and the whole fleet held for the Retry-After;
    * otherwise only the refused request waits (its job's own retry) and the 429 is only counted.
    */
-  onThrottled(httpStatus: number, retryAfterMs: number | undefined): void {
+  onThrottled(httpStatus: number, retryAfterMs: number | undefined, sentAt?: number): void {
     const now = this.#clock();
-    this.#refusals.observe(true, now);
+    this.#refusals.observe(true, now, sentAt);
     if (httpStatus === 429) {
       this.throttled++;
       this.#uncounted++;
@@ -141,8 +141,8 @@ export class SendPacer {
   }
 
   /** An accepted request and how long it took. */
-  onAccepted(latencyMs: number): void {
-    this.#refusals.observe(false, this.#clock());
+  onAccepted(latencyMs: number, sentAt?: number): void {
+    this.#refusals.observe(false, this.#clock(), sentAt);
     const congested = this.#latency.observe(latencyMs, this.#clock());
     const state = this.#state;
     if (state === undefined) return;
@@ -272,7 +272,7 @@ export class SendPacer {
     this.#state = parsed.success ? parsed.data : initialRateState(this.options.settings, reply.now);
     // a cut, by this process or another: judge the answers to requests sent after it only
     if (this.#state.refusingSince !== 0 && this.#state.at !== previous?.at)
-      this.#refusals.restart(this.#clock() + this.options.settings.cutGuardMs);
+      this.#refusals.restart(this.#state.at - this.#offset);
   }
 
   /** The share of recent requests the service accepted, of those it would accept at any rate. */
