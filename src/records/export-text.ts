@@ -17,13 +17,17 @@ export function laterId(a: string, b: string): boolean {
 
 /** A UTF-16 surrogate without its other half (JSON.parse lets a file's "\ud800" through). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** Text that may need cleaning: most has neither a NUL nor a surrogate, and is passed on as it is. */
+const SUSPECT = /[\0\uD800-\uDFFF]/;
 
 /**
  * Text PostgreSQL takes: it refuses the NUL character in text and in jsonb strings, and a lone surrogate
  * escaped in JSON (the rows of the hot tables travel as one JSON document).
  */
 export const clean = (value: string | null): string | null =>
-  value === null ? null : value.replace(/\0/g, "\uFFFD").replace(LONE_SURROGATE, "\uFFFD");
+  value === null || !SUSPECT.test(value)
+    ? value
+    : value.replace(/\0/g, "\uFFFD").replace(LONE_SURROGATE, "\uFFFD");
 
 /** One order for every process: two exporters writing the same rows at once lock them in the same order. */
 const sorted = <T>(kept: Map<string, T>): T[] =>
