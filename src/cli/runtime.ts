@@ -4,6 +4,8 @@ import { SETTINGS, type SettingName } from "../config/settings.js";
 import { urlCredentials } from "../config/url-credentials.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { webhookSecrets } from "../ops/notify/webhook-url.js";
+import { coerceError } from "../errors/relay-error.js";
+import { withScope, type Scope } from "../lifecycle/scope.js";
 
 /** Loads configuration for a command: environment first, then its flags. */
 export function commandConfig(overrides: Overrides, required: readonly SettingName[] = []): Config {
@@ -93,33 +95,24 @@ export function overridesFrom(options: Record<string, unknown>): Overrides {
 /**
  * The one place that handles SIGTERM and SIGINT: the first aborts the returned signal (stop taking
  * work, finish what is in flight), a second exits at once. Every long-running command takes its stop
- * from here.
+ * from here; the handlers are removed when its scope closes.
  */
-export function shutdownOnSignals(logger: Logger): AbortSignal {
+export function shutdownOnSignals(logger: Logger, scope: Scope): AbortSignal {
   const controller = new AbortController();
-  const handler = (signal: NodeJS.Signals) => {
+  scope.onSignals(["SIGTERM", "SIGINT"], (signal) => {
     if (controller.signal.aborted) {
       logger.warn({ signal }, "second signal: exiting now");
       process.exit(1);
     }
     logger.info({ signal }, "stopping: no new work; finishing requests in flight");
     controller.abort(signal);
-  };
-  process.on("SIGTERM", handler);
-  process.on("SIGINT", handler);
+  });
   return controller.signal;
 }
 
-/** Resolves on the first SIGTERM or SIGINT (see shutdownOnSignals). */
-export function shutdownSignal(logger: Logger): Promise<void> {
-  const signal = shutdownOnSignals(logger);
-  return new Promise((resolve) => {
-    signal.addEventListener(
-      "abort",
-      () => {
-        resolve();
-      },
-      { once: true },
-    );
-  });
+/** The scope of a long-running command: a closer that fails is logged, never thrown over the command's own error. */
+export function commandScope<T>(logger: Logger, body: (scope: Scope) => Promise<T>): Promise<T> {
+  return withScope((error) => {
+    logger.warn({ err: coerceError(error) }, "closing: a resource did not close cleanly");
+  }, body);
 }

@@ -11,6 +11,7 @@ const SRC = resolve(import.meta.dirname, "../../src");
 const ALLOWED: Record<string, readonly string[]> = {
   errors: [],
   log: [],
+  lifecycle: [],
   invoice: [],
   config: ["errors"],
   ledger: ["errors"],
@@ -21,7 +22,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   "use-cases": ["config", "errors", "ingest", "invoice", "ledger", "log", "queue", "results"],
   simulator: ["errors", "invoice", "log"],
   agentnet: ["config", "errors", "log", "submit"],
-  dev: ["errors", "simulator"],
+  dev: ["errors", "lifecycle", "simulator"],
   ops: ["config", "errors", "ledger", "log", "queue"],
   records: ["config", "errors", "ledger", "log"],
   cli: [
@@ -31,6 +32,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "ingest",
     "invoice",
     "ledger",
+    "lifecycle",
     "log",
     "ops",
     "queue",

@@ -3,6 +3,7 @@ import { open, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
+import { finish } from "../support/cli-run.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { testRedisUrl } from "../support/redis.js";
@@ -90,6 +91,14 @@ describe("invoice-relay start", () => {
     expect(first?.["replaced_by"]).toMatchObject({ batch_id: whole?.["batch_id"] });
     proc.child.kill("SIGTERM");
     expect((await proc.exited).code).toBe(0);
+  });
+
+  it("when --schedule is not a cron schedule, then start exits 1 naming the flag before it touches Redis or the drop folder", async () => {
+    const { dir, env } = await setup();
+    const result = await finish(start(env, ["--schedule", "61 * * * *"]));
+    expect(result.code, result.output).toBe(1);
+    expect(result.output).toContain('--schedule "61 * * * *" is not a cron schedule');
+    expect(await readdir(dir)).not.toContain("processing");
   });
 
   it("when the schedule ticks, then a file in the drop folder is picked up without --watch", async () => {

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { Command } from "commander";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
 import { openContext } from "../context.js";
@@ -7,6 +8,7 @@ import {
   addCommonOptions,
   commandConfig,
   commandLogger,
+  commandScope,
   overridesFrom,
   shutdownOnSignals,
 } from "../runtime.js";
@@ -26,23 +28,20 @@ export const consoleCommand: CommandFactory = () =>
       // Without CONSOLE_TOKEN the console only reads; with it, its retry action writes.
       const outbox = config.consoleToken === undefined ? "reads" : "writes";
       await (await openContext(config, { logger, outbox })).close();
-      const stopping = shutdownOnSignals(logger);
-      const server = await serveOps(
-        config,
-        resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
-        stopping,
-        logger,
-      );
-      if (server.url !== undefined)
-        process.stderr.write(
-          `invoice-relay console: serving ${server.url}/ until Ctrl-C (SIGINT) or SIGTERM\n`,
+      await commandScope(logger, async (scope) => {
+        const stopping = shutdownOnSignals(logger, scope);
+        const server = await serveOps(
+          config,
+          resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
+          stopping,
+          logger,
         );
-      if (!stopping.aborted)
-        await new Promise<void>((resolve) => {
-          stopping.addEventListener("abort", () => {
-            resolve();
-          });
-        });
-      await server.close();
+        scope.defer(() => server.close());
+        if (server.url !== undefined)
+          process.stderr.write(
+            `invoice-relay console: serving ${server.url}/ until Ctrl-C (SIGINT) or SIGTERM\n`,
+          );
+        if (!stopping.aborted) await once(stopping, "abort");
+      });
       process.exitCode = ExitCode.Ok;
     });

@@ -19,6 +19,7 @@ import {
   addSubmitOptions,
   commandConfig,
   commandLogger,
+  commandScope,
   overridesFrom,
   shutdownOnSignals,
 } from "../runtime.js";
@@ -54,37 +55,30 @@ export const runCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-run");
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
-      const past = await openPastResults(config, logger);
-      const ctx = await openContext(config, { dropFolder: true }).catch(async (error: unknown) => {
-        await past.close();
-        throw error;
-      });
-      // With RESULTS_DATABASE_URL: an old schema refuses the run; the outbox is on before any file is claimed.
-      const exported = await startResultsExport(config, logger).catch(async (error: unknown) => {
-        await past.close();
-        await ctx.close();
-        throw error;
-      });
-      const progress = new Progress(process.stderr, logger);
-      const notifier = createNotifier(config, logger);
-      const stopping = shutdownOnSignals(logger);
-      const serve = options["serve"] === true;
-      const metrics = createRelayMetrics();
-      // Served only when HTTP_ADDR is set or --serve asks: a pass is not a service, but a scheduler may watch it.
-      const probes = await serveOps(
-        config,
-        resolveHttpAddr(config.httpAddr, serve ? START_HTTP_ADDR : "off"),
-        stopping,
-        logger,
-        metrics,
-      ).catch(async (error: unknown) => {
-        await past.close();
-        await ctx.close();
-        throw error;
-      });
-      // One deadline for the pass and the export of its results.
-      const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
-      try {
+      await commandScope(logger, async (scope) => {
+        const past = await openPastResults(config, logger);
+        scope.defer(() => past.close());
+        const ctx = await openContext(config, { dropFolder: true });
+        scope.defer(() => ctx.close());
+        // With RESULTS_DATABASE_URL: an old schema refuses the run; the outbox is on before any file is claimed.
+        const exported = await startResultsExport(config, logger);
+        scope.defer(() => exported?.close());
+        const progress = new Progress(process.stderr, logger);
+        const notifier = createNotifier(config, logger);
+        const stopping = shutdownOnSignals(logger, scope);
+        const serve = options["serve"] === true;
+        const metrics = createRelayMetrics();
+        // Served only when HTTP_ADDR is set or --serve asks: a pass is not a service, but a scheduler may watch it.
+        const probes = await serveOps(
+          config,
+          resolveHttpAddr(config.httpAddr, serve ? START_HTTP_ADDR : "off"),
+          stopping,
+          logger,
+          metrics,
+        );
+        scope.defer(() => probes.close());
+        // One deadline for the pass and the export of its results.
+        const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
         const outcome = await nightlyPass(
           {
             ...ctx,
@@ -117,12 +111,7 @@ export const runCommand: CommandFactory = () =>
           );
           await once(stopping, "abort");
         }
-      } finally {
-        await exported?.close();
-        await probes.close();
-        await past.close();
-        await ctx.close();
-      }
+      });
     });
 
 /**

@@ -15,6 +15,7 @@ import {
   addSubmitOptions,
   commandConfig,
   commandLogger,
+  commandScope,
   overridesFrom,
   shutdownOnSignals,
 } from "../runtime.js";
@@ -32,35 +33,34 @@ export const workerCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-worker");
       // Connects and checks Redis as every command does, so a Redis to refuse is refused before any job is taken.
       await (await openContext(config, { logger })).close();
-      // With RESULTS_DATABASE_URL: an old schema refuses the start; the outbox is on before any job is taken.
-      const exported = await startResultsExport(config, logger);
-      const stopping = shutdownOnSignals(logger);
-      // Before any job is taken: a port in use ends the command here.
-      const metrics = createRelayMetrics();
-      const probes = await serveOps(
-        config,
-        resolveHttpAddr(config.httpAddr, "off"),
-        stopping,
-        logger,
-        metrics,
-      );
-      try {
+      await commandScope(logger, async (scope) => {
+        // With RESULTS_DATABASE_URL: an old schema refuses the start; the outbox is on before any job is taken.
+        const exported = await startResultsExport(config, logger);
+        scope.defer(() => exported?.close());
+        const stopping = shutdownOnSignals(logger, scope);
+        // Before any job is taken: a port in use ends the command here.
+        const metrics = createRelayMetrics();
+        const probes = await serveOps(
+          config,
+          resolveHttpAddr(config.httpAddr, "off"),
+          stopping,
+          logger,
+          metrics,
+        );
+        scope.defer(() => probes.close());
         const alerts = startServiceAlerts(config, logger);
+        scope.defer(() => alerts.close());
         const service = await startSubmission(config, logger, {
           ...metrics.submission,
           onApiKeyRefused: onApiKeyRefused(config, alerts.notifier),
         });
+        scope.defer(() => service.close(config.shutdownGraceMs));
         logger.info(
           { concurrency: config.submitConcurrency, prefix: config.queuePrefix },
           "submission worker started",
         );
         if (!stopping.aborted) await once(stopping, "abort");
-        await service.close(config.shutdownGraceMs);
-        await alerts.close();
-      } finally {
-        await exported?.close();
-        await probes.close();
-      }
+      });
       logger.info("submission worker stopped");
       process.exitCode = ExitCode.Ok;
     });
