@@ -21,6 +21,7 @@ export function consoleOps(): OpsRoutes {
         namespace: resolveNamespace(ctx.config.idempotencyNamespace),
       });
     },
+    ledger: (ctx) => new RedisLedger(ctx.redis(), ctx.config.queuePrefix),
     retry: (ctx: OpsContext) => async (batchId) => {
       const prefix = ctx.config.queuePrefix;
       const queue = createInvoiceQueue(ctx.redis(), prefix, ctx.config.maxAttempts);

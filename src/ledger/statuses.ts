@@ -20,6 +20,10 @@
  *   **SubmitOutcome** of one attempt (src/submit/submit-invoice.ts) become a KeyStatus here; a report's
  *   **RowStatus** (src/results/report-row.ts) is a KeyStatus or a RowDecision seen from the file.
  */
+/** How a dropped file is read; a batch keeps its file's format. */
+export const FILE_FORMATS = ["csv", "json", "ndjson"] as const;
+export type FileFormat = (typeof FILE_FORMATS)[number];
+
 export const KEY_STATUSES = ["queued", "retrying", "succeeded", "failed", "superseded"] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
 

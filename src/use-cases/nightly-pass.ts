@@ -13,10 +13,8 @@ import type { BatchMeta } from "../ledger/batch-store.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
-import type { RedisLedger } from "../ledger/redis-ledger.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
-  readonly store: RedisLedger;
   readonly config: SubmitConfig;
   /** Observers of the pass's submission worker (metrics, alerts); its ledger clock is `now`. */
   readonly submissionHooks?: Pick<SubmissionHooks, "onAttempt" | "onOutcome" | "onApiKeyRefused"> | undefined;

@@ -1,13 +1,13 @@
 import type { Job, Queue } from "bullmq";
 import { invoiceJobDataSchema, type InvoiceJobData } from "../queue/job-data.js";
 import type { BatchStore } from "../ledger/batch-store.js";
-import type { RedisLedger } from "../ledger/redis-ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 import { ensureJob, isReplaceable, jobDataOf, resumeRequeues } from "../queue/requeued-jobs.js";
 import type { ResultRecord } from "../ledger/record.js";
 import { isFinal } from "../ledger/statuses.js";
 
 export interface RetryDeps {
-  readonly store: RedisLedger;
+  readonly store: Ledger;
   readonly batches: BatchStore;
   readonly queue: Queue<InvoiceJobData>;
 }
