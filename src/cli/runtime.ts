@@ -1,5 +1,11 @@
-import type { Command } from "commander";
-import { loadConfig, type Config, type Overrides } from "../config/load.js";
+import { Command } from "commander";
+import {
+  loadConfig,
+  requireSubmitConfig,
+  type Config,
+  type Overrides,
+  type SubmitConfig,
+} from "../config/load.js";
 import { SETTINGS, type SettingName } from "../config/settings.js";
 import { urlCredentials } from "../config/url-credentials.js";
 import { createLogger, type Logger } from "../log/logger.js";
@@ -49,6 +55,31 @@ export function processSecrets(env: NodeJS.ProcessEnv, argv: readonly string[]):
     ...webhookSecrets(env[SETTINGS.notifyWebhookUrl.env]?.trim()),
     ...[...values, ...argv].flatMap((value) => urlCredentials(value)),
   ].filter((s) => s.length >= 4);
+}
+
+/** A command's settings (environment, then its flags) and its logger. */
+export function commandSettings(
+  options: Record<string, unknown>,
+  loggerName: string,
+): { config: Config; logger: Logger } {
+  const config = commandConfig(overridesFrom(options));
+  return { config, logger: commandLogger(config, loggerName) };
+}
+
+/** A submitting command's settings, which must name the invoice service and its key, and its logger. */
+export function submitSettings(
+  options: Record<string, unknown>,
+  loggerName: string,
+): { config: SubmitConfig; logger: Logger } {
+  const config = requireSubmitConfig(
+    commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
+  );
+  return { config, logger: commandLogger(config, loggerName) };
+}
+
+/** A command that submits (`run`, `start`, `worker`), with the flags of Redis and of the service. */
+export function submittingCommand(name: string): Command {
+  return addSubmitOptions(addCommonOptions(new Command(name)));
 }
 
 /** Flags shared by the commands that talk to Redis and the service. */

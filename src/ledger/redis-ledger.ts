@@ -23,6 +23,8 @@ import {
   type RowDecision,
   type RowRef,
 } from "./statuses.js";
+import { ExternalIdIndexBusyError } from "./errors/external-id-index-busy-error.js";
+import { LedgerReplyError } from "./errors/ledger-reply-error.js";
 
 const scripts = {
   register: new LuaScript("register"),
@@ -51,7 +53,7 @@ const STALE_ROUNDS = 20;
 function toDecision(raw: string): RowDecision {
   if (raw.startsWith("conflict:")) return { kind: "conflict", earlierKey: raw.slice("conflict:".length) };
   if (SIMPLE_DECISIONS.has(raw)) return { kind: raw as Exclude<RowDecision["kind"], "conflict"> };
-  throw new Error(`the ledger returned an unknown decision "${raw}"`);
+  throw new LedgerReplyError(`the ledger returned an unknown decision "${raw}"`);
 }
 
 /** An attempt's answer as answers.lua takes it. */
@@ -140,7 +142,9 @@ export class RedisLedger implements Ledger {
       if (raw[0] !== "stale") return raw.map(toDecision);
       for (const live of raw.slice(1)) if (!lives.includes(live)) lives.push(live);
     }
-    throw new Error(`registering batch ${batchId}: the external-id index kept changing; run again`);
+    throw new ExternalIdIndexBusyError(
+      `registering batch ${batchId}: the external-id index kept changing; run again`,
+    );
   }
 
   async finishIngest(batchId: string): Promise<void> {
@@ -257,7 +261,9 @@ export class RedisLedger implements Ledger {
       );
       if (result !== "stale") return result;
     }
-    throw new Error(`retry of ${key}: the external-id index kept changing; run retry again`);
+    throw new ExternalIdIndexBusyError(
+      `retry of ${key}: the external-id index kept changing; run retry again`,
+    );
   }
 
   /**

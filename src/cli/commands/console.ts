@@ -4,14 +4,7 @@ import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
 import { openContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
-import {
-  addCommonOptions,
-  commandConfig,
-  commandLogger,
-  commandScope,
-  overridesFrom,
-  shutdownOnSignals,
-} from "../runtime.js";
+import { addCommonOptions, commandScope, commandSettings, shutdownOnSignals } from "../runtime.js";
 import { serveOps } from "../serve-ops.js";
 
 export const consoleCommand: CommandFactory = () =>
@@ -22,8 +15,7 @@ export const consoleCommand: CommandFactory = () =>
     )
     .option("--drop-dir <dir>", "the drop folder (env DROP_DIR)")
     .action(async (options: Record<string, unknown>) => {
-      const config = commandConfig(overridesFrom(options));
-      const logger = commandLogger(config, "invoice-relay-console");
+      const { config, logger } = commandSettings(options, "invoice-relay-console");
       // Connects and checks Redis as every command does: a Redis to refuse is refused before serving.
       // Without CONSOLE_TOKEN the console only reads; with it, its retry action writes.
       const outbox = config.consoleToken === undefined ? "reads" : "writes";

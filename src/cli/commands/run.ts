@@ -1,7 +1,5 @@
-import { Command } from "commander";
 import { once } from "node:events";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
-import { requireSubmitConfig } from "../../config/load.js";
 import { serveOps } from "../serve-ops.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
 import { recordPassEnd } from "../pass-record.js";
@@ -14,21 +12,14 @@ import { parseDuration } from "../../config/duration.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import { Progress } from "../progress.js";
-import {
-  addCommonOptions,
-  addSubmitOptions,
-  commandConfig,
-  commandLogger,
-  commandScope,
-  overridesFrom,
-  shutdownOnSignals,
-} from "../runtime.js";
+import { commandScope, shutdownOnSignals, submitSettings, submittingCommand } from "../runtime.js";
 import { summaryTable } from "../summary-table.js";
 import { passExitCode } from "../pass-exit-code.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
+import { FlagError } from "../errors/flag-error.js";
 
 export const runCommand: CommandFactory = () =>
-  addSubmitOptions(addCommonOptions(new Command("run")))
+  submittingCommand("run")
     .description(
       "One nightly pass: claim every ready file, ingest, submit, wait until every invoice is final, write reports, exit. " +
         "Exit 0: all succeeded or duplicate; 2: some rejected, failed or in conflict; 1: could not finish.",
@@ -47,12 +38,9 @@ export const runCommand: CommandFactory = () =>
       const deadlineText = typeof options["deadline"] === "string" ? options["deadline"] : undefined;
       const deadlineMs = deadlineText === undefined ? undefined : parseDuration(deadlineText);
       if (deadlineText !== undefined && deadlineMs === undefined) {
-        throw new Error(`--deadline "${deadlineText}" is not a duration; use e.g. 90s, 45m or 2h`);
+        throw new FlagError(`--deadline "${deadlineText}" is not a duration; use e.g. 90s, 45m or 2h`);
       }
-      const config = requireSubmitConfig(
-        commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
-      );
-      const logger = commandLogger(config, "invoice-relay-run");
+      const { config, logger } = submitSettings(options, "invoice-relay-run");
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
       await commandScope(logger, async (scope) => {

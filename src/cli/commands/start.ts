@@ -1,7 +1,5 @@
 import { once } from "node:events";
-import { Command } from "commander";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
-import { requireSubmitConfig } from "../../config/load.js";
 import { redisTarget } from "../../config/redis-target.js";
 import { startScanService, type ScanService } from "../../use-cases/scan-service.js";
 import { isScanSchedule } from "../../queue/scan-schedule.js";
@@ -17,18 +15,10 @@ import { openPastResults } from "../past-results.js";
 import { startResultsExport } from "../results-export.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
-import {
-  addCommonOptions,
-  addSubmitOptions,
-  commandConfig,
-  commandLogger,
-  commandScope,
-  overridesFrom,
-  shutdownOnSignals,
-} from "../runtime.js";
+import { commandScope, shutdownOnSignals, submitSettings, submittingCommand } from "../runtime.js";
 
 export const startCommand: CommandFactory = () =>
-  addSubmitOptions(addCommonOptions(new Command("start")))
+  submittingCommand("start")
     .description(
       "Long-running service: submission worker, ingest worker and a scheduled drop-folder scan (default nightly at 02:00). " +
         "SIGTERM/SIGINT: stop taking work, finish requests in flight within the grace period, exit 0. " +
@@ -40,10 +30,7 @@ export const startCommand: CommandFactory = () =>
     .option("--drop-dir <dir>", "the drop folder (env DROP_DIR)")
     .option("--settle-ms <ms>", "a file must be unchanged this long to be picked up (env SETTLE_MS)")
     .action(async (options: Record<string, unknown>) => {
-      const config = requireSubmitConfig(
-        commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
-      );
-      const logger = commandLogger(config, "invoice-relay-start");
+      const { config, logger } = submitSettings(options, "invoice-relay-start");
       const tz = typeof options["tz"] === "string" ? options["tz"] : undefined;
       if (tz !== undefined && !isTimeZone(tz))
         throw new FlagError(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);

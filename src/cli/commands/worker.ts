@@ -1,7 +1,5 @@
 import { once } from "node:events";
-import { Command } from "commander";
 import { resolveHttpAddr } from "../../config/http-addr.js";
-import { requireSubmitConfig } from "../../config/load.js";
 import { serveOps } from "../serve-ops.js";
 import { onApiKeyRefused, startServiceAlerts } from "../alerts.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
@@ -10,27 +8,16 @@ import { openContext } from "../context.js";
 import { startResultsExport } from "../results-export.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
-import {
-  addCommonOptions,
-  addSubmitOptions,
-  commandConfig,
-  commandLogger,
-  commandScope,
-  overridesFrom,
-  shutdownOnSignals,
-} from "../runtime.js";
+import { commandScope, shutdownOnSignals, submitSettings, submittingCommand } from "../runtime.js";
 
 export const workerCommand: CommandFactory = () =>
-  addSubmitOptions(addCommonOptions(new Command("worker")))
+  submittingCommand("worker")
     .description(
       "Submission worker only; run several, on several machines, against one Redis to scale out. " +
         "Serves health probes (/healthz, /readyz) when HTTP_ADDR is set.",
     )
     .action(async (options: Record<string, unknown>) => {
-      const config = requireSubmitConfig(
-        commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
-      );
-      const logger = commandLogger(config, "invoice-relay-worker");
+      const { config, logger } = submitSettings(options, "invoice-relay-worker");
       // Connects and checks Redis as every command does, so a Redis to refuse is refused before any job is taken.
       await (await openContext(config, { logger })).close();
       await commandScope(logger, async (scope) => {
