@@ -69,7 +69,7 @@ export const INGEST_CHUNKS_IN_FLIGHT = 4;
 /**
  * Ingests one claimed file. A first, cheap pass proves the file usable as a whole (UTF-8, CSV header,
  * JSON syntax to the end) so a truncated or corrupt file is never half sent; the second pass registers
- * each valid row with the results store and enqueues what needs sending, in chunks, one chunk's Redis
+ * each valid row with the ledger and enqueues what needs sending, in chunks, one chunk's Redis
  * work overlapping the reading of the next. Re-running it for the same batch (after a crash) registers
  * and enqueues nothing twice.
  */

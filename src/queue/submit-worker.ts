@@ -109,7 +109,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         if (outcome.transition === "unknown")
           log().warn(
             { correlationId: outcome.correlationId },
-            "succeeded, but the results store has no record of this key (Redis lost data?); its batch is re-ingested with the same keys",
+            "succeeded, but the ledger has no record of this key (Redis lost data?); its batch is re-ingested with the same keys",
           );
         else if (logger.isLevelEnabled("debug"))
           log().debug({ correlationId: outcome.correlationId }, "succeeded");

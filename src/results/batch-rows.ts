@@ -22,7 +22,7 @@ const CHUNK = 500;
 
 /**
  * The report rows of a batch, in file order: the file is read again (same lines, same keys) and each
- * row is joined with the decision taken at ingest and its key's record in the results store.
+ * row is joined with the decision taken at ingest and its key's record in the ledger.
  */
 export async function* batchRows(deps: BatchRowsDeps, batch: BatchMeta): AsyncGenerator<ReportRow> {
   let chunk: RowItem[] = [];
