@@ -16,7 +16,7 @@ export function consoleOps(): OpsRoutes {
     rows: (ctx) => {
       const prefix = ctx.config.queuePrefix;
       return new RowPages({
-        store: new RedisLedger(ctx.redis(), prefix),
+        ledger: new RedisLedger(ctx.redis(), prefix),
         batches: new BatchStore(ctx.redis(), prefix),
         namespace: resolveNamespace(ctx.config.idempotencyNamespace),
       });
@@ -28,7 +28,7 @@ export function consoleOps(): OpsRoutes {
       try {
         const outcome = await retryFailed(
           {
-            store: new RedisLedger(ctx.redis(), prefix),
+            ledger: new RedisLedger(ctx.redis(), prefix),
             batches: new BatchStore(ctx.redis(), prefix),
             queue,
           },

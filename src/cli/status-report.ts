@@ -134,7 +134,7 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
       ? await recentBatches(ctx, STATUS_BATCH_LIMIT)
       : [await requireKnownBatch(ctx.batches, batchId, prefix)];
   const [keys, jobCounts, isPaused, refusal, total] = await Promise.all([
-    ctx.store.counts(),
+    ctx.ledger.counts(),
     ctx.queue.getJobCounts("waiting", "active", "delayed", "failed", "paused"),
     ctx.queue.isPaused(),
     readApiKeyRefusal(ctx.redis, prefix),

@@ -17,7 +17,7 @@ import { WorkWindow } from "./work-window.js";
 import { firstNames } from "./listed-names.js";
 
 export interface IngestDeps {
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
   readonly logger: Logger;
@@ -53,7 +53,7 @@ export type IngestResult =
 const ENQUEUE: ReadonlySet<RowDecision["kind"]> = new Set(["new", "join", "queued", "retrying"]);
 
 /**
- * Rows per store registration and per `addBulk`. Redis runs each as one uninterrupted block (a Lua
+ * Rows per ledger registration and per `addBulk`. Redis runs each as one uninterrupted block (a Lua
  * script; a MULTI of adds), so a submission worker sharing that Redis waits behind it: 1000-row chunks
  * held its requests up for tens of milliseconds at a time, and 250 measured 7% more invoices/s end to
  * end (docs/benchmarks.md).
@@ -111,7 +111,7 @@ export async function ingestFile(
             deps,
           );
     const registering = Promise.all([registered, restored]).then(() =>
-      deps.store.registerRows(file.batchId, chunkRows),
+      deps.ledger.registerRows(file.batchId, chunkRows),
     );
     registered = registering;
     const decisions = await registering;
@@ -169,7 +169,7 @@ export async function ingestFile(
   }
   await send();
   await chunks.settle();
-  await deps.store.finishIngest(file.batchId);
+  await deps.ledger.finishIngest(file.batchId);
   deps.logger.info({ batch: file.batchId, file: file.name, ...counts, enqueued }, "file ingested");
   if (unknownFields.length > 0) {
     deps.logger.warn(

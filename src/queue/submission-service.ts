@@ -22,7 +22,7 @@ import { createSubmitWorker } from "./submit-worker.js";
 export interface SubmissionService {
   readonly worker: Worker<InvoiceJobData>;
   readonly queue: Queue<InvoiceJobData>;
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   /** Stops taking jobs, lets in-flight requests finish within `graceMs`, then closes everything. */
   close(graceMs: number): Promise<void>;
 }
@@ -54,7 +54,7 @@ export interface SubmissionHooks {
   readonly now?: LedgerClock | undefined;
 }
 
-/** Starts a submission worker from configuration: connections, store, HTTP client, BullMQ worker. */
+/** Starts a submission worker from configuration: connections, ledger, HTTP client, BullMQ worker. */
 export async function startSubmission(
   config: SubmitConfig,
   logger: Logger,
@@ -64,7 +64,7 @@ export async function startSubmission(
   const connection = createRedis(target, "worker", "invoice-relay-worker");
   const commands = createRedis(target, "worker", "invoice-relay-store");
   const clock = hooks.now;
-  const store = new RedisLedger(commands, config.queuePrefix, clock);
+  const ledger = new RedisLedger(commands, config.queuePrefix, clock);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
   const service =
     hooks.submitter ??
@@ -89,7 +89,7 @@ export async function startSubmission(
     prefix: config.queuePrefix,
     queue,
     deps: {
-      store,
+      ledger,
       submitter,
       now: Date.now,
       rules: {
@@ -164,5 +164,5 @@ export async function startSubmission(
     })();
     return closing;
   };
-  return { worker, queue, store, close };
+  return { worker, queue, ledger, close };
 }

@@ -86,7 +86,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         invoice: parsed.data.invoice,
         attempt,
         // BullMQ fails the job after the attempts it was enqueued with (the enqueuing process's
-        // MAX_ATTEMPTS), so that is when the store must say `failed`, whatever this worker's setting.
+        // MAX_ATTEMPTS), so that is when the ledger must say `failed`, whatever this worker's setting.
         maxAttempts: job.opts.attempts ?? options.maxAttempts,
       });
     } catch (error) {

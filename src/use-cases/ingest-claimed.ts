@@ -23,7 +23,7 @@ import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
 export interface DropPassDeps {
   readonly folder: DropFolder;
   readonly redis: RedisClient;
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   readonly batches: BatchStore;
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
@@ -32,7 +32,7 @@ export interface DropPassDeps {
   readonly signal?: AbortSignal | undefined;
   /**
    * A fixed clock for the ledger's records and batches, from which RESULTS_RETENTION counts (tests that
-   * move days forward; give `store` and `batches` the same one); Redis's own when absent
+   * move days forward; give `ledger` and `batches` the same one); Redis's own when absent
    * (src/ledger/clock.ts). Waiting (settle time, leases, deadlines) is real time.
    */
   readonly now?: LedgerClock | undefined;
@@ -133,7 +133,7 @@ async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: Unreadab
   });
   const meta = await deps.batches.require(file.batchId);
   const report = await writeBatchReport(
-    { store: deps.store, batches: deps.batches, namespace: deps.namespace, profiles: deps.profiles },
+    { ledger: deps.ledger, batches: deps.batches, namespace: deps.namespace, profiles: deps.profiles },
     meta,
     deps.folder.reports,
   );

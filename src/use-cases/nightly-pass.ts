@@ -218,7 +218,7 @@ function growingFile(changed: ChangedClaim): GrowingFile {
 }
 
 async function progressOf(deps: NightlyPassDeps, metas: readonly BatchMeta[]): Promise<PassProgress> {
-  const counts = await deps.store.counts();
+  const counts = await deps.ledger.counts();
   return {
     files: metas.length,
     filesDone: metas.filter(isFinished).length,

@@ -98,7 +98,7 @@ function formatOption(value: unknown): Format {
   throw new FlagError(`--format must be csv or jsonl (got "${String(value)}")`);
 }
 
-/** The batch's report rows, re-read from its file and joined with the store: the report, up to now. */
+/** The batch's report rows, re-read from its file and joined with the ledger: the report, up to now. */
 async function exportBatch(
   ctx: AppContext,
   profiles: readonly SourceProfile[],
@@ -128,7 +128,7 @@ async function exportBatch(
 async function exportAll(ctx: AppContext, format: Format, withBody: boolean, out: OutputSink) {
   if (format === "csv" && !(await out.write(exportCsvHeader(withBody)))) return;
   let malformed = 0;
-  const records = ctx.store.scanRecords({
+  const records = ctx.ledger.scanRecords({
     onMalformed: (key, problem) => {
       if (++malformed <= 5) process.stderr.write(`skipped unreadable result record ${key}: ${problem}\n`);
     },
