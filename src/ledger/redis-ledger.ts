@@ -118,8 +118,8 @@ export class RedisLedger implements Ledger {
     const packed = Buffer.concat(rows.map((row) => parseUuid(row.key)));
     const args: (string | number | Buffer)[] = [batchId, nowArgument(this.clock), packed, rows.length];
     for (const row of rows) args.push(row.line, row.key, row.externalId);
-    const keys = [
-      ...this.#movingKeys(),
+    const names = [
+      ...this.#movingNames(),
       this.names.batch(batchId),
       this.names.decisions(batchId),
       this.names.batchKeyList(batchId),
@@ -135,7 +135,7 @@ export class RedisLedger implements Ledger {
       const raw = stringsSchema.parse(
         await scripts.register.run(
           this.redis,
-          [...keys, ...lives.map((k) => this.names.record(k))],
+          [...names, ...lives.map((k) => this.names.record(k))],
           [...args, ...lives],
         ),
       );
@@ -249,7 +249,7 @@ export class RedisLedger implements Ledger {
         await scripts.requeue.run(
           this.redis,
           [
-            ...this.#movingKeys(),
+            ...this.#movingNames(),
             this.names.record(key),
             this.names.record(live === "" ? key : live),
             this.names.reopened,
@@ -267,10 +267,10 @@ export class RedisLedger implements Ledger {
   }
 
   /**
-   * The deployment-wide keys a status move touches, as register.lua and requeue.lua take them in
+   * The deployment-wide names a status move touches, as register.lua and requeue.lua take them in
    * KEYS[1..7]: counts, failed, requeuing, pending, ingesting, completed, external-ids.
    */
-  #movingKeys(): string[] {
+  #movingNames(): string[] {
     const n = this.names;
     return [n.counts, n.failed, n.requeuing, n.pending, n.ingesting, n.completed, n.externalIds];
   }
