@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   // Reported batches never touch Redis; the connection is never opened.
   const redis = new Redis({ lazyConnect: true });
   const pages = new RowPages({
-    store: new RedisLedger(redis, "bench"),
+    ledger: new RedisLedger(redis, "bench"),
     batches: new BatchStore(redis, "bench"),
     namespace: resolveNamespace(undefined),
   });

@@ -41,7 +41,7 @@ export async function measureEnqueue(redisUrl: string, dir: string, rows: number
     const deps = {
       folder,
       redis,
-      store: new RedisLedger(redis, prefix),
+      ledger: new RedisLedger(redis, prefix),
       batches: new BatchStore(redis, prefix),
       queue,
       namespace,

@@ -2,6 +2,7 @@ import { isBatchId } from "../ledger/batch-id.js";
 import type { BatchMeta, BatchStore } from "../ledger/batch-store.js";
 import { MalformedBatchIdError } from "./errors/malformed-batch-id-error.js";
 import { UnknownBatchError } from "./errors/unknown-batch-error.js";
+import { FlagError } from "./errors/flag-error.js";
 
 /**
  * The `--batch ID` flag of the operator commands: absent, or an id of the shape the relay mints
@@ -11,7 +12,7 @@ export function batchOption(options: Record<string, unknown>): string | undefine
   const value = options["batch"];
   if (value === undefined) return undefined;
   if (typeof value !== "string" || value.trim() === "")
-    throw new Error("--batch needs a batch id; `invoice-relay status` lists them");
+    throw new FlagError("--batch needs a batch id; `invoice-relay status` lists them");
   const id = value.trim();
   if (!isBatchId(id)) throw new MalformedBatchIdError(id);
   return id;

@@ -16,18 +16,19 @@ export function consoleOps(): OpsRoutes {
     rows: (ctx) => {
       const prefix = ctx.config.queuePrefix;
       return new RowPages({
-        store: new RedisLedger(ctx.redis(), prefix),
+        ledger: new RedisLedger(ctx.redis(), prefix),
         batches: new BatchStore(ctx.redis(), prefix),
         namespace: resolveNamespace(ctx.config.idempotencyNamespace),
       });
     },
+    ledger: (ctx) => new RedisLedger(ctx.redis(), ctx.config.queuePrefix),
     retry: (ctx: OpsContext) => async (batchId) => {
       const prefix = ctx.config.queuePrefix;
       const queue = createInvoiceQueue(ctx.redis(), prefix, ctx.config.maxAttempts);
       try {
         const outcome = await retryFailed(
           {
-            store: new RedisLedger(ctx.redis(), prefix),
+            ledger: new RedisLedger(ctx.redis(), prefix),
             batches: new BatchStore(ctx.redis(), prefix),
             queue,
           },

@@ -19,7 +19,7 @@ import { commandLogger } from "./runtime.js";
 export interface AppContext {
   readonly config: Config;
   readonly redis: RedisClient;
-  readonly store: RedisLedger;
+  readonly ledger: RedisLedger;
   readonly batches: BatchStore;
   readonly queue: Queue<InvoiceJobData>;
   readonly folder: DropFolder;
@@ -84,7 +84,7 @@ export async function openContext(config: Config, options: OpenContextOptions = 
   return {
     config,
     redis,
-    store: new RedisLedger(redis, config.queuePrefix),
+    ledger: new RedisLedger(redis, config.queuePrefix),
     batches: new BatchStore(redis, config.queuePrefix),
     queue,
     folder,

@@ -14,6 +14,7 @@ import {
   threadRedisTarget,
   type ExporterThreadSettings,
 } from "./exporter-thread-settings.js";
+import { ExporterThreadError } from "./errors/exporter-thread-error.js";
 
 /**
  * The exporter of the results of record, on a thread of its own (started by results-export.ts): its
@@ -23,10 +24,14 @@ import {
 
 const port = parentPort;
 if (port === null)
-  throw new Error("exporter-thread.js runs only as the exporter thread of run, start or worker");
+  throw new ExporterThreadError(
+    "exporter-thread.js runs only as the exporter thread of run, start or worker",
+  );
 const parsed = exporterThreadSettingsSchema.safeParse(workerData);
 if (!parsed.success)
-  throw new Error(`the exporter thread's settings are not usable: ${z.prettifyError(parsed.error)}`);
+  throw new ExporterThreadError(
+    `the exporter thread's settings are not usable: ${z.prettifyError(parsed.error)}`,
+  );
 const settings = parsed.data;
 const logger = createLogger({
   ...settings.log,

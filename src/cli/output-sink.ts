@@ -1,4 +1,5 @@
 import type { Writable } from "node:stream";
+import { OutputWriteError } from "./errors/output-write-error.js";
 
 /**
  * Command output on stdout with backpressure. A reader that goes away early (`results | head`) closes
@@ -48,7 +49,8 @@ export class OutputSink {
    */
   async finish(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
-    if (this.failure !== undefined) throw new Error(`could not write the output: ${this.failure.message}`);
+    if (this.failure !== undefined)
+      throw new OutputWriteError(`could not write the output: ${this.failure.message}`);
   }
 }
 

@@ -33,6 +33,7 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
       // --help and --version end here with exit code 0; usage errors with 1.
       return error.exitCode === 0 ? ExitCode.Ok : ExitCode.CouldNotFinish;
     }
+    // A flag the command cannot use (FlagError) is bad configuration, like any other error here: exit 1.
     const message = redisLost(error)
       ? "Redis became unreachable while this command was working. Nothing is lost: a file being ingested stays " +
         "in processing/ and queued invoices wait; run the command again once Redis is back (check REDIS_URL, or " +

@@ -1,9 +1,17 @@
-import type { Command } from "commander";
-import { loadConfig, type Config, type Overrides } from "../config/load.js";
+import { Command } from "commander";
+import {
+  loadConfig,
+  requireSubmitConfig,
+  type Config,
+  type Overrides,
+  type SubmitConfig,
+} from "../config/load.js";
 import { SETTINGS, type SettingName } from "../config/settings.js";
 import { urlCredentials } from "../config/url-credentials.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { webhookSecrets } from "../ops/notify/webhook-url.js";
+import { coerceError } from "../errors/relay-error.js";
+import { withScope, type Scope } from "../lifecycle/scope.js";
 
 /** Loads configuration for a command: environment first, then its flags. */
 export function commandConfig(overrides: Overrides, required: readonly SettingName[] = []): Config {
@@ -47,6 +55,31 @@ export function processSecrets(env: NodeJS.ProcessEnv, argv: readonly string[]):
     ...webhookSecrets(env[SETTINGS.notifyWebhookUrl.env]?.trim()),
     ...[...values, ...argv].flatMap((value) => urlCredentials(value)),
   ].filter((s) => s.length >= 4);
+}
+
+/** A command's settings (environment, then its flags) and its logger. */
+export function commandSettings(
+  options: Record<string, unknown>,
+  loggerName: string,
+): { config: Config; logger: Logger } {
+  const config = commandConfig(overridesFrom(options));
+  return { config, logger: commandLogger(config, loggerName) };
+}
+
+/** A submitting command's settings, which must name the invoice service and its key, and its logger. */
+export function submitSettings(
+  options: Record<string, unknown>,
+  loggerName: string,
+): { config: SubmitConfig; logger: Logger } {
+  const config = requireSubmitConfig(
+    commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
+  );
+  return { config, logger: commandLogger(config, loggerName) };
+}
+
+/** A command that submits (`run`, `start`, `worker`), with the flags of Redis and of the service. */
+export function submittingCommand(name: string): Command {
+  return addSubmitOptions(addCommonOptions(new Command(name)));
 }
 
 /** Flags shared by the commands that talk to Redis and the service. */
@@ -93,33 +126,24 @@ export function overridesFrom(options: Record<string, unknown>): Overrides {
 /**
  * The one place that handles SIGTERM and SIGINT: the first aborts the returned signal (stop taking
  * work, finish what is in flight), a second exits at once. Every long-running command takes its stop
- * from here.
+ * from here; the handlers are removed when its scope closes.
  */
-export function shutdownOnSignals(logger: Logger): AbortSignal {
+export function shutdownOnSignals(logger: Logger, scope: Scope): AbortSignal {
   const controller = new AbortController();
-  const handler = (signal: NodeJS.Signals) => {
+  scope.onSignals(["SIGTERM", "SIGINT"], (signal) => {
     if (controller.signal.aborted) {
       logger.warn({ signal }, "second signal: exiting now");
       process.exit(1);
     }
     logger.info({ signal }, "stopping: no new work; finishing requests in flight");
     controller.abort(signal);
-  };
-  process.on("SIGTERM", handler);
-  process.on("SIGINT", handler);
+  });
   return controller.signal;
 }
 
-/** Resolves on the first SIGTERM or SIGINT (see shutdownOnSignals). */
-export function shutdownSignal(logger: Logger): Promise<void> {
-  const signal = shutdownOnSignals(logger);
-  return new Promise((resolve) => {
-    signal.addEventListener(
-      "abort",
-      () => {
-        resolve();
-      },
-      { once: true },
-    );
-  });
+/** The scope of a long-running command: a closer that fails is logged, never thrown over the command's own error. */
+export function commandScope<T>(logger: Logger, body: (scope: Scope) => Promise<T>): Promise<T> {
+  return withScope((error) => {
+    logger.warn({ err: coerceError(error) }, "closing: a resource did not close cleanly");
+  }, body);
 }

@@ -21,7 +21,7 @@ const STATUS_BATCH_LIMIT = 20;
  * an absent value is `null`, never a missing field; times are ISO 8601 strings.
  *
  * - `queue_prefix`, `generated_at`
- * - `keys`: idempotency keys by state in the results store, deployment-wide (also with --batch):
+ * - `keys`: idempotency keys by state in the ledger, deployment-wide (also with --batch):
  *   `{queued, retrying, succeeded, failed, superseded}` (superseded: failed, and a newer version of the
  *   same external_id was sent since under another key; never sent again)
  * - `queue`: BullMQ job counts `{waiting, active, delayed, failed, paused}` and `is_paused`;
@@ -147,7 +147,7 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
       ? await recentBatches(ctx, STATUS_BATCH_LIMIT)
       : [await requireKnownBatch(ctx.batches, batchId, prefix)];
   const [keys, jobCounts, isPaused, refusal, total, rate] = await Promise.all([
-    ctx.store.counts(),
+    ctx.ledger.counts(),
     ctx.queue.getJobCounts("waiting", "active", "delayed", "failed", "paused"),
     ctx.queue.isPaused(),
     readApiKeyRefusal(ctx.redis, prefix),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { RelayError } from "../errors/relay-error.js";
 import { MalformedCredentialError } from "./errors/malformed-credential-error.js";
 import { WrongCredentialKindError } from "./errors/wrong-credential-kind-error.js";
+import type { CredentialKind, ExpectedCredentialKind } from "./credential-kind.js";
 
 /**
  * Credentials of the two services of the spec, kept apart by type and checked at runtime.
@@ -27,10 +28,7 @@ import { WrongCredentialKindError } from "./errors/wrong-credential-kind-error.j
  * - Surrounding whitespace and a pasted `Bearer ` scheme are ignored for classification, so a secret
  *   copied from a header is still recognised (and then refused as malformed by the parse functions).
  */
-export type CredentialKind = "agentnet-developer-key" | "agentnet-agent-token" | "other";
-
-/** What a caller asks for; an invoice key is any well-formed secret that is not an agent-network one. */
-export type ExpectedCredentialKind = "invoice-api-key" | "agentnet-developer-key" | "agentnet-agent-token";
+export type { CredentialKind, ExpectedCredentialKind } from "./credential-kind.js";
 
 declare const credentialBrand: unique symbol;
 type Branded<Kind extends ExpectedCredentialKind> = string & { readonly [credentialBrand]: Kind };

@@ -37,7 +37,7 @@ const bool = z
 export const SETTINGS = {
   redisUrl: {
     env: "REDIS_URL",
-    description: "Redis holding the queue and the results store.",
+    description: "Redis holding the queue and the ledger.",
     schema: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
     default: "redis://127.0.0.1:6379",
   },
@@ -255,7 +255,7 @@ export const SETTINGS = {
   },
   responseBodyMaxBytes: {
     env: "RESPONSE_BODY_MAX_BYTES",
-    description: "Bytes of each response body kept in the results store.",
+    description: "Bytes of each response body kept in the ledger.",
     schema: int(0, 1_048_576),
     default: "4096",
   },

@@ -5,6 +5,8 @@ import { cp, mkdir, readdir, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { coerceError } from "../errors/relay-error.js";
+import { withScope } from "../lifecycle/scope.js";
 import { DEMO_API_KEY, startSimulator } from "../simulator/index.js";
 import { RedisServer } from "./redis-server.js";
 
@@ -30,52 +32,57 @@ async function main(): Promise<number> {
   // The vendor-shaped samples are read through their source profiles: DROP_DIR/sources.yaml.
   await cp(join(samples, "sources.yaml"), join(dropDir, "sources.yaml"));
 
-  const redis = process.env["REDIS_URL"] === undefined ? await RedisServer.start({ aof: true }) : undefined;
-  const redisUrl = process.env["REDIS_URL"] ?? redis?.url ?? "";
-  const sim = await startSimulator({
-    apiKey: DEMO_API_KEY,
-    seed: 2026,
-    errorRate: 0.1,
-    throttleRate: 0.05,
-    retryAfterSeconds: 1,
-    lostRate: 0.05,
-    latencyMs: { min: 0, max: 30 },
-  });
-  say(`invoice-relay demo`);
-  say(`  Redis:      ${redis === undefined ? redisUrl : `private redis-server with AOF at ${redisUrl}`}`);
-  say(`  service:    simulator at ${sim.url} (10% 503, 5% 429, 5% lost responses, 0-30 ms latency)`);
-  say(`  drop folder ${dropDir}: ${files.join(", ")}, and sources.yaml (source profiles)`);
-  say(`  running:    invoice-relay run --drop-dir ${dropDir}\n`);
-  const env = {
-    ...process.env,
-    REDIS_URL: redisUrl,
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: DEMO_API_KEY,
-    QUEUE_PREFIX: `invoice-relay-demo-${Date.now()}`,
-    SETTLE_MS: "0",
-    BACKOFF_BASE_MS: "200",
-    LOG_LEVEL: process.env["LOG_LEVEL"] ?? "warn",
-  };
-  try {
-    const code = await cli(["run", "--drop-dir", dropDir], env);
-    const stats = sim.stats();
-    say(`\nrun exited with ${code}: ${meaning(code)}`);
-    say(
-      `the simulator saw ${stats.requests.total} requests: ${stats.faults.error} answered 503, ${stats.faults.throttle} answered 429, ` +
-        `${stats.faults.lost} responses lost, ${stats.replays} idempotent replays`,
-    );
-    say(
-      `effects: ${stats.effects.total} invoices accepted, ${stats.effects.keysWithMultipleEffects} accepted twice`,
-    );
-    say(`reports: ${join(dropDir, "reports")}`);
-    for (const name of (await readdir(join(dropDir, "reports"))).sort()) say(`  ${name}`);
-    if (keepConsole) await serveConsole(env);
-    else say("\nto see the batches in a browser: npm run demo -- --console");
-    return code === 0 || code === 2 ? 0 : 1;
-  } finally {
-    await sim.close();
-    await redis?.dispose();
-  }
+  return withScope(
+    (error) => {
+      process.stderr.write(`demo: while stopping: ${coerceError(error).message}\n`);
+    },
+    async (scope) => {
+      const redis =
+        process.env["REDIS_URL"] === undefined ? await RedisServer.start({ aof: true }) : undefined;
+      scope.defer(() => redis?.dispose());
+      const redisUrl = process.env["REDIS_URL"] ?? redis?.url ?? "";
+      const sim = await startSimulator({
+        apiKey: DEMO_API_KEY,
+        seed: 2026,
+        errorRate: 0.1,
+        throttleRate: 0.05,
+        retryAfterSeconds: 1,
+        lostRate: 0.05,
+        latencyMs: { min: 0, max: 30 },
+      });
+      scope.defer(() => sim.close());
+      say(`invoice-relay demo`);
+      say(`  Redis:      ${redis === undefined ? redisUrl : `private redis-server with AOF at ${redisUrl}`}`);
+      say(`  service:    simulator at ${sim.url} (10% 503, 5% 429, 5% lost responses, 0-30 ms latency)`);
+      say(`  drop folder ${dropDir}: ${files.join(", ")}, and sources.yaml (source profiles)`);
+      say(`  running:    invoice-relay run --drop-dir ${dropDir}\n`);
+      const env = {
+        ...process.env,
+        REDIS_URL: redisUrl,
+        INVOICE_API_URL: sim.url,
+        INVOICE_API_KEY: DEMO_API_KEY,
+        QUEUE_PREFIX: `invoice-relay-demo-${Date.now()}`,
+        SETTLE_MS: "0",
+        BACKOFF_BASE_MS: "200",
+        LOG_LEVEL: process.env["LOG_LEVEL"] ?? "warn",
+      };
+      const code = await cli(["run", "--drop-dir", dropDir], env);
+      const stats = sim.stats();
+      say(`\nrun exited with ${code}: ${meaning(code)}`);
+      say(
+        `the simulator saw ${stats.requests.total} requests: ${stats.faults.error} answered 503, ${stats.faults.throttle} answered 429, ` +
+          `${stats.faults.lost} responses lost, ${stats.replays} idempotent replays`,
+      );
+      say(
+        `effects: ${stats.effects.total} invoices accepted, ${stats.effects.keysWithMultipleEffects} accepted twice`,
+      );
+      say(`reports: ${join(dropDir, "reports")}`);
+      for (const name of (await readdir(join(dropDir, "reports"))).sort()) say(`  ${name}`);
+      if (keepConsole) await serveConsole(env);
+      else say("\nto see the batches in a browser: npm run demo -- --console");
+      return code === 0 || code === 2 ? 0 : 1;
+    },
+  );
 }
 
 /** Runs the built CLI with the demo's settings; resolves with its exit code. */
@@ -84,21 +91,23 @@ function cli(
   env: NodeJS.ProcessEnv,
   forward: readonly NodeJS.Signals[] = [],
 ): Promise<number> {
-  return new Promise<number>((done) => {
-    const child = spawn(process.execPath, [join(root, "dist/workers/cli.js"), ...cliArgs], {
-      stdio: "inherit",
-      env,
-    });
-    // A signal the demo gets goes on to the child (a Ctrl-C reaches both already); the demo ends with it.
-    const relay = (signal: NodeJS.Signals) => {
-      child.kill(signal);
-    };
-    for (const signal of forward) process.on(signal, relay);
-    child.on("exit", (exitCode) => {
-      for (const signal of forward) process.off(signal, relay);
-      done(exitCode ?? 1);
-    });
-  });
+  return withScope(
+    () => undefined,
+    (scope) =>
+      new Promise<number>((done) => {
+        const child = spawn(process.execPath, [join(root, "dist/workers/cli.js"), ...cliArgs], {
+          stdio: "inherit",
+          env,
+        });
+        // A signal the demo gets goes on to the child (a Ctrl-C reaches both already); the demo ends with it.
+        scope.onSignals(forward, (signal) => {
+          child.kill(signal);
+        });
+        child.on("exit", (exitCode) => {
+          done(exitCode ?? 1);
+        });
+      }),
+  );
 }
 
 /**

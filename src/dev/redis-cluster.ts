@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { Redis } from "ioredis";
 import { RedisCliMissingError } from "./errors/redis-cli-missing-error.js";
 import { findRedisServer, RedisServer } from "./redis-server.js";
+import { DevServerError } from "./errors/dev-server-error.js";
 
 /**
  * A private Redis Cluster of three masters (no replicas), each a `redis-server` in its own temporary
@@ -113,7 +114,7 @@ export class RedisCluster {
       if (pending.size === 0) return;
       if (Date.now() > deadline) {
         const ports = [...pending].map((s) => s.port).join(", ");
-        throw new Error(
+        throw new DevServerError(
           `the private Redis Cluster did not reach cluster_state:ok within ${STATE_OK_TIMEOUT_MS} ms on ` +
             `port(s) ${ports}; last CLUSTER INFO: ${last.replace(/\r?\n/g, " ")} (logs: redis.log in ` +
             `${[...pending].map((s) => s.dir).join(", ")})`,

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DevServerError } from "./errors/dev-server-error.js";
 
 /** A private `redis-server` process in its own temporary folder, for tests, the demo and benchmarks. */
 export interface RedisServerOptions {
@@ -58,7 +59,7 @@ export class RedisServer {
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
     const binary = findRedisServer();
     if (binary === undefined) {
-      throw new Error(
+      throw new DevServerError(
         "No Redis for invoice-relay: set REDIS_URL to a running Redis, or install redis-server " +
           "(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis).",
       );
@@ -156,7 +157,7 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   for (;;) {
     if (await answersPing(port)) return;
     if (Date.now() > deadline)
-      throw new Error(`redis-server did not answer on port ${port} within ${timeoutMs} ms`);
+      throw new DevServerError(`redis-server did not answer on port ${port} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -1,3 +1,4 @@
+import { InvariantError } from "../errors/invariant-error.js";
 /**
  * Remembers, for one file, the first line and key of every external_id, in compact typed arrays so a
  * file of millions of rows stays within a few tens of MB.
@@ -62,7 +63,7 @@ export class FileDedupe {
 
   private page(index: number): Uint32Array {
     const page = this.pages[(index / PAGE_ENTRIES) | 0];
-    if (page === undefined) throw new Error(`dedupe entry ${index} out of range`);
+    if (page === undefined) throw new InvariantError(`dedupe entry ${index} out of range`);
     return page;
   }
 

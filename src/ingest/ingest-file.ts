@@ -17,7 +17,7 @@ import { WorkWindow } from "./work-window.js";
 import { firstNames } from "./listed-names.js";
 
 export interface IngestDeps {
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
   readonly logger: Logger;
@@ -53,7 +53,7 @@ export type IngestResult =
 const ENQUEUE: ReadonlySet<RowDecision["kind"]> = new Set(["new", "join", "queued", "retrying"]);
 
 /**
- * Rows per store registration and per `addBulk`. Redis runs each as one uninterrupted block (a Lua
+ * Rows per ledger registration and per `addBulk`. Redis runs each as one uninterrupted block (a Lua
  * script; a MULTI of adds), so a submission worker sharing that Redis waits behind it: 1000-row chunks
  * held its requests up for tens of milliseconds at a time, and 250 measured 7% more invoices/s end to
  * end (docs/benchmarks.md).
@@ -69,7 +69,7 @@ export const INGEST_CHUNKS_IN_FLIGHT = 4;
 /**
  * Ingests one claimed file. A first, cheap pass proves the file usable as a whole (UTF-8, CSV header,
  * JSON syntax to the end) so a truncated or corrupt file is never half sent; the second pass registers
- * each valid row with the results store and enqueues what needs sending, in chunks, one chunk's Redis
+ * each valid row with the ledger and enqueues what needs sending, in chunks, one chunk's Redis
  * work overlapping the reading of the next. Re-running it for the same batch (after a crash) registers
  * and enqueues nothing twice.
  */
@@ -111,7 +111,7 @@ export async function ingestFile(
             deps,
           );
     const registering = Promise.all([registered, restored]).then(() =>
-      deps.store.registerRows(file.batchId, chunkRows),
+      deps.ledger.registerRows(file.batchId, chunkRows),
     );
     registered = registering;
     const decisions = await registering;
@@ -169,7 +169,7 @@ export async function ingestFile(
   }
   await send();
   await chunks.settle();
-  await deps.store.finishIngest(file.batchId);
+  await deps.ledger.finishIngest(file.batchId);
   deps.logger.info({ batch: file.batchId, file: file.name, ...counts, enqueued }, "file ingested");
   if (unknownFields.length > 0) {
     deps.logger.warn(

@@ -6,6 +6,7 @@ import type { CanonicalInvoice } from "../invoice/schema.js";
 import type { FileDedupe } from "./file-dedupe.js";
 import type { RawItem } from "./raw-item.js";
 import type { ReadItem } from "./read-item.js";
+import { InvariantError } from "../errors/invariant-error.js";
 
 /** What turning a file's records into read items needs across chunks. */
 export interface KeyingContext {
@@ -36,7 +37,7 @@ function keyItem(item: RawItem, { namespace, dedupe, unknown }: KeyingContext): 
       : { kind: "rejected", line, errors: result.errors, externalId };
   }
   const invoice = valid ?? result?.invoice;
-  if (invoice === undefined) throw new Error(`line ${line}: neither valid nor rejected`);
+  if (invoice === undefined) throw new InvariantError(`line ${line}: neither valid nor rejected`);
   const key = deriveKey(invoice, namespace);
   const verdict = dedupe.check(invoice.external_id, key, line);
   if (verdict.kind === "first") return { kind: "valid", line, invoice, key };

@@ -12,8 +12,9 @@ import { readJson } from "./readers/json.js";
 import { readNdjson } from "./readers/ndjson.js";
 import type { SourceProfile } from "./profiles/source-profile.js";
 import { UnreadableFileError } from "./unreadable-file-error.js";
+import type { FileFormat } from "../ledger/statuses.js";
 
-export type FileFormat = "csv" | "json" | "ndjson";
+export type { FileFormat };
 
 const FORMATS: ReadonlyMap<string, FileFormat> = new Map<string, FileFormat>([
   [".csv", "csv"],

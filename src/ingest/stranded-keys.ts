@@ -11,7 +11,7 @@ import { ensureJob } from "../queue/requeued-jobs.js";
 import type { Ledger } from "../ledger/ledger.js";
 
 export interface StrandedDeps {
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   readonly queue: Queue<InvoiceJobData>;
   readonly namespace: KeyNamespace;
   readonly logger: Logger;
@@ -24,7 +24,7 @@ const UNFINISHED = ["waiting", "active", "delayed", "prioritized", "waiting-chil
 const CHUNK = 500;
 
 /**
- * Whether invoices wait in the store while the queue holds no job that will run: the sign of keys
+ * Whether invoices wait in the ledger while the queue holds no job that will run: the sign of keys
  * stranded without a job (a job deleted under a key that was put back to queued, jobs lost by Redis
  * while the records stayed). One call to BullMQ; `run` asks it when a pass stops making progress.
  */
@@ -35,11 +35,11 @@ export async function mayBeStranded(queue: Queue<InvoiceJobData>, pending: numbe
 }
 
 /**
- * Gives every key of these batches that is still queued or retrying in the store, but has no job that
+ * Gives every key of these batches that is still queued or retrying in the ledger, but has no job that
  * will send it, its job back (ensureJob, as for a requeued key): the file is read again (same rows, same
  * keys) for the documents. A job in BullMQ's failed set (an unexpected error) is left to `retry`. Adding
  * a job for a key in flight is always safe: the job id is the key, and a worker never sends a key the
- * store has as final.
+ * ledger has as final.
  */
 export async function repairStranded(deps: StrandedDeps, batches: readonly BatchMeta[]): Promise<number> {
   let repaired = 0;
@@ -69,7 +69,7 @@ export async function repairStranded(deps: StrandedDeps, batches: readonly Batch
 }
 
 async function repairChunk(deps: StrandedDeps, items: readonly EnqueueItem[]): Promise<number> {
-  const records = await deps.store.getMany(items.map((i) => i.key));
+  const records = await deps.ledger.getMany(items.map((i) => i.key));
   let repaired = 0;
   for (const [i, item] of items.entries()) {
     const status = records[i]?.status;

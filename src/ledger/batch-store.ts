@@ -5,9 +5,10 @@ import { LedgerNames } from "./names.js";
 import { Outbox, type OutboxRow } from "./outbox.js";
 import type { RedisClient } from "./redis-client.js";
 import { unpackKeys } from "./redis-ledger.js";
+import { LedgerReplyError } from "./errors/ledger-reply-error.js";
+import { BATCH_STATES, FILE_FORMATS } from "./statuses.js";
 
 /** `changed`: the file changed after its claim; kept in processing/, never reported (see FileChangedError). */
-const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported", "changed"] as const;
 
 const optionalInt = z.coerce.number().int().optional();
 const writeScript = new LuaScript("batch-write");
@@ -17,7 +18,7 @@ type BatchWrite = "open" | "update" | "changed" | "report";
 export const batchMetaSchema = z.object({
   id: z.string(),
   file: z.string(),
-  format: z.enum(["csv", "json", "ndjson"]),
+  format: z.enum(FILE_FORMATS),
   /** Where the file is now (processing/, archive/ or rejected/). */
   path: z.string(),
   state: z.enum(BATCH_STATES),
@@ -153,7 +154,7 @@ export class BatchStore {
   async require(id: string): Promise<BatchMeta> {
     const meta = await this.get(id);
     if (meta === undefined)
-      throw new Error(`batch ${id} is not known to this Redis (QUEUE_PREFIX mismatch?)`);
+      throw new LedgerReplyError(`batch ${id} is not known to this Redis (QUEUE_PREFIX mismatch?)`);
     return meta;
   }
 

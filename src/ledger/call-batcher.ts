@@ -1,3 +1,4 @@
+import { LedgerReplyError } from "./errors/ledger-reply-error.js";
 /**
  * Runs the calls made within one turn of the event loop as one: a worker with many invoices in flight
  * hears many answers per turn, and recording them takes one Redis round trip and one script run instead
@@ -32,7 +33,7 @@ export class CallBatcher<In, Out> {
   async #run(batch: readonly Pending<In, Out>[]): Promise<void> {
     const outputs = await this.runBatch(batch.map((call) => call.input));
     if (outputs.length !== batch.length)
-      throw new Error(`a batch of ${batch.length} calls came back with ${outputs.length} results`);
+      throw new LedgerReplyError(`a batch of ${batch.length} calls came back with ${outputs.length} results`);
     batch.forEach((call, i) => {
       call.resolve(outputs[i] as Out);
     });

@@ -25,23 +25,23 @@ export async function ledgerSize(
   batches: BatchStore,
   records: number,
 ): Promise<LedgerSize> {
-  const keys = new LedgerNames(prefix);
+  const names = new LedgerNames(prefix);
   const count = await batches.count();
   return {
     records,
     batches: count,
-    bytes: await estimateBytes(redis, keys, batches, records).catch(() => undefined),
+    bytes: await estimateBytes(redis, names, batches, records).catch(() => undefined),
     redisUsedMemory: await usedMemory(redis).catch(() => undefined),
   };
 }
 
 async function estimateBytes(
   redis: RedisClient,
-  keys: LedgerNames,
+  names: LedgerNames,
   batches: BatchStore,
   records: number,
 ): Promise<number | undefined> {
-  const index = Number((await redis.call("MEMORY", "USAGE", keys.externalIds)) ?? 0);
+  const index = Number((await redis.call("MEMORY", "USAGE", names.externalIds)) ?? 0);
   if (records === 0) return index;
   const sample: string[] = [];
   for (const id of await batches.newest(5)) {
@@ -53,7 +53,7 @@ async function estimateBytes(
   }
   const sizes: number[] = [];
   for (const key of sample.slice(0, SAMPLE)) {
-    const bytes = await redis.call("MEMORY", "USAGE", keys.record(key), "SAMPLES", "0");
+    const bytes = await redis.call("MEMORY", "USAGE", names.record(key), "SAMPLES", "0");
     if (typeof bytes === "number") sizes.push(bytes);
   }
   if (sizes.length === 0) return undefined;

@@ -26,5 +26,9 @@ export interface Ledger {
   /** The key's job exists (or it needs none): it leaves `requeuingKeys`. */
   requeued(key: string): Promise<void>;
   failedKeys(): Promise<string[]>;
+  /** The batches that have the key, the first one first ([] if it has no record). */
+  batchesOf(key: string): Promise<readonly string[]>;
+  /** The idempotency key that carries this external_id now (its newest version), if any. */
+  keyOfExternalId(externalId: string): Promise<string | undefined>;
   counts(): Promise<Record<KeyStatus, number>>;
 }

@@ -28,14 +28,15 @@ export class LuaScript {
 
   async run(
     redis: RedisClient,
-    keys: readonly string[],
+    /** The script's KEYS: the names it touches, built by LedgerNames. */
+    names: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
     try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+      return await redis.evalsha(this.sha, names.length, ...names, ...args);
     } catch (error) {
       if (error instanceof Error && error.message.startsWith("NOSCRIPT"))
-        return redis.eval(this.source, keys.length, ...keys, ...args);
+        return redis.eval(this.source, names.length, ...names, ...args);
       throw error;
     }
   }

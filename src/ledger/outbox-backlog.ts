@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
+import { LedgerReplyError } from "./errors/ledger-reply-error.js";
 
 /** What the outbox still holds: events not exported to PostgreSQL yet (exported ones are deleted). */
 export interface OutboxBacklog {
@@ -20,7 +21,7 @@ const streamIdPattern = /^(\d+)-(\d+)$/;
 
 export function parseStreamId(id: string): StreamId {
   const match = streamIdPattern.exec(id);
-  if (match === null) throw new Error(`not a stream entry id: ${id}`);
+  if (match === null) throw new LedgerReplyError(`not a stream entry id: ${id}`);
   return { ms: Number(match[1]), seq: Number(match[2]) };
 }
 

@@ -23,6 +23,8 @@ import {
   type RowDecision,
   type RowRef,
 } from "./statuses.js";
+import { ExternalIdIndexBusyError } from "./errors/external-id-index-busy-error.js";
+import { LedgerReplyError } from "./errors/ledger-reply-error.js";
 
 const scripts = {
   register: new LuaScript("register"),
@@ -51,7 +53,7 @@ const STALE_ROUNDS = 20;
 function toDecision(raw: string): RowDecision {
   if (raw.startsWith("conflict:")) return { kind: "conflict", earlierKey: raw.slice("conflict:".length) };
   if (SIMPLE_DECISIONS.has(raw)) return { kind: raw as Exclude<RowDecision["kind"], "conflict"> };
-  throw new Error(`the ledger returned an unknown decision "${raw}"`);
+  throw new LedgerReplyError(`the ledger returned an unknown decision "${raw}"`);
 }
 
 /** An attempt's answer as answers.lua takes it. */
@@ -116,8 +118,8 @@ export class RedisLedger implements Ledger {
     const packed = Buffer.concat(rows.map((row) => parseUuid(row.key)));
     const args: (string | number | Buffer)[] = [batchId, nowArgument(this.clock), packed, rows.length];
     for (const row of rows) args.push(row.line, row.key, row.externalId);
-    const keys = [
-      ...this.#movingKeys(),
+    const names = [
+      ...this.#movingNames(),
       this.names.batch(batchId),
       this.names.decisions(batchId),
       this.names.batchKeyList(batchId),
@@ -133,14 +135,16 @@ export class RedisLedger implements Ledger {
       const raw = stringsSchema.parse(
         await scripts.register.run(
           this.redis,
-          [...keys, ...lives.map((k) => this.names.record(k))],
+          [...names, ...lives.map((k) => this.names.record(k))],
           [...args, ...lives],
         ),
       );
       if (raw[0] !== "stale") return raw.map(toDecision);
       for (const live of raw.slice(1)) if (!lives.includes(live)) lives.push(live);
     }
-    throw new Error(`registering batch ${batchId}: the external-id index kept changing; run again`);
+    throw new ExternalIdIndexBusyError(
+      `registering batch ${batchId}: the external-id index kept changing; run again`,
+    );
   }
 
   async finishIngest(batchId: string): Promise<void> {
@@ -245,7 +249,7 @@ export class RedisLedger implements Ledger {
         await scripts.requeue.run(
           this.redis,
           [
-            ...this.#movingKeys(),
+            ...this.#movingNames(),
             this.names.record(key),
             this.names.record(live === "" ? key : live),
             this.names.reopened,
@@ -257,14 +261,16 @@ export class RedisLedger implements Ledger {
       );
       if (result !== "stale") return result;
     }
-    throw new Error(`retry of ${key}: the external-id index kept changing; run retry again`);
+    throw new ExternalIdIndexBusyError(
+      `retry of ${key}: the external-id index kept changing; run retry again`,
+    );
   }
 
   /**
-   * The deployment-wide keys a status move touches, as register.lua and requeue.lua take them in
+   * The deployment-wide names a status move touches, as register.lua and requeue.lua take them in
    * KEYS[1..7]: counts, failed, requeuing, pending, ingesting, completed, external-ids.
    */
-  #movingKeys(): string[] {
+  #movingNames(): string[] {
     const n = this.names;
     return [n.counts, n.failed, n.requeuing, n.pending, n.ingesting, n.completed, n.externalIds];
   }

@@ -16,10 +16,39 @@
  *   (it had that final status), `already-succeeded` (a success stays; the answer is ignored), `unknown`
  *   (no record: Redis lost it; nothing written).
  * - **RequeueResult** (`retry`): `requeued`, `superseded` (a newer version exists; not sent), `not-failed`.
+ * - **BatchState**: where a batch (one dropped file) stands: `ingesting` (rows still being registered),
+ *   `ingested` (every row registered; it waits for its keys, or was reopened by `retry` or a re-drop),
+ *   `reported` (its report is written), `rejected` (the file could not be used as a whole; its report
+ *   says why) or `changed` (the file changed after its claim: kept in processing/, never reported).
+ *   A batch is **finished** (`isBatchFinished`) once `reported` or `rejected`.
+ * - **RowStatus**: a report row's status: a final KeyStatus (`succeeded`, `failed`, `superseded`) or
+ *   what the row's RowDecision made it (`duplicate`, `conflict`), `rejected` for a row that is not a
+ *   valid invoice, and `pending` while its key is in flight.
+ * - **FileFormat**: how a dropped file is read (`csv`, `json`, `ndjson`); its batch keeps it.
  * - Outside the ledger: the **Verdict** of one HTTP answer (src/submit/classify.ts) and the worker's
  *   **SubmitOutcome** of one attempt (src/submit/submit-invoice.ts) become a KeyStatus here; a report's
- *   **RowStatus** (src/results/report-row.ts) is a KeyStatus or a RowDecision seen from the file.
+ *   RowStatus is a KeyStatus or a RowDecision seen from the file.
  */
+export const FILE_FORMATS = ["csv", "json", "ndjson"] as const;
+export type FileFormat = (typeof FILE_FORMATS)[number];
+
+export const BATCH_STATES = ["ingesting", "ingested", "rejected", "reported", "changed"] as const;
+export type BatchState = (typeof BATCH_STATES)[number];
+
+/** Whether a batch is finished: its report is written (or the file was rejected as a whole). */
+export const isBatchFinished = (state: BatchState): boolean => state === "reported" || state === "rejected";
+
+/** A report row's final statuses, in the order reports and summaries list them; `pending` is not final. */
+export const ROW_STATUSES = [
+  "succeeded",
+  "duplicate",
+  "rejected",
+  "failed",
+  "conflict",
+  "superseded",
+] as const;
+export type RowStatus = (typeof ROW_STATUSES)[number] | "pending";
+
 export const KEY_STATUSES = ["queued", "retrying", "succeeded", "failed", "superseded"] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
 
@@ -64,9 +93,15 @@ export interface RowRef {
   readonly externalId: string;
 }
 
+/** What registering a row decided, besides the key's status now for a row registered before a crash. */
+export const DECISIONS = ["new", "requeue", "join", "duplicate", "conflict"] as const;
+
 export type RowDecision =
-  | { readonly kind: "new" | "requeue" | "join" | "duplicate" | KeyStatus }
+  | { readonly kind: Exclude<(typeof DECISIONS)[number], "conflict"> | KeyStatus }
   | { readonly kind: "conflict"; readonly earlierKey: string };
+
+/** What a report row's decision can be, as the outbox and the results of record keep it. */
+export const ROW_DECISIONS = [...DECISIONS, "rejected", ...KEY_STATUSES] as const;
 
 export type AnswerWritten = "ok" | "already" | "already-succeeded" | "unknown";
 

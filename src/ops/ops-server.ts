@@ -54,7 +54,8 @@ export async function startOpsServer(
   routes: readonly OpsRoutes[] = [],
 ): Promise<OpsServer> {
   if (addr === undefined) return { url: undefined, close: () => Promise.resolve() };
-  // Opened once the server listens: a port in use then leaves no connection behind to close.
+  // Opened on first use (a route may build its ports at registration): closed here when the server
+  // cannot listen (a port in use), so no connection is left behind.
   let redis: RedisClient | undefined;
   const connection = (): RedisClient => {
     if (redis !== undefined) return redis;
@@ -78,6 +79,9 @@ export async function startOpsServer(
       ),
       ...routes.map((make) => make(ctx)),
     ],
+  }).catch((error: unknown) => {
+    redis?.disconnect();
+    throw error;
   });
   connection();
   const served = describeHosts(hosts, Number(new URL(server.url).port));

@@ -5,7 +5,7 @@ import { INVOICE_JOB_NAME, type InvoiceJobData } from "./job-data.js";
 export const INVOICE_QUEUE = "invoices";
 
 /**
- * Completed jobs go at once: the results store is the record, and a retained job id would block
+ * Completed jobs go at once: the ledger is the record, and a retained job id would block
  * re-enqueueing the key after `retry`. A few failed jobs (unexpected errors only) are kept to inspect.
  */
 export function invoiceJobOptions(maxAttempts: number): JobsOptions {

@@ -23,7 +23,7 @@ export interface RedisCheckOptions {
 /**
  * Checks, before connecting, that the deployment's keys can live where the settings point: on a Redis
  * Cluster QUEUE_PREFIX must carry a hash tag, so that every key of the deployment hashes to one slot.
- * BullMQ's scripts and the results store's scripts each touch many keys at once, which a cluster refuses
+ * BullMQ's scripts and the ledger's scripts each touch many keys at once, which a cluster refuses
  * across slots (CROSSSLOT); without the tag a run would fail part-way, after claiming files.
  */
 export function checkKeyLayout(target: RedisTarget, queuePrefix: string): void {

@@ -6,7 +6,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { ResultRecord } from "../ledger/record.js";
 
 export interface RequeuedJobsDeps {
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   readonly queue: Queue<InvoiceJobData>;
 }
 
@@ -26,7 +26,7 @@ export function isReplaceable(state: JobState): boolean {
 export type EnsureResult = "added" | "exists" | "running";
 
 /**
- * Makes sure a key the store has just put back to queued (a re-drop of a failed invoice, `retry`) has a
+ * Makes sure a key the ledger has just put back to queued (a re-drop of a failed invoice, `retry`) has a
  * job that will send it. `queue.remove` quietly does nothing for a job a worker holds, and adding a job
  * under an id that still exists does nothing either, so the job's state decides.
  */
@@ -39,12 +39,12 @@ export async function ensureJob(
   const now = state ?? (await deps.queue.getJobState(key));
   if (now === "active") return "running";
   if (!isReplaceable(now)) {
-    await deps.store.requeued(key);
+    await deps.ledger.requeued(key);
     return "exists";
   }
   if (now !== "unknown" && (await deps.queue.remove(key)) !== 1) return "running"; // taken meanwhile
   await enqueueInvoices(deps.queue, [{ key, data }]);
-  await deps.store.requeued(key);
+  await deps.ledger.requeued(key);
   return "added";
 }
 
@@ -64,20 +64,20 @@ export interface ResumeOutcome {
  */
 export async function resumeRequeues(deps: RequeuedJobsDeps): Promise<ResumeOutcome> {
   const outcome: ResumeOutcome = { resumed: 0, running: 0, noDocument: [] };
-  const keys = await deps.store.requeuingKeys();
+  const keys = await deps.ledger.requeuingKeys();
   if (keys.length === 0) return outcome;
-  const records = await deps.store.getMany(keys);
+  const records = await deps.ledger.getMany(keys);
   for (const [i, key] of keys.entries()) {
     const record = records[i];
     const waiting = record?.status === "queued" || record?.status === "retrying";
     const data = record === undefined ? undefined : jobDataOf(record);
     if (!waiting) {
-      await deps.store.requeued(key); // final meanwhile (or gone): needs no job
+      await deps.ledger.requeued(key); // final meanwhile (or gone): needs no job
       continue;
     }
     if (data === undefined) {
       outcome.noDocument.push(key);
-      await deps.store.requeued(key);
+      await deps.ledger.requeued(key);
       continue;
     }
     const result = await ensureJob(deps, key, data);
@@ -87,7 +87,7 @@ export async function resumeRequeues(deps: RequeuedJobsDeps): Promise<ResumeOutc
   return outcome;
 }
 
-/** The job to send again, from the canonical document the store kept with the failure. */
+/** The job to send again, from the canonical document the ledger kept with the failure. */
 export function jobDataOf(record: ResultRecord): InvoiceJobData | undefined {
   if (record.document === undefined) return undefined;
   let json: unknown;

@@ -25,7 +25,7 @@ import { DEFAULT_RATE_SETTINGS } from "../submit/send-rate.js";
 export interface SubmissionService {
   readonly worker: Worker<InvoiceJobData>;
   readonly queue: Queue<InvoiceJobData>;
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   /** The fleet's send budget as this process sees it (SUBMIT_RATE_ADAPTIVE), else undefined. */
   readonly pacer: SendPacer | undefined;
   /** Stops taking jobs, lets in-flight requests finish within `graceMs`, then closes everything. */
@@ -62,7 +62,7 @@ export interface SubmissionHooks {
   readonly now?: LedgerClock | undefined;
 }
 
-/** Starts a submission worker from configuration: connections, store, HTTP client, BullMQ worker. */
+/** Starts a submission worker from configuration: connections, ledger, HTTP client, BullMQ worker. */
 export async function startSubmission(
   config: SubmitConfig,
   logger: Logger,
@@ -72,7 +72,7 @@ export async function startSubmission(
   const connection = createRedis(target, "worker", "invoice-relay-worker");
   const commands = createRedis(target, "worker", "invoice-relay-store");
   const clock = hooks.now;
-  const store = new RedisLedger(commands, config.queuePrefix, clock);
+  const ledger = new RedisLedger(commands, config.queuePrefix, clock);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
   const service =
     hooks.submitter ??
@@ -113,7 +113,7 @@ export async function startSubmission(
     prefix: config.queuePrefix,
     queue,
     deps: {
-      store,
+      ledger,
       submitter,
       now: Date.now,
       rules: {
@@ -188,5 +188,5 @@ export async function startSubmission(
     })();
     return closing;
   };
-  return { worker, queue, store, pacer, close };
+  return { worker, queue, ledger, pacer, close };
 }

@@ -108,7 +108,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         invoice: parsed.data.invoice,
         attempt,
         // BullMQ fails the job after the attempts it was enqueued with (the enqueuing process's
-        // MAX_ATTEMPTS), so that is when the store must say `failed`, whatever this worker's setting.
+        // MAX_ATTEMPTS), so that is when the ledger must say `failed`, whatever this worker's setting.
         maxAttempts: job.opts.attempts ?? options.maxAttempts,
       });
     } catch (error) {
@@ -131,7 +131,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         if (outcome.transition === "unknown")
           log().warn(
             { correlationId: outcome.correlationId },
-            "succeeded, but the results store has no record of this key (Redis lost data?); its batch is re-ingested with the same keys",
+            "succeeded, but the ledger has no record of this key (Redis lost data?); its batch is re-ingested with the same keys",
           );
         else if (logger.isLevelEnabled("debug"))
           log().debug({ correlationId: outcome.correlationId }, "succeeded");

@@ -1,19 +1,16 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { z } from "zod";
 import { DATABASE_URL_SETTING } from "../config/database-url.js";
 import { safeUrl, urlCredentials } from "../config/url-credentials.js";
-import { LedgerNames } from "../ledger/names.js";
-import { keepRefusedEvent } from "../ledger/outbox-backlog.js";
-import { dropAcknowledgedEntries } from "../ledger/outbox-leftovers.js";
+import { OutboxGroupMissingError } from "../ledger/errors/outbox-group-missing-error.js";
+import { OutboxConsumer } from "../ledger/outbox-consumer.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { maskSecrets, type Logger } from "../log/logger.js";
 import { exportEvents, type IdentifiedEvent } from "./export-batch.js";
 import { readEntry, type OutboxEntry } from "./outbox-events.js";
 import type { Pool } from "./pool.js";
 
-/** The consumer group every exporter of a deployment reads the outbox in. */
-export const EXPORT_GROUP = "exporter";
+export { EXPORT_GROUP } from "../ledger/outbox-consumer.js";
 
 export interface ExporterOptions {
   /** A connection of its own: the exporter blocks on it waiting for events. */
@@ -41,26 +38,20 @@ export interface ExporterOptions {
   readonly warnEveryMs?: number;
 }
 
-const entries = z.array(z.tuple([z.string(), z.array(z.string()).nullable()]));
-const readReply = z.array(z.tuple([z.string(), entries])).nullable();
-const claimReply = z.tuple([z.string(), entries]).rest(z.unknown());
-
 /** SQLSTATE classes of data the database refuses (22 data exception, 23 integrity): retrying cannot help. */
 const refusedData = (error: unknown) =>
   typeof error === "object" && error !== null && "code" in error && /^2[23]/.test(String(error.code));
 
 /**
- * Drains the ledger's outbox into PostgreSQL: reads entries in a consumer group, writes each read in one
- * transaction of idempotent upserts, then acknowledges and deletes them. What this process read and did
+ * Drains the ledger's outbox into PostgreSQL: reads entries in a consumer group (src/ledger/outbox-consumer.ts),
+ * writes each read in one transaction of idempotent upserts, then acknowledges and deletes them. What this process read and did
  * not acknowledge (a failed write, a restart under the same name) is read again first; what a dead
  * process left is taken over once idle `claimIdleMs`. While PostgreSQL refuses, it retries with backoff
  * and the outbox grows; nothing is acknowledged that is not committed.
  */
 export class OutboxExporter {
-  readonly #key: string;
-  readonly #consumer: string;
+  readonly #outbox: OutboxConsumer;
   readonly #batchSize: number;
-  #claimCursor = "0-0";
   #stopping = false;
   #stopWait: AbortController = new AbortController();
   #loop: Promise<void> | undefined;
@@ -70,8 +61,11 @@ export class OutboxExporter {
   readonly stats = { exported: 0, refused: 0 };
 
   constructor(private readonly options: ExporterOptions) {
-    this.#key = new LedgerNames(options.prefix).outbox;
-    this.#consumer = options.consumer ?? `${hostname()}-${process.pid}`;
+    this.#outbox = new OutboxConsumer(
+      options.redis,
+      options.prefix,
+      options.consumer ?? `${hostname()}-${process.pid}`,
+    );
     this.#batchSize = options.batchSize ?? 500;
   }
 
@@ -80,12 +74,7 @@ export class OutboxExporter {
    * an exporter acknowledged and died before deleting (src/ledger/outbox-leftovers.ts).
    */
   async ensureGroup(): Promise<void> {
-    try {
-      await this.options.redis.xgroup("CREATE", this.#key, EXPORT_GROUP, "0", "MKSTREAM");
-    } catch (error) {
-      if (!String(error).includes("BUSYGROUP")) throw error;
-    }
-    const dropped = await dropAcknowledgedEntries(this.options.redis, this.options.prefix, EXPORT_GROUP);
+    const dropped = await this.#outbox.ensureGroup();
     if (dropped > 0)
       this.options.logger.info({ dropped }, "removed outbox entries already exported and acknowledged");
   }
@@ -118,7 +107,7 @@ export class OutboxExporter {
           );
         this.#failures = 0;
       } catch (error) {
-        if (String(error).includes("NOGROUP")) {
+        if (error instanceof OutboxGroupMissingError) {
           await this.ensureGroup().catch(() => undefined);
           continue;
         }
@@ -153,25 +142,11 @@ export class OutboxExporter {
    * ones (waiting up to blockMs). Resolves to the entries handled; throws when PostgreSQL refused.
    */
   async exportOnce(): Promise<number> {
-    const redis = this.options.redis;
-    const count = String(this.#batchSize);
-    let batch = await this.#readGroup("0");
-    if (batch.length === 0) {
-      const [next, claimed] = claimReply.parse(
-        await redis.xautoclaim(
-          this.#key,
-          EXPORT_GROUP,
-          this.#consumer,
-          this.options.claimIdleMs ?? 30_000,
-          this.#claimCursor,
-          "COUNT",
-          count,
-        ),
-      );
-      this.#claimCursor = next;
-      batch = claimed;
-    }
-    if (batch.length === 0 && !this.#stopping) batch = await this.#readGroup(">");
+    let batch = await this.#outbox.readOwn(this.#batchSize);
+    if (batch.length === 0)
+      batch = await this.#outbox.claimIdle(this.options.claimIdleMs ?? 30_000, this.#batchSize);
+    if (batch.length === 0 && !this.#stopping)
+      batch = await this.#outbox.readNew(this.#batchSize, this.options.blockMs ?? 1000);
     if (batch.length === 0) return 0;
     const fieldsOf = new Map(batch.map(([id, fields]) => [id, fields ?? []]));
     const refused = await this.#write(
@@ -179,37 +154,10 @@ export class OutboxExporter {
     );
     // Kept aside before they leave the outbox: an event PostgreSQL refuses is never lost.
     for (const { id, problem } of refused)
-      await keepRefusedEvent(redis, this.options.prefix, { id, problem, fields: fieldsOf.get(id) ?? [] });
+      await this.#outbox.keepRefused({ id, problem, fields: fieldsOf.get(id) ?? [] });
     const ids = batch.map(([id]) => id);
-    // Both in one MULTI: an exporter killed between the two would leave entries acknowledged, so never
-    // read again, and never deleted, which `run` would wait for until its deadline.
-    const replies = await redis
-      .multi()
-      .xack(this.#key, EXPORT_GROUP, ...ids)
-      .xdel(this.#key, ...ids)
-      .exec();
-    for (const [error] of replies ?? []) if (error) throw error;
+    await this.#outbox.acknowledge(ids);
     return ids.length;
-  }
-
-  /**
-   * Up to batchSize entries of the group: "0" re-reads this consumer's unacknowledged ones at once; ">"
-   * reads new ones, waiting up to blockMs.
-   */
-  async #readGroup(from: "0" | ">"): Promise<z.infer<typeof entries>> {
-    const group = ["GROUP", EXPORT_GROUP, this.#consumer, "COUNT", String(this.#batchSize)] as const;
-    const reply =
-      from === "0"
-        ? await this.options.redis.xreadgroup(...group, "STREAMS", this.#key, from)
-        : await this.options.redis.xreadgroup(
-            ...group,
-            "BLOCK",
-            String(this.options.blockMs ?? 1000),
-            "STREAMS",
-            this.#key,
-            from,
-          );
-    return readReply.parse(reply)?.[0]?.[1] ?? [];
   }
 
   /**
@@ -264,7 +212,7 @@ export class OutboxExporter {
   #refuse(id: string, problem: string): { id: string; problem: string } {
     this.stats.refused++;
     this.options.logger.error(
-      { entry: id, stream: this.#key, keptIn: new LedgerNames(this.options.prefix).outboxRefused, problem },
+      { entry: id, stream: this.#outbox.streams.outbox, keptIn: this.#outbox.streams.refused, problem },
       "an outbox event the results database refuses was kept aside in the outbox-refused stream (docs/operations.md)",
     );
     return { id, problem };

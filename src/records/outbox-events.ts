@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BATCH_STATES, FILE_FORMATS, KEY_STATUSES, ROW_DECISIONS } from "../ledger/statuses.js";
 
 /**
  * The events the ledger notes in its outbox (the stream `{prefix}:relay:outbox`, one field `e` of JSON
@@ -25,7 +26,7 @@ export const recordEvent = z.object({
   t: z.literal("record"),
   key,
   eid: text,
-  status: z.enum(["queued", "retrying", "succeeded", "failed", "superseded"]),
+  status: z.enum(KEY_STATUSES),
   http: z.number().int().min(100).max(599).nullable(),
   cid: text.nullable(),
   ruleset: text.nullable(),
@@ -41,8 +42,8 @@ export const batchEvent = z.object({
   t: z.literal("batch"),
   batch: text.min(1),
   file: text,
-  format: z.enum(["csv", "json", "ndjson"]),
-  state: z.enum(["ingesting", "ingested", "rejected", "reported", "changed"]),
+  format: z.enum(FILE_FORMATS),
+  state: z.enum(BATCH_STATES),
   created: ms,
   size: z.number().int().nonnegative().nullable(),
   sha256: z
@@ -61,19 +62,7 @@ export const batchEvent = z.object({
   replaced_by: text.nullable().default(null),
 });
 
-const decision = z.enum([
-  "new",
-  "requeue",
-  "join",
-  "duplicate",
-  "conflict",
-  "rejected",
-  "queued",
-  "retrying",
-  "succeeded",
-  "failed",
-  "superseded",
-]);
+const decision = z.enum(ROW_DECISIONS);
 
 /** `[line, key|null, decision, externalId|null, error|null, conflictWith|null]`; a key only when not rejected. */
 export const batchRow = z

@@ -10,7 +10,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { ReportRow, RowStatus } from "./report-row.js";
 
 export interface BatchRowsDeps {
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   readonly batches: BatchStore;
   readonly namespace: KeyNamespace;
   /** The source profiles: the file is read again with the profile its dropped name matches, as at ingest. */
@@ -22,7 +22,7 @@ const CHUNK = 500;
 
 /**
  * The report rows of a batch, in file order: the file is read again (same lines, same keys) and each
- * row is joined with the decision taken at ingest and its key's record in the results store.
+ * row is joined with the decision taken at ingest and its key's record in the ledger.
  */
 export async function* batchRows(deps: BatchRowsDeps, batch: BatchMeta): AsyncGenerator<ReportRow> {
   let chunk: RowItem[] = [];
@@ -54,7 +54,7 @@ async function resolveChunk(
     batchId,
     keyed.map((i) => i.line),
   );
-  const records = await deps.store.getMany(keyed.map((i) => i.key));
+  const records = await deps.ledger.getMany(keyed.map((i) => i.key));
   const byLine = new Map(
     keyed.map((item, i) => [item.line, { decision: decisions[i] ?? null, record: records[i] }]),
   );

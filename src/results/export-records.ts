@@ -53,7 +53,7 @@ export function exportRow(record: ResultRecord, withBody: boolean): ExportRow {
     line: record.line,
     first_attempt_at: iso(record.first_attempt_at),
     last_attempt_at: iso(record.last_attempt_at),
-    // the store blanks the error on success; a retrying key keeps its last attempt's error
+    // the ledger blanks the error on success; a retrying key keeps its last attempt's error
     error: record.status === "succeeded" || record.error === "" ? null : (record.error ?? null),
   };
   return withBody ? { ...row, response_body: record.response_body ?? null } : row;

@@ -1,15 +1,8 @@
 import { csvCell } from "./csv-cell.js";
+import type { RowStatus } from "../ledger/statuses.js";
 
 /** Row statuses of a report, as docs/vendor-files.md names them ("Batches and reports"). */
-export const ROW_STATUSES = [
-  "succeeded",
-  "duplicate",
-  "rejected",
-  "failed",
-  "conflict",
-  "superseded",
-] as const;
-export type RowStatus = (typeof ROW_STATUSES)[number] | "pending";
+export { ROW_STATUSES, type RowStatus } from "../ledger/statuses.js";
 
 /** One line of `reports/<file>.<batch>.results.csv`. */
 export interface ReportRow {

@@ -64,7 +64,7 @@ export class HttpSubmitter implements Submitter {
         signal: deadline,
       });
       const text = await readBounded(response.body, this.options.responseBodyMaxBytes);
-      // Should the service echo the key, it must not travel on into the store, reports or messages.
+      // Should the service echo the key, it must not travel on into the ledger, reports or messages.
       const { apiKey } = this.options;
       return {
         kind: "response",

@@ -7,7 +7,7 @@ const SHOWN_PREFIX_CHARS = 3;
 /**
  * `text` without `secret`: every whole occurrence, and a trailing partial one longer than a few
  * characters (a body cut at its bound inside an echoed key). A service that echoes the bearer key in an
- * answer must not carry it into the results store, the reports or the messages built from its answers.
+ * answer must not carry it into the ledger, the reports or the messages built from its answers.
  */
 export function redactSecret(text: string, secret: string): string {
   if (secret.length === 0) return text;

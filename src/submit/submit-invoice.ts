@@ -8,7 +8,7 @@ import type { ExtractionRules } from "./extract.js";
 import type { Submitter } from "./submitter.js";
 
 export interface SubmitDeps {
-  readonly store: Ledger;
+  readonly ledger: Ledger;
   readonly submitter: Submitter;
   readonly rules: ExtractionRules;
   readonly now: () => number;
@@ -23,7 +23,7 @@ export interface SubmitTask {
 }
 
 export type SubmitOutcome =
-  /** The store already has a final answer for this key: nothing is sent. */
+  /** The ledger already has a final answer for this key: nothing is sent. */
   | { readonly kind: "skipped"; readonly status: KeyStatus }
   | {
       readonly kind: "succeeded";
@@ -45,11 +45,11 @@ export type SubmitOutcome =
   | { readonly kind: "api-key-refused"; readonly httpStatus: number; readonly detail: string };
 
 /**
- * One attempt for one invoice: check the store, send, classify, record. The store is read first so a
+ * One attempt for one invoice: check the ledger, send, classify, record. The ledger is read first so a
  * key that already succeeded is never sent again; every attempt carries the same key and body bytes.
  */
 export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise<SubmitOutcome> {
-  const current = await deps.store.statusOf(task.key);
+  const current = await deps.ledger.statusOf(task.key);
   if (isFinal(current) && current !== undefined) return { kind: "skipped", status: current };
 
   const document = invoiceJson(task.invoice);
@@ -70,7 +70,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
   };
   switch (verdict.kind) {
     case "succeeded": {
-      const transition = await deps.store.recordSucceeded(task.key, {
+      const transition = await deps.ledger.recordSucceeded(task.key, {
         attempt,
         httpStatus: verdict.httpStatus,
         correlationId: verdict.correlationId,
@@ -80,7 +80,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
       return { kind: "succeeded", transition, correlationId: verdict.correlationId };
     }
     case "failed":
-      await deps.store.recordFailed(task.key, {
+      await deps.ledger.recordFailed(task.key, {
         attempt,
         httpStatus: verdict.httpStatus,
         correlationId: verdict.correlationId,
@@ -89,16 +89,16 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
       });
       return { kind: "failed", detail: verdict.detail };
     case "api-key-refused":
-      await deps.store.recordRefusedAttempt(task.key, attempt);
+      await deps.ledger.recordRefusedAttempt(task.key, attempt);
       return { kind: "api-key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
     case "retry": {
       if (verdict.httpStatus === 429) {
-        await deps.store.recordRetrying(task.key, { attempt, httpStatus: 429, error: verdict.detail });
+        await deps.ledger.recordRetrying(task.key, { attempt, httpStatus: 429, error: verdict.detail });
         return { kind: "throttled", detail: verdict.detail, retryAfterMs: verdict.retryAfterMs };
       }
       if (task.attempt >= task.maxAttempts) {
         const detail = `gave up after ${task.attempt} attempt(s); last: ${verdict.detail}`;
-        await deps.store.recordFailed(task.key, {
+        await deps.ledger.recordFailed(task.key, {
           attempt,
           httpStatus: verdict.httpStatus,
           error: detail,
@@ -106,7 +106,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
         });
         return { kind: "failed", detail };
       }
-      await deps.store.recordRetrying(task.key, {
+      await deps.ledger.recordRetrying(task.key, {
         attempt,
         httpStatus: verdict.httpStatus,
         error: verdict.detail,

@@ -14,10 +14,8 @@ import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
-import type { RedisLedger } from "../ledger/redis-ledger.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
-  readonly store: RedisLedger;
   readonly config: SubmitConfig;
   /** Observers of the pass's submission worker (metrics, alerts); its ledger clock is `now`. */
   readonly submissionHooks?:
@@ -236,7 +234,7 @@ function growingFile(changed: ChangedClaim): GrowingFile {
 }
 
 async function progressOf(deps: NightlyPassDeps, metas: readonly BatchMeta[]): Promise<PassProgress> {
-  const counts = await deps.store.counts();
+  const counts = await deps.ledger.counts();
   return {
     files: metas.length,
     filesDone: metas.filter(isFinished).length,

@@ -1,17 +1,21 @@
 import type { BatchMeta } from "../ledger/batch-store.js";
+import { isBatchFinished } from "../ledger/statuses.js";
 import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { mayBeStranded, repairStranded } from "../ingest/stranded-keys.js";
 import { claimedFiles } from "../ingest/drop-folder.js";
 import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 
-// `changed`: kept in processing/ and never reported; the pass ends and says so (exit 1).
-const FINAL_STATES: ReadonlySet<BatchMeta["state"]> = new Set(["reported", "rejected", "changed"]);
 /** How long the pending count may stand still before the queue is asked whether keys are stranded. */
 const STRANDED_AFTER_MS = 5000;
 
+/**
+ * Whether a pass stops waiting for the batch: once it is finished (isBatchFinished), or `changed` (kept
+ * in processing/ and never reported: not finished, but nothing more comes of it in this pass, which
+ * ends and says so with exit 1).
+ */
 export function isFinished(meta: BatchMeta): boolean {
-  return FINAL_STATES.has(meta.state);
+  return isBatchFinished(meta.state) || meta.state === "changed";
 }
 
 /**

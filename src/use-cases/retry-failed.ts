@@ -1,13 +1,13 @@
 import type { Job, Queue } from "bullmq";
 import { invoiceJobDataSchema, type InvoiceJobData } from "../queue/job-data.js";
 import type { BatchStore } from "../ledger/batch-store.js";
-import type { RedisLedger } from "../ledger/redis-ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 import { ensureJob, isReplaceable, jobDataOf, resumeRequeues } from "../queue/requeued-jobs.js";
 import type { ResultRecord } from "../ledger/record.js";
 import { isFinal } from "../ledger/statuses.js";
 
 export interface RetryDeps {
-  readonly store: RedisLedger;
+  readonly ledger: Ledger;
   readonly batches: BatchStore;
   readonly queue: Queue<InvoiceJobData>;
 }
@@ -47,9 +47,9 @@ const EXAMPLES = 5;
 /**
  * `retry`: re-enqueues invoices that ended `failed` (all, or those of one batch) with their original
  * keys, then re-drives jobs stopped by unexpected errors. Rejected rows never had a key, so they are
- * never touched. Safe to run twice or from two processes: the store's REQUEUE is atomic and answers
+ * never touched. Safe to run twice or from two processes: the ledger's REQUEUE is atomic and answers
  * false for a key that is no longer failed. A `retry` stopped between requeueing a key and adding its
- * job is finished by the next one (whatever batch it names): the store notes such keys until the job
+ * job is finished by the next one (whatever batch it names): the ledger notes such keys until the job
  * exists.
  */
 export async function retryFailed(deps: RetryDeps, batchId?: string): Promise<RetryOutcome> {
@@ -64,10 +64,10 @@ export async function retryFailed(deps: RetryDeps, batchId?: string): Promise<Re
     batches: new Set(),
   };
   await resumeInterrupted(deps, outcome);
-  const failed = await deps.store.failedKeys();
+  const failed = await deps.ledger.failedKeys();
   for (let i = 0; i < failed.length; i += CHUNK) {
     const chunk = failed.slice(i, i + CHUNK);
-    const records = await deps.store.getMany(chunk);
+    const records = await deps.ledger.getMany(chunk);
     for (const [j, key] of chunk.entries()) {
       const record = records[j];
       if (batchId === undefined || record?.batches.includes(batchId) === true)
@@ -97,7 +97,7 @@ async function requeueKey(
     skip(outcome.busy, key);
     return;
   }
-  const requeue = await deps.store.requeueFailed(key);
+  const requeue = await deps.ledger.requeueFailed(key);
   if (requeue === "superseded") skip(outcome.superseded, key);
   if (requeue !== "requeued") return;
   // REQUEUE made the key's batches wait again (a reported one back to ingested); they are named.
@@ -127,7 +127,7 @@ async function redriveFailedJobs(deps: RetryDeps, batchId: string | undefined, o
     const data = invoiceJobDataSchema.safeParse(job.data);
     if (batchId !== undefined && !(await belongsTo(deps, key, data.data, batchId))) continue;
     // A final key needs no job: the worker would skip it (failed keys were handled above).
-    const status = await deps.store.statusOf(key);
+    const status = await deps.ledger.statusOf(key);
     if (isFinal(status)) continue;
     if (!data.success) {
       skip(outcome.unreadableJobs, key);
@@ -148,7 +148,7 @@ async function belongsTo(
   data: InvoiceJobData | undefined,
   batchId: string,
 ): Promise<boolean> {
-  if ((await deps.store.batchesOf(key)).includes(batchId)) return true;
+  if ((await deps.ledger.batchesOf(key)).includes(batchId)) return true;
   return data?.batch === batchId;
 }
 

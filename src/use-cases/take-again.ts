@@ -13,7 +13,7 @@ import {
   type Readiness,
 } from "../ingest/drop-folder.js";
 import { markSummaryReplaced, replacementOf } from "../results/batch-report.js";
-import { ingestClaimed, type DropPassDeps, type PassedFile } from "./drop-pass.js";
+import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
 
 /** A claimed file that is no longer what its batch claimed, found under the batch's own claimed name. */
 export interface ChangedClaim {

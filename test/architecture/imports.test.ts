@@ -2,7 +2,9 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
-const SRC = resolve(import.meta.dirname, "../../src");
+const ROOT = resolve(import.meta.dirname, "../..");
+const SRC = join(ROOT, "src");
+const WORKERS = join(ROOT, "workers");
 
 /**
  * The stages of src/ and what each may import (docs/development.md, "Project layout"): imports run one way, from
@@ -11,6 +13,7 @@ const SRC = resolve(import.meta.dirname, "../../src");
 const ALLOWED: Record<string, readonly string[]> = {
   errors: [],
   log: [],
+  lifecycle: [],
   invoice: [],
   config: ["errors"],
   ledger: ["errors"],
@@ -21,9 +24,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   "use-cases": ["config", "errors", "ingest", "invoice", "ledger", "log", "queue", "results"],
   simulator: ["errors", "invoice", "log"],
   agentnet: ["config", "errors", "log", "submit"],
-  dev: ["errors", "simulator"],
+  dev: ["errors", "lifecycle", "simulator"],
   ops: ["config", "errors", "ledger", "log", "queue"],
   records: ["config", "errors", "ledger", "log"],
+  workers: ["cli"],
   cli: [
     "agentnet",
     "config",
@@ -31,6 +35,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "ingest",
     "invoice",
     "ledger",
+    "lifecycle",
     "log",
     "ops",
     "queue",
@@ -46,26 +51,73 @@ async function sourceFiles(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile() && e.name.endsWith(".ts")).map((e) => join(e.parentPath, e.name));
 }
 
+/** The files of src/ and workers/, each with its stage (`workers` for workers/). */
+async function stagedFiles(): Promise<{ file: string; stage: string }[]> {
+  return [
+    ...(await sourceFiles(SRC)).map((file) => ({ file, stage: stageOf(file) })),
+    ...(await sourceFiles(WORKERS)).map((file) => ({ file, stage: "workers" })),
+  ];
+}
+
+function stageOf(file: string): string {
+  return file.startsWith(WORKERS) ? "workers" : (relative(SRC, file).split("/")[0] ?? "");
+}
+
+/** What a file imports: relative ones resolved to the .ts file they name, and packages by name. */
+async function importsOf(file: string): Promise<{ files: string[]; packages: string[] }> {
+  const text = await readFile(file, "utf8");
+  const files: string[] = [];
+  const packages: string[] = [];
+  for (const match of text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)) {
+    const spec = match[1] ?? "";
+    if (spec.startsWith(".")) files.push(resolve(dirname(file), spec).replace(/\.js$/, ".ts"));
+    else packages.push(spec);
+  }
+  return { files, packages };
+}
+
 /** Every import of one stage's files that reaches into another stage: "from-file -> stage". */
 async function crossings(): Promise<Map<string, string[]>> {
   const found = new Map<string, string[]>();
-  for (const file of await sourceFiles(SRC)) {
-    const stage = relative(SRC, file).split("/")[0] ?? "";
-    const text = await readFile(file, "utf8");
-    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)) {
-      const target = relative(SRC, resolve(dirname(file), match[1] ?? "")).split("/")[0] ?? "";
+  for (const { file, stage } of await stagedFiles()) {
+    for (const target of (await importsOf(file)).files.map(stageOf)) {
       if (target === stage) continue;
-      found.set(stage, [...(found.get(stage) ?? []), `${relative(SRC, file)} -> ${target}`]);
+      found.set(stage, [...(found.get(stage) ?? []), `${relative(ROOT, file)} -> ${target}`]);
     }
   }
   return found;
 }
 
-describe("the stages of src/", () => {
+/** The import circles among the files of one stage, each as "a -> b -> a". */
+async function circlesWithinStages(): Promise<string[]> {
+  const edges = new Map<string, string[]>();
+  for (const { file, stage } of await stagedFiles())
+    edges.set(
+      file,
+      (await importsOf(file)).files.filter((f) => stageOf(f) === stage),
+    );
+  const circles = new Set<string>();
+  const state = new Map<string, "open" | "done">();
+  const visit = (file: string, path: string[]) => {
+    state.set(file, "open");
+    for (const next of edges.get(file) ?? []) {
+      if (state.get(next) === "open") {
+        const circle = [...path.slice(path.indexOf(next)), file, next].map((f) => relative(ROOT, f));
+        circles.add(circle.join(" -> "));
+      } else if (state.get(next) === undefined) visit(next, [...path, file]);
+    }
+    state.set(file, "done");
+  };
+  for (const file of edges.keys()) if (state.get(file) === undefined) visit(file, []);
+  return [...circles];
+}
+
+describe("the stages of src/ and workers/", () => {
   it("when a file imports from another stage, then that stage is one its own may use, so imports never run in a circle", async () => {
     const stages = (await readdir(SRC, { withFileTypes: true }))
       .filter((e) => e.isDirectory())
       .map((e) => e.name);
+    stages.push("workers");
     expect(
       stages.filter((s) => !(s in ALLOWED)),
       "stages missing from ALLOWED",
@@ -90,5 +142,35 @@ describe("the stages of src/", () => {
     };
     const circular = Object.keys(ALLOWED).filter((stage) => reaches(stage).has(stage));
     expect(circular).toEqual([]);
+  });
+
+  it("when a file imports another of its own stage, then the imports never lead back to it", async () => {
+    expect(await circlesWithinStages()).toEqual([]);
+  });
+
+  it("when a file outside src/ledger/ needs the ledger, then it goes through its verbs: the key names and the script runner stay private", async () => {
+    const reaching: string[] = [];
+    for (const { file, stage } of await stagedFiles()) {
+      if (stage === "ledger") continue;
+      for (const target of (await importsOf(file)).files)
+        if (/\/src\/ledger\/(names|lua-script)\.ts$/.test(target))
+          reaching.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)}`);
+    }
+    expect(reaching).toEqual([]);
+  });
+
+  it("when a file talks to Redis, then it is in the ledger, the queue or the dev helpers: only they import ioredis", async () => {
+    const importing: string[] = [];
+    for (const { file, stage } of await stagedFiles())
+      if (!["ledger", "queue", "dev"].includes(stage) && (await importsOf(file)).packages.includes("ioredis"))
+        importing.push(relative(ROOT, file));
+    expect(importing).toEqual([]);
+  });
+
+  it("when a command ends, then it ends by itself: no entry point forces the process to exit", async () => {
+    const forcing: string[] = [];
+    for (const file of await sourceFiles(WORKERS))
+      if ((await readFile(file, "utf8")).includes("process.exit(")) forcing.push(relative(ROOT, file));
+    expect(forcing).toEqual([]);
   });
 });

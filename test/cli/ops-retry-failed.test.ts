@@ -28,7 +28,7 @@ function deps(config: ReturnType<typeof testConfig>): RetryDeps & { redis: Redis
   return {
     redis,
     queue,
-    store: new RedisLedger(redis, config.queuePrefix),
+    ledger: new RedisLedger(redis, config.queuePrefix),
     batches: new BatchStore(redis, config.queuePrefix),
   };
 }
@@ -61,7 +61,7 @@ async function expectSentOnce(
   const w = await startTestWorker(config);
   cleanups.push(() => w.service.close(1000));
   await w.untilFinal(1);
-  expect(await d.store.get(key)).toMatchObject({ status: "succeeded", http_status: 201 });
+  expect(await d.ledger.get(key)).toMatchObject({ status: "succeeded", http_status: 201 });
   expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
 }
 
@@ -79,7 +79,7 @@ describe("retryFailed", () => {
     await raw.add("invoice", { unexpected: true }, { jobId: "unreadable-job", attempts: 1 });
     await failJobs(config, 2);
     expect(await d.queue.getFailedCount()).toBe(2);
-    expect(await d.store.statusOf(inv.key)).toBe("queued");
+    expect(await d.ledger.statusOf(inv.key)).toBe("queued");
 
     const outcome = await retryFailed(d);
     expect(outcome).toMatchObject({ requeued: 0, redriven: 1 });
@@ -93,14 +93,14 @@ describe("retryFailed", () => {
     const d = deps(config);
     const busy = testInvoice(1, `busy-${randomUUID()}`);
     const bare = testInvoice(2, `bare-${randomUUID()}`);
-    await d.store.registerRows("b1", [
+    await d.ledger.registerRows("b1", [
       { line: 2, key: busy.key, externalId: busy.invoice.external_id },
       { line: 3, key: bare.key, externalId: bare.invoice.external_id },
     ]);
-    await d.store.finishIngest("b1");
+    await d.ledger.finishIngest("b1");
     const failure = { httpStatus: 422, error: "no" };
-    await d.store.recordFailed(busy.key, { ...failure, document: invoiceJson(busy.invoice) });
-    await d.store.recordFailed(bare.key, { ...failure, document: "{not json" });
+    await d.ledger.recordFailed(busy.key, { ...failure, document: invoiceJson(busy.invoice) });
+    await d.ledger.recordFailed(bare.key, { ...failure, document: "{not json" });
     await enqueueInvoices(d.queue, [
       { key: busy.key, data: { invoice: busy.invoice, batch: "b1", line: 2 } },
     ]);
@@ -109,7 +109,7 @@ describe("retryFailed", () => {
     expect(outcome.requeued).toBe(0);
     expect(outcome.busy).toEqual({ count: 1, examples: [busy.key] });
     expect(outcome.noDocument).toEqual({ count: 1, examples: [bare.key] });
-    expect(await d.store.counts()).toMatchObject({ failed: 2, queued: 0 });
+    expect(await d.ledger.counts()).toMatchObject({ failed: 2, queued: 0 });
   });
 
   it("when a batch id is given, then keys of other batches are not touched, and a key shared with that batch is", async () => {
@@ -121,18 +121,18 @@ describe("retryFailed", () => {
       key: inv?.key ?? "",
       externalId: inv?.invoice.external_id ?? "",
     });
-    await d.store.registerRows("b1", [row(2, only1), row(3, shared)]);
-    await d.store.registerRows("b2", [row(2, shared), row(3, only2)]);
+    await d.ledger.registerRows("b1", [row(2, only1), row(3, shared)]);
+    await d.ledger.registerRows("b2", [row(2, shared), row(3, only2)]);
     for (const inv of [only1, shared, only2]) {
       const document = inv === undefined ? "" : invoiceJson(inv.invoice);
-      await d.store.recordFailed(inv?.key ?? "", { httpStatus: 500, error: "gave up", document });
+      await d.ledger.recordFailed(inv?.key ?? "", { httpStatus: 500, error: "gave up", document });
     }
 
     const outcome = await retryFailed(d, "b2");
     expect(outcome.requeued).toBe(2);
     expect([...outcome.batches].sort()).toEqual(["b1", "b2"]); // the shared key makes b1 wait too
-    expect(await d.store.statusOf(only1?.key ?? "")).toBe("failed");
-    expect(await d.store.statusOf(shared?.key ?? "")).toBe("queued");
+    expect(await d.ledger.statusOf(only1?.key ?? "")).toBe("failed");
+    expect(await d.ledger.statusOf(shared?.key ?? "")).toBe("queued");
     expect(await d.queue.getJobState(only2?.key ?? "")).toBe("waiting");
     expect((await d.queue.getJob(only2?.key ?? ""))?.data).toMatchObject({ batch: "b2", line: 3 });
   });
@@ -143,22 +143,22 @@ describe("retryFailed", () => {
     const config = testConfig({ apiUrl: sim.url, apiKey: API_KEY });
     const d = deps(config);
     const inv = testInvoice(1, `orphan-${randomUUID()}`);
-    await d.store.registerRows("b1", [{ line: 2, key: inv.key, externalId: inv.invoice.external_id }]);
-    await d.store.finishIngest("b1");
-    await d.store.recordFailed(inv.key, {
+    await d.ledger.registerRows("b1", [{ line: 2, key: inv.key, externalId: inv.invoice.external_id }]);
+    await d.ledger.finishIngest("b1");
+    await d.ledger.recordFailed(inv.key, {
       httpStatus: 503,
       error: "gave up after 10 attempt(s)",
       document: invoiceJson(inv.invoice),
     });
     // The first half of a retry, then the process dies: queued in the store, no job in the queue.
-    expect(await d.store.requeueFailed(inv.key)).toBe("requeued");
+    expect(await d.ledger.requeueFailed(inv.key)).toBe("requeued");
     expect(await d.queue.getJobState(inv.key)).toBe("unknown");
-    expect(await d.store.requeuingKeys()).toEqual([inv.key]);
+    expect(await d.ledger.requeuingKeys()).toEqual([inv.key]);
 
     const outcome = await retryFailed(d, "some-other-batch");
     expect(outcome).toMatchObject({ requeued: 0, resumed: 1 });
     expect(await d.queue.getJobState(inv.key)).toBe("waiting");
-    expect(await d.store.requeuingKeys()).toEqual([]);
+    expect(await d.ledger.requeuingKeys()).toEqual([]);
     // Run again: nothing is left to finish, and the waiting job is not touched.
     expect(await retryFailed(d)).toMatchObject({ requeued: 0, resumed: 0 });
 
@@ -169,14 +169,14 @@ describe("retryFailed", () => {
     const config = testConfig({ apiUrl: "http://127.0.0.1:9", apiKey: API_KEY });
     const d = deps(config);
     const inv = testInvoice(1, `done-${randomUUID()}`);
-    await d.store.registerRows("b1", [{ line: 2, key: inv.key, externalId: inv.invoice.external_id }]);
-    await d.store.recordFailed(inv.key, {
+    await d.ledger.registerRows("b1", [{ line: 2, key: inv.key, externalId: inv.invoice.external_id }]);
+    await d.ledger.recordFailed(inv.key, {
       httpStatus: 500,
       error: "gave up",
       document: invoiceJson(inv.invoice),
     });
     expect(await retryFailed(d)).toMatchObject({ requeued: 1, resumed: 0 });
-    expect(await d.store.requeuingKeys()).toEqual([]);
+    expect(await d.ledger.requeuingKeys()).toEqual([]);
     expect(await d.queue.getJobState(inv.key)).toBe("waiting");
   });
 });

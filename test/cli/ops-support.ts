@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { request } from "undici";
@@ -11,7 +10,7 @@ import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.
 import { tempDropDir } from "../support/drop.js";
 import type { KeyedInvoice } from "../support/invoices.js";
 import { distPath } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 export const API_KEY = "irs_live_ops_key_0123456789";
 
@@ -55,18 +54,14 @@ export async function opsSetup(
   return {
     sim,
     dir: drop.dir,
-    env: {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `ops-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      BACKOFF_BASE_MS: "50",
-      BACKOFF_CAP_MS: "500",
-      LOG_LEVEL: "warn",
-      ...env,
-    },
+    env: cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, name: "ops", dropDir: drop.dir },
+      {
+        BACKOFF_BASE_MS: "50",
+        BACKOFF_CAP_MS: "500",
+        ...env,
+      },
+    ),
     cleanup: async () => {
       await sim.close();
       await drop.cleanup();

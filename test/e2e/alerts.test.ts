@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,7 +7,9 @@ import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { testRedisUrl } from "../support/redis.js";
+import { RedisMonitor } from "../support/redis-monitor.js";
 import { closedWebhookUrl, startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_alerts_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -43,19 +44,15 @@ async function setup(simOptions: Parameters<typeof startSimulator>[0] = {}) {
     drop.cleanup,
     () => receiver.close(),
   );
-  const env = {
-    REDIS_URL: testRedisUrl(),
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: `alerts-${randomUUID()}`,
-    DROP_DIR: drop.dir,
-    SETTLE_MS: "0",
-    BACKOFF_BASE_MS: "50",
-    BACKOFF_CAP_MS: "200",
-    LOG_LEVEL: "warn",
-    NOTIFY_WEBHOOK_URL: receiver.url,
-    CONSOLE_URL: "https://relay.example.com/",
-  };
+  const env = cliEnv(
+    { apiUrl: sim.url, apiKey: API_KEY, name: "alerts", dropDir: drop.dir },
+    {
+      BACKOFF_BASE_MS: "50",
+      BACKOFF_CAP_MS: "200",
+      NOTIFY_WEBHOOK_URL: receiver.url,
+      CONSOLE_URL: "https://relay.example.com/",
+    },
+  );
   return { sim, dir: drop.dir, env, receiver };
 }
 
@@ -145,11 +142,27 @@ describe("webhook alerts", () => {
     await writeFile(join(dir, "stuck.csv"), csv(GOOD("S-1"), GOOD("S-2")));
     const ingested = await runCli(["ingest"], stuckEnv);
     expect(ingested.code, ingested.output).toBe(0);
+    // Every check asks for the batch's notice marker (SET NX): counted per connection, i.e. per worker.
+    const monitor = await RedisMonitor.start(testRedisUrl());
+    const checks = new Map<string, number>();
+    monitor.onSighting(({ args, source }) => {
+      const [command, name] = args.map((a) => a.toString());
+      if (command?.toUpperCase() === "SET" && name?.endsWith(":stuck-notice") && receiver.posts.length > 0)
+        checks.set(source, (checks.get(source) ?? 0) + 1);
+    });
+    cleanups.push(() => {
+      monitor.stop();
+      return Promise.resolve();
+    });
     const a = worker(stuckEnv);
     const b = worker(stuckEnv);
     await until(() => Promise.resolve(receiver.posts.length > 0), 20_000, "the stuck-batch alert");
-    // Both workers check every second: give each several more checks in which to send a second alert.
-    await new Promise((r) => setTimeout(r, 4000));
+    // Each worker gets several more checks after the alert, in which it could send a second one.
+    await until(
+      () => Promise.resolve([...checks.values()].filter((n) => n >= 3).length >= 2),
+      20_000,
+      "three more checks by each worker",
+    );
     a.child.kill("SIGTERM");
     b.child.kill("SIGTERM");
     expect((await a.exited).code, a.output()).toBe(0);

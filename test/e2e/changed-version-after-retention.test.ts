@@ -13,6 +13,7 @@ import { runCli } from "../support/cli-run.js";
 import { readReports, summarySchema, tempDropDir, type ReportLine } from "../support/drop.js";
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 // A changed version of an invoice dropped after Redis's retention has forgotten the earlier one, with
 // RESULTS_DATABASE_URL: the results of record decide it by external_id as the ledger would within the
@@ -61,17 +62,13 @@ describe("a changed version of an invoice after the retention, with RESULTS_DATA
     const { dropDir, pool, redis, dbUrl } = await setUp();
     const sim = await simulator();
     const prefix = `changed-${randomUUID()}`;
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      RESULTS_DATABASE_URL: dbUrl,
-      RESULTS_RETENTION: `${RETENTION_MS / 1000}s`,
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: prefix,
-      DROP_DIR: dropDir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: dropDir },
+      {
+        RESULTS_DATABASE_URL: dbUrl,
+        RESULTS_RETENTION: `${RETENTION_MS / 1000}s`,
+      },
+    );
 
     // night 1: the first version succeeds
     await writeFile(join(dropDir, "night-1.csv"), `${HEADER}\nINV-1,EUR,DE,eu-10y\n`);

@@ -9,7 +9,7 @@ import { poisonKey } from "../cli/ops-support.js";
 import { copySamples, tempDropDir } from "../support/drop.js";
 import { testInvoice, testInvoices } from "../support/invoices.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const API_KEY = "irs_live_ops_key_0123456789";
@@ -41,17 +41,17 @@ async function dropFolder(failedId: string): Promise<string> {
 
 /** `run --serve` over the drop folder; the console's URL once its pass is done. */
 async function serve(dir: string, extra: Record<string, string>): Promise<string> {
-  const proc: Spawned = spawnNode("workers/cli.js", ["run", "--serve"], {
-    REDIS_URL: testRedisUrl(),
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: `console-${randomUUID()}`,
-    DROP_DIR: dir,
-    SETTLE_MS: "0",
-    HTTP_ADDR: "127.0.0.1:0",
-    LOG_LEVEL: "warn",
-    ...extra,
-  });
+  const proc: Spawned = spawnNode(
+    "workers/cli.js",
+    ["run", "--serve"],
+    cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, name: "console", dropDir: dir },
+      {
+        HTTP_ADDR: "127.0.0.1:0",
+        ...extra,
+      },
+    ),
+  );
   cleanups.push(async () => {
     proc.child.kill("SIGTERM");
     await proc.exited;
@@ -69,13 +69,17 @@ async function serve(dir: string, extra: Record<string, string>): Promise<string
 
 /** `invoice-relay console` alone (no pass, no API key) on a free loopback port; its URL. */
 async function consoleOnly(extra: Record<string, string>): Promise<string> {
-  const proc: Spawned = spawnNode("workers/cli.js", ["console"], {
-    REDIS_URL: testRedisUrl(),
-    QUEUE_PREFIX: `console-${randomUUID()}`,
-    HTTP_ADDR: "127.0.0.1:0",
-    LOG_LEVEL: "warn",
-    ...extra,
-  });
+  const proc: Spawned = spawnNode(
+    "workers/cli.js",
+    ["console"],
+    cliEnv(
+      { name: "console" },
+      {
+        HTTP_ADDR: "127.0.0.1:0",
+        ...extra,
+      },
+    ),
+  );
   cleanups.push(async () => {
     proc.child.kill("SIGTERM");
     await proc.exited;

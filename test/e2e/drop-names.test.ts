@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,7 +5,7 @@ import { claimedName, newBatchId } from "../../src/ingest/drop-folder.js";
 import { startSimulator } from "../../src/simulator/index.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { spawnNode } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -54,15 +53,7 @@ describe("drop files with odd names", () => {
     const sim = await startSimulator({ apiKey: API_KEY, seed: 3 });
     const drop = await tempDropDir();
     cleanups.push(() => sim.close(), drop.cleanup);
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `names-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "names", dropDir: drop.dir });
     await mkdir(join(drop.dir, "processing"));
     // Even-numbered names lie in processing/ as a run killed right after claiming them leaves them;
     // odd-numbered ones are freshly dropped.
@@ -98,15 +89,7 @@ describe("drop files with odd names", () => {
     const sim = await startSimulator({ apiKey: API_KEY, seed: 4 });
     const drop = await tempDropDir();
     cleanups.push(() => sim.close(), drop.cleanup);
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `names-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "names", dropDir: drop.dir });
     // 228 bytes: its claimed name (252 bytes) fits, its report's name (263) does not.
     const long = `${"日".repeat(74)}.csv`;
     await writeFile(join(drop.dir, long), csvFor(1));

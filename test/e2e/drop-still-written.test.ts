@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { open, readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,7 +6,7 @@ import { finish, runCli } from "../support/cli-run.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { startGate } from "../support/gate.js";
 import { spawnNode } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -29,16 +28,13 @@ async function setup(extraEnv: Record<string, string> = {}) {
     () => gate.close(),
     drop.cleanup,
   );
-  const env = {
-    REDIS_URL: testRedisUrl(),
-    INVOICE_API_URL: gate.url,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: `written-${randomUUID()}`,
-    DROP_DIR: drop.dir,
-    SETTLE_MS: "2000",
-    LOG_LEVEL: "warn",
-    ...extraEnv,
-  };
+  const env = cliEnv(
+    { apiUrl: gate.url, apiKey: API_KEY, name: "written", dropDir: drop.dir },
+    {
+      SETTLE_MS: "2000",
+      ...extraEnv,
+    },
+  );
   return { sim, gate, dir: drop.dir, env };
 }
 

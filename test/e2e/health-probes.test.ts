@@ -3,7 +3,11 @@ import { createServer, type Server } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/dev/redis-server.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { migrate } from "../../src/records/migrations.js";
+import { openPool } from "../../src/records/pool.js";
 import { runCli } from "../support/cli-run.js";
+import { freshDatabase } from "../support/postgres.js";
 import { tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { testRedisUrl } from "../support/redis.js";
@@ -42,6 +46,19 @@ function spawnCli(args: string[], environment: Record<string, string>): Spawned 
   return proc;
 }
 
+/** A migrated database of the test's own: its URL. */
+async function migratedDatabase(): Promise<string> {
+  const db = await freshDatabase();
+  const pool = await openPool(db.url);
+  try {
+    await migrate(pool, { logger: silentLogger() });
+  } finally {
+    await pool.end();
+  }
+  cleanups.push(() => db.drop());
+  return db.url;
+}
+
 /** The status of GET url, or undefined while nothing answers there. */
 async function statusOf(url: string): Promise<number | undefined> {
   return fetch(url).then(
@@ -72,27 +89,43 @@ describe("health probes of the long-running commands", () => {
     expect(await statusOf(`${base}/healthz`)).toBeUndefined();
   });
 
-  it("when HTTP_ADDR's port is taken, then worker exits 1 naming HTTP_ADDR and what to do", async () => {
-    const taken: Server = createServer();
-    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
-    cleanups.push(
-      () =>
-        new Promise((resolve) => {
-          taken.close(() => {
-            resolve();
-          });
-        }),
-    );
-    const address = taken.address();
-    const port = typeof address === "object" && address !== null ? address.port : 0;
+  it.each([["run"], ["start"], ["worker"]])(
+    "when HTTP_ADDR's port is taken, then %s exits 1 naming HTTP_ADDR and what to do, and ends by itself with its exporter closed",
+    async (command) => {
+      const taken: Server = createServer();
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+      cleanups.push(
+        () =>
+          new Promise((resolve) => {
+            taken.close(() => {
+              resolve();
+            });
+          }),
+      );
+      const address = taken.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      const drop = await tempDropDir();
+      cleanups.push(drop.cleanup);
+      // With the export on, the exporter thread is running when the port is found taken: it must be closed.
+      const db = await migratedDatabase();
 
-    const result = await runCli(["worker"], env(`127.0.0.1:${port}`), 20_000);
+      // No forced exit: a handle left open keeps the process alive until runCli's limit kills it.
+      const result = await runCli(
+        [command],
+        { ...env(`127.0.0.1:${port}`), DROP_DIR: drop.dir, RESULTS_DATABASE_URL: db },
+        30_000,
+      );
 
-    expect(result.code, result.output).toBe(1);
-    expect(result.output).toContain(`invoice-relay: HTTP_ADDR=127.0.0.1:${port}: the port is already in use`);
-    expect(result.output).toContain("HTTP_ADDR=off");
-    expect(result.output).not.toContain("submission worker started");
-  });
+      expect(result.signal, result.output).toBeNull();
+      expect(result.code, result.output).toBe(1);
+      expect(result.output).toContain(
+        `invoice-relay: HTTP_ADDR=127.0.0.1:${port}: the port is already in use`,
+      );
+      expect(result.output).toContain("HTTP_ADDR=off");
+      expect(result.output).not.toContain("submission worker started");
+      expect(result.output).not.toContain("invoice-relay started");
+    },
+  );
 
   it("when start runs with HTTP_ADDR set, then its /readyz answers 200", async () => {
     const port = await freePort();

@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { lstat, open, readdir, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,7 +6,7 @@ import { startSimulator } from "../../src/simulator/index.js";
 import { readReports, tempDropDir } from "../support/drop.js";
 import { finish, runCli } from "../support/cli-run.js";
 import { spawnNode, until } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -35,15 +34,7 @@ describe("ingest FILE from another file system", () => {
     const source = await tempDropDir();
     const drop = await tempDropDir();
     cleanups.push(() => sim.close(), drop.cleanup, source.cleanup);
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `copy-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "copy", dropDir: drop.dir });
     // A named pipe is a source as slow as the test wants: the copy holds what was written so far.
     const fifo = join(source.dir, "invoices.csv");
     execFileSync("mkfifo", [fifo]);

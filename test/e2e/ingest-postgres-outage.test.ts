@@ -12,7 +12,7 @@ import { finish, runCli } from "../support/cli-run.js";
 import { readReports, tempDropDir } from "../support/drop.js";
 import { PostgresServer } from "../support/postgres-server.js";
 import { spawnNode, until } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 // PostgreSQL down while a new file arrives (docs/reliability.md, "PostgreSQL down during ingest"): the
 // invoices already queued are sent, the new file waits for its look-up, and once PostgreSQL is back each
@@ -51,16 +51,12 @@ describe("a new file while PostgreSQL is down", () => {
     const tag = randomUUID().slice(0, 8);
     const withPassword = new URL(server.url);
     withPassword.password = PASSWORD;
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      RESULTS_DATABASE_URL: withPassword.toString(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `pg-outage-ingest-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, name: "pg-outage-ingest", dropDir: drop.dir },
+      {
+        RESULTS_DATABASE_URL: withPassword.toString(),
+      },
+    );
 
     // invoices queued while PostgreSQL is up (ingest only: nothing sent yet)
     const queuedRows = Array.from({ length: QUEUED }, (_, i) => `Q-${tag}-${i},EUR,DE,eu-10y`);
@@ -132,16 +128,16 @@ describe("a new file while PostgreSQL is down", () => {
     cleanups.push(drop.cleanup);
     const tag = randomUUID().slice(0, 8);
     await server.pause();
-    const start = spawnNode("workers/cli.js", ["start", "--watch"], {
-      REDIS_URL: testRedisUrl(),
-      RESULTS_DATABASE_URL: server.url,
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `pg-outage-start-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    });
+    const start = spawnNode(
+      "workers/cli.js",
+      ["start", "--watch"],
+      cliEnv(
+        { apiUrl: sim.url, apiKey: API_KEY, name: "pg-outage-start", dropDir: drop.dir },
+        {
+          RESULTS_DATABASE_URL: server.url,
+        },
+      ),
+    );
     cleanups.push(async () => {
       start.child.kill("SIGKILL");
       await start.exited;

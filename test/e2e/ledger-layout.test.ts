@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
-import { testRedis, testRedisUrl } from "../support/redis.js";
+import { testRedis } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const CSV = "external_id,currency,destination_country,archive_policy\nLAY-1,EUR,DE,eu-10y\n";
@@ -31,15 +32,7 @@ async function setup() {
   cleanups.push(drop.cleanup);
   await writeFile(join(drop.dir, "night.csv"), CSV);
   const prefix = `layout-${randomUUID()}`;
-  const env = {
-    REDIS_URL: testRedisUrl(),
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: prefix,
-    DROP_DIR: drop.dir,
-    SETTLE_MS: "0",
-    LOG_LEVEL: "warn",
-  };
+  const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir });
   return { dir: drop.dir, prefix, env };
 }
 

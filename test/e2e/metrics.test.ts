@@ -8,6 +8,7 @@ import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
 import { testRedisUrl } from "../support/redis.js";
 import { faultyService } from "../support/faulty-service.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_metrics_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -42,18 +43,18 @@ describe("/metrics of a nightly pass", () => {
     await copySamples(drop.dir);
     const prefix = `metrics-${randomUUID()}`;
 
-    const proc = spawnNode("workers/cli.js", ["run", "--serve"], {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: prefix,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      BACKOFF_BASE_MS: "50",
-      BACKOFF_CAP_MS: "500",
-      HTTP_ADDR: "127.0.0.1:0",
-      LOG_LEVEL: "warn",
-    });
+    const proc = spawnNode(
+      "workers/cli.js",
+      ["run", "--serve"],
+      cliEnv(
+        { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
+        {
+          BACKOFF_BASE_MS: "50",
+          BACKOFF_CAP_MS: "500",
+          HTTP_ADDR: "127.0.0.1:0",
+        },
+      ),
+    );
     cleanups.push(async () => {
       if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
       await proc.exited;

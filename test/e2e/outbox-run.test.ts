@@ -13,6 +13,7 @@ import { readReports, summarySchema, copySamples, tempDropDir } from "../support
 import { readOutbox } from "../support/outbox-events.js";
 import { testRedisUrl } from "../support/redis.js";
 import { faultyService } from "../support/faulty-service.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_outbox_key_0123456789";
 /** The invoice files in samples/ (the demo's drop folder). */
@@ -52,18 +53,18 @@ describe("the outbox over a nightly pass", () => {
     await lock.query("BEGIN");
     await lock.query("LOCK TABLE attempts IN EXCLUSIVE MODE");
 
-    const run = spawnNode("workers/cli.js", ["run"], {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: prefix,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      BACKOFF_BASE_MS: "50",
-      BACKOFF_CAP_MS: "500",
-      LOG_LEVEL: "warn",
-      RESULTS_DATABASE_URL: db.url,
-    });
+    const run = spawnNode(
+      "workers/cli.js",
+      ["run"],
+      cliEnv(
+        { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
+        {
+          BACKOFF_BASE_MS: "50",
+          BACKOFF_CAP_MS: "500",
+          RESULTS_DATABASE_URL: db.url,
+        },
+      ),
+    );
     const batches = new BatchStore(redis, prefix);
     await until(
       async () => {

@@ -16,6 +16,7 @@ import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 // A deployment that ran with RESULTS_DATABASE_URL and is then started without it: the outbox stays on,
 // so every writing command refuses until `db detach` turns it off, and retention then sweeps again.
@@ -58,16 +59,12 @@ describe("the outbox left on by a deployment that no longer has RESULTS_DATABASE
     await migrate(pool, { logger: silentLogger() });
     const prefix = `detach-${randomUUID()}`;
     const names = new LedgerNames(prefix);
-    const withoutDb = {
-      REDIS_URL: testRedisUrl(),
-      RESULTS_RETENTION: `${RETENTION_MS / 1000}s`,
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: prefix,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const withoutDb = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
+      {
+        RESULTS_RETENTION: `${RETENTION_MS / 1000}s`,
+      },
+    );
     const withDb = { ...withoutDb, RESULTS_DATABASE_URL: db.url };
 
     // Night 1, with the database: the outbox is on and drained.

@@ -15,6 +15,7 @@ import { runCli } from "../support/cli-run.js";
 import { readReports, summarySchema, tempDropDir, type ReportLine } from "../support/drop.js";
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 // Deduplication beyond retention through the real path: `run` with RESULTS_DATABASE_URL exports a file's
 // results to PostgreSQL, a short RESULTS_RETENTION lets the next process's sweep remove the batch and its
@@ -53,17 +54,13 @@ describe("a re-drop after the ledger's retention, with RESULTS_DATABASE_URL", ()
     );
     await migrate(pool, { logger: silentLogger() });
     const prefix = `redrop-${randomUUID()}`;
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      RESULTS_DATABASE_URL: db.url,
-      RESULTS_RETENTION: `${RETENTION_MS / 1000}s`,
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: prefix,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
+      {
+        RESULTS_DATABASE_URL: db.url,
+        RESULTS_RETENTION: `${RETENTION_MS / 1000}s`,
+      },
+    );
     const text = fileText(randomUUID().slice(0, 8));
     const reportOf = async (batchId: string): Promise<ReportLine[]> => {
       for (const report of (await readReports(drop.dir)).values())

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
@@ -11,7 +10,7 @@ import { finish, runCli } from "../support/cli-run.js";
 import { parseReport, readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { freshDatabase } from "../support/postgres.js";
 import { spawnNode, until } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_stale_report_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -36,16 +35,12 @@ describe("the results of record after an exporter died holding a report's rows",
       join(drop.dir, "night.csv"),
       "external_id,currency,destination_country,archive_policy\nN-1,EUR,DE,eu-10y\nN-2,EUR,DE,eu-10y\nN-3,EUR,DE,eu-10y\n",
     );
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      RESULTS_DATABASE_URL: db.url,
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `stale-report-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, name: "stale-report", dropDir: drop.dir },
+      {
+        RESULTS_DATABASE_URL: db.url,
+      },
+    );
 
     // An operator's query holds batch_rows: the exporter's write of the report's rows waits behind it.
     const locker = new pg.Client({ connectionString: db.url });

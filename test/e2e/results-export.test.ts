@@ -16,6 +16,7 @@ import { readReports, summarySchema, copySamples, tempDropDir } from "../support
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
 import { faultyService } from "../support/faulty-service.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_export_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -54,18 +55,14 @@ describe("run with RESULTS_DATABASE_URL", () => {
 
     const run = await runCli(
       ["run"],
-      {
-        REDIS_URL: testRedisUrl(),
-        RESULTS_DATABASE_URL: url,
-        INVOICE_API_URL: sim.url,
-        INVOICE_API_KEY: API_KEY,
-        QUEUE_PREFIX: prefix,
-        DROP_DIR: drop.dir,
-        SETTLE_MS: "0",
-        BACKOFF_BASE_MS: "50",
-        BACKOFF_CAP_MS: "500",
-        LOG_LEVEL: "warn",
-      },
+      cliEnv(
+        { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
+        {
+          RESULTS_DATABASE_URL: url,
+          BACKOFF_BASE_MS: "50",
+          BACKOFF_CAP_MS: "500",
+        },
+      ),
       120_000,
     );
     expect([run.code, run.output]).toEqual([2, expect.any(String)]); // the samples' bad rows on purpose
@@ -145,12 +142,12 @@ describe("run with RESULTS_DATABASE_URL", () => {
     await redis.set(names.outboxOn, "1");
     await redis.xadd(names.outbox, "*", "e", "{}");
     await redis.xadd(names.outbox, "*", "e", "{}");
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      QUEUE_PREFIX: prefix,
-      RESULTS_DATABASE_URL: "postgres://relay:pw-not-shown-42@127.0.0.1:1/relay",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { queuePrefix: prefix },
+      {
+        RESULTS_DATABASE_URL: "postgres://relay:pw-not-shown-42@127.0.0.1:1/relay",
+      },
+    );
     const text = await runCli(["status"], env);
     expect(text.code, text.output).toBe(0);
     expect(text.output).toContain(
@@ -188,15 +185,12 @@ describe("run with RESULTS_DATABASE_URL", () => {
     await migrate(pool, { logger: silentLogger(), count: 1 });
     const drop = await tempDropDir();
     cleanups.push(drop.cleanup);
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      RESULTS_DATABASE_URL: db.url,
-      INVOICE_API_URL: "http://127.0.0.1:9",
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `export-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { apiUrl: "http://127.0.0.1:9", apiKey: API_KEY, name: "export", dropDir: drop.dir },
+      {
+        RESULTS_DATABASE_URL: db.url,
+      },
+    );
     for (const command of ["run", "worker"]) {
       const refused = await runCli([command], env);
       expect([command, refused.code]).toEqual([command, 1]);
@@ -225,16 +219,12 @@ describe("run with RESULTS_DATABASE_URL", () => {
     // the attempts cannot be written: every read of the outbox with one in it is refused
     await pool.query("ALTER TABLE attempts RENAME TO attempts_away");
     const prefix = `export-${randomUUID()}`;
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      RESULTS_DATABASE_URL: url,
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: prefix,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
+      {
+        RESULTS_DATABASE_URL: url,
+      },
+    );
     const run = await runCli(["run", "--deadline", "8s"], env, 60_000);
     expect(run.code, run.output).toBe(1);
     expect(run.output).toContain("not yet in PostgreSQL");

@@ -83,7 +83,7 @@ beforeAll(async () => {
     const store = new RedisLedger(ctx.redis, prefix, now);
     const batches = new BatchStore(ctx.redis, prefix, now);
     const outcome = await nightlyPass(
-      { ...ctx, store, batches, config, logger, now },
+      { ...ctx, ledger: store, batches, config, logger, now },
       { signal: new AbortController().signal, pollMs: 50 },
     ).finally(() => ctx.close());
     const problems: string[] = [];

@@ -6,7 +6,8 @@ import { BatchStore } from "../../src/ledger/batch-store.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { tempDropDir } from "../support/drop.js";
 import { spawnNode, until } from "../support/processes.js";
-import { testRedis, testRedisUrl } from "../support/redis.js";
+import { testRedis } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const ROWS = 200_000;
@@ -31,15 +32,11 @@ describe("run stopped while it ingests a large file", () => {
       );
       const prefix = `sigterm-${randomUUID()}`;
       const batches = new BatchStore(redis, prefix);
-      const run = spawnNode("workers/cli.js", ["run"], {
-        REDIS_URL: testRedisUrl(),
-        INVOICE_API_URL: sim.url,
-        INVOICE_API_KEY: API_KEY,
-        QUEUE_PREFIX: prefix,
-        DROP_DIR: drop.dir,
-        SETTLE_MS: "0",
-        LOG_LEVEL: "warn",
-      });
+      const run = spawnNode(
+        "workers/cli.js",
+        ["run"],
+        cliEnv({ apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir }),
+      );
       const registered = async () => {
         const [id] = await batches.list();
         if (id === undefined) return 0;

@@ -1,11 +1,10 @@
-import { randomUUID } from "node:crypto";
 import { cp, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { spawnNode } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const cleanups: (() => Promise<void>)[] = [];
@@ -17,17 +16,13 @@ async function setup(simOptions: Parameters<typeof startSimulator>[0] = {}) {
   const sim = await startSimulator({ apiKey: API_KEY, seed: 5, ...simOptions });
   const drop = await tempDropDir();
   cleanups.push(() => sim.close(), drop.cleanup);
-  const env = {
-    REDIS_URL: testRedisUrl(),
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: `e2e-${randomUUID()}`,
-    DROP_DIR: drop.dir,
-    SETTLE_MS: "0",
-    BACKOFF_BASE_MS: "50",
-    BACKOFF_CAP_MS: "500",
-    LOG_LEVEL: "warn",
-  };
+  const env = cliEnv(
+    { apiUrl: sim.url, apiKey: API_KEY, name: "e2e", dropDir: drop.dir },
+    {
+      BACKOFF_BASE_MS: "50",
+      BACKOFF_CAP_MS: "500",
+    },
+  );
   return { sim, dir: drop.dir, env };
 }
 

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
 import { readReports, tempDropDir } from "../support/drop.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 // A machine whose clock is hours off, as a process without NTP sees it: the whole process's Date, through
 // a module Node loads before the CLI (NODE_OPTIONS=--import), and nothing else changed.
@@ -45,16 +45,12 @@ describe("a `run` on a machine whose clock is hours behind Redis's", () => {
     );
     const skew = join(folder, "skew.mjs");
     await writeFile(skew, SKEW_MODULE);
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `skew-${randomUUID()}`,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      RESULTS_RETENTION: "1h",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, name: "skew", dropDir: drop.dir },
+      {
+        RESULTS_RETENTION: "1h",
+      },
+    );
     const text =
       [
         "external_id,currency,destination_country,archive_policy",

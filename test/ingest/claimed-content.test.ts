@@ -86,7 +86,7 @@ describe("resuming a claimed file", () => {
         {
           folder,
           redis,
-          store: new RedisLedger(redis, prefix),
+          ledger: new RedisLedger(redis, prefix),
           batches,
           queue,
           namespace: resolveNamespace(),

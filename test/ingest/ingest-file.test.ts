@@ -50,7 +50,7 @@ describe("ingest with several chunks under way", () => {
     const queue = createInvoiceQueue(redis, prefix, 10);
     const file = { batchId: "b-gap", name: "gap.csv", path };
     const deps = (s: Ledger): IngestDeps => ({
-      store: s,
+      ledger: s,
       queue,
       namespace: resolveNamespace(),
       logger: silentLogger(),

@@ -83,7 +83,7 @@ function setup(db: Queryable) {
   const queue = createInvoiceQueue(redis, prefix, 10);
   const results = counted(db);
   const deps: IngestDeps = {
-    store,
+    ledger: store,
     queue,
     namespace: resolveNamespace(),
     logger: silentLogger(),

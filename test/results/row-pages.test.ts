@@ -44,7 +44,7 @@ afterAll(async () => {
 function pages(): RowPages {
   const prefix = testPrefix();
   return new RowPages({
-    store: new RedisLedger(redis, prefix),
+    ledger: new RedisLedger(redis, prefix),
     batches: new BatchStore(redis, prefix),
     namespace: resolveNamespace(undefined),
   });

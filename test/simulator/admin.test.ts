@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { Agent, get } from "node:http";
+import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -161,12 +164,27 @@ describe("/__sim control routes", () => {
     expect(json(await send(`${sim.url}/__sim/health`, "GET"))).toMatchObject({ status: "ok" });
   });
 
-  it("when a client holds a keep-alive connection, then close() still returns promptly", async () => {
+  it("when a client holds a keep-alive connection, then close() closes it rather than waiting for the client", async () => {
     const sim = await start();
-    await submit(sim); // leaves an idle keep-alive socket in undici's pool
-    const t0 = performance.now();
-    await sim.close();
-    expect(performance.now() - t0).toBeLessThan(500);
+    // An agent that never closes an idle socket itself: a close() that waited for it would never return.
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const socket = await new Promise<Socket>((resolve, reject) => {
+        const request = get(`${sim.url}/__sim/health`, { agent }, (res) => {
+          res.resume();
+          res.on("end", () => {
+            resolve(request.socket as Socket);
+          });
+        });
+        request.on("error", reject);
+      });
+      const closed = once(socket, "close");
+      await sim.close();
+      await closed;
+      expect(socket.destroyed).toBe(true);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it.each([

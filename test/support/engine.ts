@@ -38,7 +38,7 @@ export function testConfig(options: EngineOptions): SubmitConfig {
   );
 }
 
-/** Registers invoices as rows of one batch in the results store and enqueues them, as ingest does. */
+/** Registers invoices as rows of one batch in the ledger and enqueues them, as ingest does. */
 export async function enqueueBatch(
   config: SubmitConfig,
   batch: string,

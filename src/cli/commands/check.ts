@@ -7,6 +7,7 @@ import { OutputSink } from "../output-sink.js";
 import type { CommandFactory } from "../program.js";
 import { commandConfig, commandLogger, overridesFrom } from "../runtime.js";
 import { checkText } from "../check-text.js";
+import { FlagError } from "../errors/flag-error.js";
 
 export const checkCommand: CommandFactory = () =>
   new Command("check")
@@ -25,7 +26,8 @@ export const checkCommand: CommandFactory = () =>
     .action(async (files: string[], options: Record<string, unknown>) => {
       const config = commandConfig(overridesFrom(options));
       const show = Number(options["show"]);
-      if (!Number.isInteger(show) || show < 0) throw new Error("--show must be a whole number, 0 or more");
+      if (!Number.isInteger(show) || show < 0)
+        throw new FlagError("--show must be a whole number, 0 or more");
       // A broken profiles file stops here with its message (exit 1), as it stops `run`.
       const profiles = await loadSourceProfiles(config, commandLogger(config, "invoice-relay-check"));
       const namespace = resolveNamespace(config.idempotencyNamespace);

@@ -1,15 +1,10 @@
+import { once } from "node:events";
 import { Command } from "commander";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
 import { openContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
-import {
-  addCommonOptions,
-  commandConfig,
-  commandLogger,
-  overridesFrom,
-  shutdownOnSignals,
-} from "../runtime.js";
+import { addCommonOptions, commandScope, commandSettings, shutdownOnSignals } from "../runtime.js";
 import { serveOps } from "../serve-ops.js";
 
 export const consoleCommand: CommandFactory = () =>
@@ -20,29 +15,25 @@ export const consoleCommand: CommandFactory = () =>
     )
     .option("--drop-dir <dir>", "the drop folder (env DROP_DIR)")
     .action(async (options: Record<string, unknown>) => {
-      const config = commandConfig(overridesFrom(options));
-      const logger = commandLogger(config, "invoice-relay-console");
+      const { config, logger } = commandSettings(options, "invoice-relay-console");
       // Connects and checks Redis as every command does: a Redis to refuse is refused before serving.
       // Without CONSOLE_TOKEN the console only reads; with it, its retry action writes.
       const outbox = config.consoleToken === undefined ? "reads" : "writes";
       await (await openContext(config, { logger, outbox })).close();
-      const stopping = shutdownOnSignals(logger);
-      const server = await serveOps(
-        config,
-        resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
-        stopping,
-        logger,
-      );
-      if (server.url !== undefined)
-        process.stderr.write(
-          `invoice-relay console: serving ${server.url}/ until Ctrl-C (SIGINT) or SIGTERM\n`,
+      await commandScope(logger, async (scope) => {
+        const stopping = shutdownOnSignals(logger, scope);
+        const server = await serveOps(
+          config,
+          resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
+          stopping,
+          logger,
         );
-      if (!stopping.aborted)
-        await new Promise<void>((resolve) => {
-          stopping.addEventListener("abort", () => {
-            resolve();
-          });
-        });
-      await server.close();
+        scope.defer(() => server.close());
+        if (server.url !== undefined)
+          process.stderr.write(
+            `invoice-relay console: serving ${server.url}/ until Ctrl-C (SIGINT) or SIGTERM\n`,
+          );
+        if (!stopping.aborted) await once(stopping, "abort");
+      });
       process.exitCode = ExitCode.Ok;
     });

@@ -4,6 +4,7 @@ import { detachOutbox, outboxToDetach } from "../../ledger/outbox-detach.js";
 import { openContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import { addCommonOptions, commandConfig, overridesFrom } from "../runtime.js";
+import { FlagError } from "../errors/flag-error.js";
 
 /**
  * `db detach`: the way from Redis + PostgreSQL back to Redis only. Turns the deployment's outbox off and
@@ -20,7 +21,7 @@ export function dbDetachCommand(): Command {
     .action(async (options: Record<string, unknown>) => {
       const config = commandConfig(overridesFrom(options));
       if (config.resultsDatabaseUrl !== undefined)
-        throw new Error(
+        throw new FlagError(
           "RESULTS_DATABASE_URL is set: `db detach` is for going on without PostgreSQL, and the next `run`, " +
             "`start` or `worker` with it would turn the outbox on again. Unset RESULTS_DATABASE_URL (in the " +
             "environment and any .env file) and run `invoice-relay db detach` again.",

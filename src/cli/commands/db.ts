@@ -9,6 +9,7 @@ import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import { commandConfig, commandLogger, overridesFrom } from "../runtime.js";
 import { dbDetachCommand } from "./db-detach.js";
+import { ConfigError } from "../../config/errors/config-error.js";
 
 /**
  * `db migrate` and `db status`: the schema of the results of record in RESULTS_DATABASE_URL; `db detach`:
@@ -82,7 +83,7 @@ async function withDatabase(
 ): Promise<void> {
   const config = commandConfig(overridesFrom(options), ["resultsDatabaseUrl"]);
   const url = config.resultsDatabaseUrl;
-  if (url === undefined) throw new Error("RESULTS_DATABASE_URL is not set"); // loadConfig already said so
+  if (url === undefined) throw new ConfigError(["RESULTS_DATABASE_URL is not set"]); // loadConfig already said so
   const pool = await openPool(url, { applicationName: "invoice-relay-db" });
   try {
     await work(pool, config, safeUrl(url, DATABASE_URL_SETTING));

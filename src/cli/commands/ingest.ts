@@ -9,6 +9,7 @@ import { openPastResults } from "../past-results.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import { addCommonOptions, commandConfig, commandLogger, overridesFrom } from "../runtime.js";
+import { FlagError } from "../errors/flag-error.js";
 
 export const ingestCommand: CommandFactory = () =>
   addCommonOptions(new Command("ingest"))
@@ -73,9 +74,9 @@ async function ingestGiven(
   for (const path of files) {
     const name = basename(path);
     if (!isDropName(name))
-      throw new Error(`${path}: not a drop file (expected .csv, .json, .ndjson or .jsonl)`);
+      throw new FlagError(`${path}: not a drop file (expected .csv, .json, .ndjson or .jsonl)`);
     if (isNameTooLong(name))
-      throw new Error(
+      throw new FlagError(
         `${path}: its name is longer than ${MAX_DROP_NAME_BYTES} bytes, too long for the names made from it (claimed file, reports); copy it under a shorter name`,
       );
     const file = await claimGiven(ctx.folder, path, name, {

@@ -16,6 +16,7 @@ import { ExitCode } from "../exit-codes.js";
 import { OutputSink } from "../output-sink.js";
 import type { CommandFactory } from "../program.js";
 import { addCommonOptions, commandConfig, commandLogger, overridesFrom } from "../runtime.js";
+import { FlagError } from "../errors/flag-error.js";
 
 type Format = "csv" | "jsonl";
 
@@ -53,13 +54,13 @@ export const resultsCommand: CommandFactory = () =>
       }
       const filterFlag = FILTER_FLAGS.find((flag) => options[camel(flag)] !== undefined);
       if (filterFlag !== undefined)
-        throw new Error(
+        throw new FlagError(
           `${filterFlag} filters the results of record in PostgreSQL: set RESULTS_DATABASE_URL to use it ` +
             "(without it, results exports every record from Redis; filter that output instead)",
         );
       const withBody = options["withBody"] === true;
       if (withBody && batchId !== undefined)
-        throw new Error("--with-body applies to the export of all records; report rows carry no body");
+        throw new FlagError("--with-body applies to the export of all records; report rows carry no body");
       const config = commandConfig(overridesFrom(options));
       // A batch's rows are read again from its file, with the profile it was ingested with.
       const profiles =
@@ -94,10 +95,10 @@ const camel = (flag: string): string => flag.slice(2).replace(/-([a-z])/g, (_, c
 
 function formatOption(value: unknown): Format {
   if (value === "csv" || value === "jsonl") return value;
-  throw new Error(`--format must be csv or jsonl (got "${String(value)}")`);
+  throw new FlagError(`--format must be csv or jsonl (got "${String(value)}")`);
 }
 
-/** The batch's report rows, re-read from its file and joined with the store: the report, up to now. */
+/** The batch's report rows, re-read from its file and joined with the ledger: the report, up to now. */
 async function exportBatch(
   ctx: AppContext,
   profiles: readonly SourceProfile[],
@@ -127,7 +128,7 @@ async function exportBatch(
 async function exportAll(ctx: AppContext, format: Format, withBody: boolean, out: OutputSink) {
   if (format === "csv" && !(await out.write(exportCsvHeader(withBody)))) return;
   let malformed = 0;
-  const records = ctx.store.scanRecords({
+  const records = ctx.ledger.scanRecords({
     onMalformed: (key, problem) => {
       if (++malformed <= 5) process.stderr.write(`skipped unreadable result record ${key}: ${problem}\n`);
     },

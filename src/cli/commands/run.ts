@@ -1,7 +1,5 @@
-import { Command } from "commander";
 import { once } from "node:events";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
-import { requireSubmitConfig } from "../../config/load.js";
 import { serveOps } from "../serve-ops.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
 import { recordPassEnd } from "../pass-record.js";
@@ -14,21 +12,15 @@ import { parseDuration } from "../../config/duration.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import { Progress } from "../progress.js";
-import {
-  addCommonOptions,
-  addSubmitOptions,
-  commandConfig,
-  commandLogger,
-  overridesFrom,
-  shutdownOnSignals,
-} from "../runtime.js";
+import { commandScope, shutdownOnSignals, submitSettings, submittingCommand } from "../runtime.js";
 import { summaryTable } from "../summary-table.js";
 import { passExitCode } from "../pass-exit-code.js";
 import { SendingSummary } from "../sending-summary.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
+import { FlagError } from "../errors/flag-error.js";
 
 export const runCommand: CommandFactory = () =>
-  addSubmitOptions(addCommonOptions(new Command("run")))
+  submittingCommand("run")
     .description(
       "One nightly pass: claim every ready file, ingest, submit, wait until every invoice is final, write reports, exit. " +
         "Exit 0: all succeeded or duplicate; 2: some rejected, failed or in conflict; 1: could not finish.",
@@ -47,46 +39,36 @@ export const runCommand: CommandFactory = () =>
       const deadlineText = typeof options["deadline"] === "string" ? options["deadline"] : undefined;
       const deadlineMs = deadlineText === undefined ? undefined : parseDuration(deadlineText);
       if (deadlineText !== undefined && deadlineMs === undefined) {
-        throw new Error(`--deadline "${deadlineText}" is not a duration; use e.g. 90s, 45m or 2h`);
+        throw new FlagError(`--deadline "${deadlineText}" is not a duration; use e.g. 90s, 45m or 2h`);
       }
-      const config = requireSubmitConfig(
-        commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
-      );
-      const logger = commandLogger(config, "invoice-relay-run");
+      const { config, logger } = submitSettings(options, "invoice-relay-run");
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
-      const past = await openPastResults(config, logger);
-      const ctx = await openContext(config, { dropFolder: true }).catch(async (error: unknown) => {
-        await past.close();
-        throw error;
-      });
-      // With RESULTS_DATABASE_URL: an old schema refuses the run; the outbox is on before any file is claimed.
-      const exported = await startResultsExport(config, logger).catch(async (error: unknown) => {
-        await past.close();
-        await ctx.close();
-        throw error;
-      });
-      const progress = new Progress(process.stderr, logger);
-      const sending = new SendingSummary();
-      const notifier = createNotifier(config, logger);
-      const stopping = shutdownOnSignals(logger);
-      const serve = options["serve"] === true;
-      const metrics = createRelayMetrics();
-      // Served only when HTTP_ADDR is set or --serve asks: a pass is not a service, but a scheduler may watch it.
-      const probes = await serveOps(
-        config,
-        resolveHttpAddr(config.httpAddr, serve ? START_HTTP_ADDR : "off"),
-        stopping,
-        logger,
-        metrics,
-      ).catch(async (error: unknown) => {
-        await past.close();
-        await ctx.close();
-        throw error;
-      });
-      // One deadline for the pass and the export of its results.
-      const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
-      try {
+      await commandScope(logger, async (scope) => {
+        const past = await openPastResults(config, logger);
+        scope.defer(() => past.close());
+        const ctx = await openContext(config, { dropFolder: true });
+        scope.defer(() => ctx.close());
+        // With RESULTS_DATABASE_URL: an old schema refuses the run; the outbox is on before any file is claimed.
+        const exported = await startResultsExport(config, logger);
+        scope.defer(() => exported?.close());
+        const progress = new Progress(process.stderr, logger);
+        const sending = new SendingSummary();
+        const notifier = createNotifier(config, logger);
+        const stopping = shutdownOnSignals(logger, scope);
+        const serve = options["serve"] === true;
+        const metrics = createRelayMetrics();
+        // Served only when HTTP_ADDR is set or --serve asks: a pass is not a service, but a scheduler may watch it.
+        const probes = await serveOps(
+          config,
+          resolveHttpAddr(config.httpAddr, serve ? START_HTTP_ADDR : "off"),
+          stopping,
+          logger,
+          metrics,
+        );
+        scope.defer(() => probes.close());
+        // One deadline for the pass and the export of its results.
+        const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
         const outcome = await nightlyPass(
           {
             ...ctx,
@@ -124,12 +106,7 @@ export const runCommand: CommandFactory = () =>
           );
           await once(stopping, "abort");
         }
-      } finally {
-        await exported?.close();
-        await probes.close();
-        await past.close();
-        await ctx.close();
-      }
+      });
     });
 
 /**

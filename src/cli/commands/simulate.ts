@@ -10,6 +10,8 @@ import {
   type Faults,
   type SimulatorHandle,
 } from "../../simulator/index.js";
+import { coerceError } from "../../errors/relay-error.js";
+import { withScope } from "../../lifecycle/scope.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 
@@ -177,30 +179,38 @@ async function runSimulate(options: Record<string, unknown>, io: SimulateIo): Pr
   const f = flags.data;
   const keySource = io.env["INVOICE_API_KEY"] ? "INVOICE_API_KEY" : "demo key";
   const apiKey = io.env["INVOICE_API_KEY"] || DEMO_API_KEY;
-  let sim: SimulatorHandle;
-  try {
-    sim = await startSimulator({
-      host: f.host,
-      port: f.port,
-      apiKey,
-      seed: f.seed,
-      errorRate: f.errorRate,
-      throttleRate: f.throttleRate,
-      lostRate: f.lostRate,
-      retryAfterSeconds: f.retryAfter,
-      latencyMs: f.latency,
-      rulesetVersion: f.rulesetVersion,
-      capacity: capacityOf(f),
-    });
-  } catch (error) {
-    io.stderr.write(`invoice-relay simulate: ${startFailure(error, f.host, f.port)}\n`);
-    return ExitCode.CouldNotFinish;
-  }
-  io.stdout.write(`invoice routing simulator listening on ${sim.url}\n`);
-  io.stderr.write(`${describeFaults(sim.faults(), f.seed, f.rulesetVersion)}; api key: ${keySource}\n`);
-  io.stderr.write(`${describeCapacity(sim.capacity())}\n`);
-  const signal = await io.stopSignal();
-  await sim.close();
+  const signal = await withScope(
+    (error) => {
+      io.stderr.write(`invoice-relay simulate: while stopping: ${coerceError(error).message}\n`);
+    },
+    async (scope) => {
+      let sim: SimulatorHandle;
+      try {
+        sim = await startSimulator({
+          host: f.host,
+          port: f.port,
+          apiKey,
+          seed: f.seed,
+          errorRate: f.errorRate,
+          throttleRate: f.throttleRate,
+          lostRate: f.lostRate,
+          retryAfterSeconds: f.retryAfter,
+          latencyMs: f.latency,
+          rulesetVersion: f.rulesetVersion,
+          capacity: capacityOf(f),
+        });
+      } catch (error) {
+        io.stderr.write(`invoice-relay simulate: ${startFailure(error, f.host, f.port)}\n`);
+        return undefined;
+      }
+      scope.defer(() => sim.close());
+      io.stdout.write(`invoice routing simulator listening on ${sim.url}\n`);
+      io.stderr.write(`${describeFaults(sim.faults(), f.seed, f.rulesetVersion)}; api key: ${keySource}\n`);
+      io.stderr.write(`${describeCapacity(sim.capacity())}\n`);
+      return io.stopSignal();
+    },
+  );
+  if (signal === undefined) return ExitCode.CouldNotFinish;
   io.stderr.write(`invoice-relay simulate: ${signal}: stopped\n`);
   return ExitCode.Ok;
 }
@@ -232,13 +242,11 @@ function startFailure(error: unknown, host: string, port: number): string {
 }
 
 function processSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off("SIGTERM", stop);
-      process.off("SIGINT", stop);
-      resolve(signal);
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
-  });
+  return withScope(
+    () => undefined,
+    (scope) =>
+      new Promise<string>((resolve) => {
+        scope.onSignals(["SIGTERM", "SIGINT"], resolve);
+      }),
+  );
 }

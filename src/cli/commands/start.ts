@@ -1,9 +1,9 @@
 import { once } from "node:events";
-import { Command } from "commander";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
-import { requireSubmitConfig } from "../../config/load.js";
 import { redisTarget } from "../../config/redis-target.js";
-import { startScanService } from "../../use-cases/scan-service.js";
+import { startScanService, type ScanService } from "../../use-cases/scan-service.js";
+import { isScanSchedule } from "../../queue/scan-schedule.js";
+import { FlagError } from "../errors/flag-error.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { serveOps } from "../serve-ops.js";
 import { onApiKeyRefused, startServiceAlerts } from "../alerts.js";
@@ -15,17 +15,10 @@ import { openPastResults } from "../past-results.js";
 import { startResultsExport } from "../results-export.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
-import {
-  addCommonOptions,
-  addSubmitOptions,
-  commandConfig,
-  commandLogger,
-  overridesFrom,
-  shutdownOnSignals,
-} from "../runtime.js";
+import { commandScope, shutdownOnSignals, submitSettings, submittingCommand } from "../runtime.js";
 
 export const startCommand: CommandFactory = () =>
-  addSubmitOptions(addCommonOptions(new Command("start")))
+  submittingCommand("start")
     .description(
       "Long-running service: submission worker, ingest worker and a scheduled drop-folder scan (default nightly at 02:00). " +
         "SIGTERM/SIGINT: stop taking work, finish requests in flight within the grace period, exit 0. " +
@@ -37,80 +30,78 @@ export const startCommand: CommandFactory = () =>
     .option("--drop-dir <dir>", "the drop folder (env DROP_DIR)")
     .option("--settle-ms <ms>", "a file must be unchanged this long to be picked up (env SETTLE_MS)")
     .action(async (options: Record<string, unknown>) => {
-      const config = requireSubmitConfig(
-        commandConfig(overridesFrom(options), ["invoiceApiUrl", "invoiceApiKey"]),
-      );
-      const logger = commandLogger(config, "invoice-relay-start");
+      const { config, logger } = submitSettings(options, "invoice-relay-start");
       const tz = typeof options["tz"] === "string" ? options["tz"] : undefined;
       if (tz !== undefined && !isTimeZone(tz))
-        throw new Error(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
+        throw new FlagError(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
+      const cron = String(options["schedule"]);
+      if (!isScanSchedule(cron, tz))
+        throw new FlagError(
+          `--schedule "${cron}" is not a cron schedule: use five fields (minute hour day month weekday, e.g. "0 2 * * *") ` +
+            'or six with seconds first (e.g. "*/30 * * * * *")',
+        );
       // A broken profiles file stops the start here; at a later scan it makes that scan claim nothing.
       const profiles = await loadSourceProfiles(config, logger);
-      const past = await openPastResults(config, logger);
-      const ctx = await openContext(config, { dropFolder: true, logger }).catch(async (error: unknown) => {
-        await past.close();
-        throw error;
-      });
-      // With RESULTS_DATABASE_URL: an old schema refuses the start; the outbox is on before any work is taken.
-      const exported = await startResultsExport(config, logger).catch(async (error: unknown) => {
-        await past.close();
-        await ctx.close();
-        throw error;
-      });
-      const stopping = shutdownOnSignals(logger);
-      const metrics = createRelayMetrics();
-      // Before any work is taken: a port in use ends the command here.
-      const probes = await serveOps(
-        config,
-        resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
-        stopping,
-        logger,
-        metrics,
-      ).catch(async (error: unknown) => {
-        await past.close();
-        await ctx.close();
-        throw error;
-      });
-      const alerts = startServiceAlerts(config, logger);
-      const submission = await startSubmission(config, logger, {
-        ...metrics.submission,
-        onApiKeyRefused: onApiKeyRefused(config, alerts.notifier),
-      });
-      const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
-      const scans = await startScanService({
-        deps: {
-          ...ctx,
+      await commandScope(logger, async (scope) => {
+        const past = await openPastResults(config, logger);
+        scope.defer(() => past.close());
+        const ctx = await openContext(config, { dropFolder: true, logger });
+        scope.defer(() => ctx.close());
+        // With RESULTS_DATABASE_URL: an old schema refuses the start; the outbox is on before any work is taken.
+        // Closed after the submission's last events: the exporter finishes the read in hand and stops.
+        const exported = await startResultsExport(config, logger);
+        scope.defer(() => exported?.close());
+        const stopping = shutdownOnSignals(logger, scope);
+        const metrics = createRelayMetrics();
+        // Before any work is taken: a port in use ends the command here.
+        const probes = await serveOps(
+          config,
+          resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
+          stopping,
           logger,
-          profiles,
-          onIngested: metrics.ingest.onIngested,
-          beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
-        },
-        loadProfiles: () => loadSourceProfiles(config, logger),
-        connection: scanConnection,
-        prefix: config.queuePrefix,
-        cron: String(options["schedule"]),
-        tz,
-        settleMs: config.settleMs,
-        watch: options["watch"] === true,
-      });
-      logger.info(
-        {
-          schedule: options["schedule"],
-          tz: tz ?? "system",
+          metrics,
+        );
+        scope.defer(() => probes.close());
+        const alerts = startServiceAlerts(config, logger);
+        scope.defer(() => alerts.close());
+        const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
+        scope.defer(() => {
+          scanConnection.disconnect();
+        });
+        const submission = await startSubmission(config, logger, {
+          ...metrics.submission,
+          onApiKeyRefused: onApiKeyRefused(config, alerts.notifier),
+        });
+        // The scans and the submission stop together: the grace period runs from the signal.
+        const started: { scans?: ScanService } = {};
+        scope.defer(() => Promise.all([started.scans?.close(), submission.close(config.shutdownGraceMs)]));
+        started.scans = await startScanService({
+          deps: {
+            ...ctx,
+            logger,
+            profiles,
+            onIngested: metrics.ingest.onIngested,
+            beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
+          },
+          loadProfiles: () => loadSourceProfiles(config, logger),
+          connection: scanConnection,
+          prefix: config.queuePrefix,
+          cron,
+          tz,
+          settleMs: config.settleMs,
           watch: options["watch"] === true,
-          dropDir: ctx.folder.root,
-        },
-        "invoice-relay started",
-      );
-      if (!stopping.aborted) await once(stopping, "abort");
-      await Promise.all([scans.close(), submission.close(config.shutdownGraceMs)]);
-      // after the last events of the submission: the exporter finishes the read in hand and stops
-      await exported?.close();
-      await alerts.close();
-      scanConnection.disconnect();
-      await probes.close();
-      await past.close();
-      await ctx.close();
+        });
+        logger.info(
+          {
+            schedule: cron,
+            tz: tz ?? "system",
+            watch: options["watch"] === true,
+            dropDir: ctx.folder.root,
+          },
+          "invoice-relay started",
+        );
+        if (!stopping.aborted) await once(stopping, "abort");
+      });
       logger.info("invoice-relay stopped");
       process.exitCode = ExitCode.Ok;
     });

@@ -1,5 +1,5 @@
 import { RelayError } from "../../errors/relay-error.js";
-import type { CredentialKind, ExpectedCredentialKind } from "../credentials.js";
+import type { CredentialKind, ExpectedCredentialKind } from "../credential-kind.js";
 
 /**
  * A secret was handed to the wrong service or the wrong use. The two services of the spec share no

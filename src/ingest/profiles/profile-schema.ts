@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { canonicalField, canonicalFieldHint } from "./canonical-field.js";
 import { ENCODINGS } from "./source-profile.js";
+import { FILE_FORMATS } from "../../ledger/statuses.js";
 
 /** The fields a profile may have, in the order docs/configuration.md ("Source profiles") lists them. */
 export const PROFILE_FIELDS = [
@@ -15,7 +16,7 @@ export const PROFILE_FIELDS = [
   "values",
 ] as const;
 
-const FORMATS = ["csv", "json", "ndjson"] as const;
+const FORMATS = FILE_FORMATS;
 /** Names operators write for the encodings invoice-relay reads. */
 const ENCODING_ALIASES: Readonly<Record<string, (typeof ENCODINGS)[number]>> = {
   utf8: "utf-8",

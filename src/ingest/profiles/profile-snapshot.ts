@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { FlatField } from "../../invoice/normalise.js";
 import { CANONICAL_FIELDS } from "./canonical-field.js";
 import { ENCODINGS, type SourceProfile } from "./source-profile.js";
+import { FILE_FORMATS } from "../../ledger/statuses.js";
 
 const isField = (value: unknown): value is FlatField =>
   typeof value === "string" && CANONICAL_FIELDS.some((f) => f === value);
@@ -10,7 +11,7 @@ const field = z.custom<FlatField>(isField, "not a canonical field");
 const snapshotSchema = z.strictObject({
   name: z.string(),
   match: z.string(),
-  format: z.enum(["csv", "json", "ndjson"]).optional(),
+  format: z.enum(FILE_FORMATS).optional(),
   delimiter: z.string().optional(),
   quote: z.string().optional(),
   encoding: z.enum(ENCODINGS).optional(),

@@ -1,5 +1,5 @@
 import type { FlatField } from "../../invoice/normalise.js";
-import type { FileFormat } from "../read-invoice-file.js";
+import type { FileFormat } from "../../ledger/statuses.js";
 
 /** Encodings a profile may name; files without a BOM and without a profile are UTF-8. */
 export const ENCODINGS = [

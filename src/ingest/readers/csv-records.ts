@@ -1,3 +1,4 @@
+import { InvariantError } from "../../errors/invariant-error.js";
 /** One CSV record: its fields and the physical line it starts on, or why it cannot be split into fields. */
 export type CsvRecord =
   | { readonly kind: "record"; readonly line: number; readonly fields: readonly string[] }
@@ -99,12 +100,14 @@ export class CsvSplitter {
       ["quote", this.quote],
     ] as const) {
       if (value.length !== 1 || value === "\n" || value === "\r")
-        throw new Error(
+        throw new InvariantError(
           `a CSV ${name} must be one character other than a line break, not ${JSON.stringify(value)}`,
         );
     }
     if (this.delimiter === this.quote)
-      throw new Error(`a CSV delimiter and quote must differ, not both ${JSON.stringify(this.quote)}`);
+      throw new InvariantError(
+        `a CSV delimiter and quote must differ, not both ${JSON.stringify(this.quote)}`,
+      );
   }
 
   /** The record being read is past the length limit: it will come out broken, whatever follows. */

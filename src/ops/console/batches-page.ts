@@ -2,6 +2,7 @@ import type { BatchMeta } from "../../ledger/batch-store.js";
 import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
 import { ROW_FILTERS } from "./ports.js";
+import { isBatchFinished } from "../../ledger/statuses.js";
 
 /** Row counts of a batch's last report (the `counts` JSON of its record), if it has one. */
 export function countsOf(meta: BatchMeta): Partial<Record<string, number>> | undefined {
@@ -20,7 +21,7 @@ export function countsOf(meta: BatchMeta): Partial<Record<string, number>> | und
 /** Rows final out of all rows: a reported batch is done; otherwise what no longer waits for the service. */
 export function progressOf(meta: BatchMeta): { final: number; total: number } {
   const total = meta.rows ?? 0;
-  if (meta.state === "reported" || meta.state === "rejected") return { final: total, total };
+  if (isBatchFinished(meta.state)) return { final: total, total };
   if (meta.state === "ingesting") return { final: 0, total };
   return { final: Math.max(0, total - (meta.pending ?? 0)), total };
 }

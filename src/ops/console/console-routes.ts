@@ -5,7 +5,7 @@ import type { Queue } from "bullmq";
 import formbody from "@fastify/formbody";
 import { z } from "zod";
 import { BatchStore, type BatchMeta } from "../../ledger/batch-store.js";
-import { RedisLedger } from "../../ledger/redis-ledger.js";
+import type { Ledger } from "../../ledger/ledger.js";
 import { rateSettingsOf, readSendRate } from "../../queue/send-rate-view.js";
 import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
 import { createInvoiceQueue } from "../../queue/invoice-queue.js";
@@ -32,6 +32,8 @@ export const ROWS_PER_PAGE = 100;
 export interface ConsolePorts {
   readonly rows: (ctx: OpsContext) => BatchRowsPort;
   readonly retry: (ctx: OpsContext) => RetryBatchPort;
+  /** The ledger the search reads (src/ledger/ledger.ts). */
+  readonly ledger: (ctx: OpsContext) => Pick<Ledger, "keyOfExternalId" | "getMany">;
   /** The clock of sessions and of the wrong-token counts (tests move it). */
   readonly now?: () => number;
 }
@@ -151,7 +153,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
 
     app.get("/search", async (request, reply) => {
       const { q } = searchQuery.parse(request.query);
-      const records = q === "" ? [] : await lookUp(new RedisLedger(ctx.redis(), prefix), q);
+      const records = q === "" ? [] : await lookUp(ports.ledger(ctx), q);
       return sendPage(reply, "Search", viewerOf(auth, request), searchPage(q, records));
     });
 

@@ -1,15 +1,8 @@
 import type { BatchMeta } from "../../ledger/batch-store.js";
+import { ROW_STATUSES } from "../../ledger/statuses.js";
 
 /** The row statuses a batch page filters by (docs/vendor-files.md, "Batches and reports"), `pending` last. */
-export const ROW_FILTERS = [
-  "succeeded",
-  "duplicate",
-  "rejected",
-  "failed",
-  "conflict",
-  "superseded",
-  "pending",
-] as const;
+export const ROW_FILTERS = [...ROW_STATUSES, "pending"] as const;
 export type RowFilter = (typeof ROW_FILTERS)[number];
 
 /** One row of a batch as the console shows it: the report's columns, as text. */

@@ -1,6 +1,7 @@
 import type { BatchStore } from "../../ledger/batch-store.js";
 import type { StuckBatches } from "../../ledger/stuck-batches.js";
 import type { Logger } from "../../log/logger.js";
+import { isBatchFinished } from "../../ledger/statuses.js";
 import { stuckBatchNotice, type NoticeContext } from "./message.js";
 import type { Notifier } from "./notifier.js";
 
@@ -35,7 +36,7 @@ export function startStuckWatch(deps: StuckWatchDeps): StuckWatch {
     let sent = 0;
     for (const id of await deps.stuck.unfinishedSince(now - deps.stuckAfterMs)) {
       const meta = await deps.batches.get(id);
-      if (meta === undefined || meta.state === "reported" || meta.state === "rejected") continue;
+      if (meta === undefined || isBatchFinished(meta.state)) continue;
       if (!(await deps.stuck.claimNotice(id))) continue;
       deps.logger.warn(
         { batch: id, file: meta.file, state: meta.state, pending: meta.pending ?? 0 },

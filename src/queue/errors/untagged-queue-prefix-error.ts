@@ -11,7 +11,7 @@ export class UntaggedQueuePrefixError extends RelayError {
   constructor(readonly queuePrefix: string) {
     super(
       `QUEUE_PREFIX (${queuePrefix}) has no hash tag, and REDIS_CLUSTER_NODES is set: on a Redis Cluster every ` +
-        "key of a deployment must hash to one slot, because BullMQ's scripts and the results store's scripts " +
+        "key of a deployment must hash to one slot, because BullMQ's scripts and the ledger's scripts " +
         "each touch many keys at once, which a cluster refuses across slots (CROSSSLOT). Add a hash tag: put " +
         "the prefix, or a part of it, in braces, e.g. QUEUE_PREFIX={invoice-relay} (a new prefix starts " +
         "empty; see docs/redis-cluster.md). Nothing was claimed or written.",

@@ -4,6 +4,7 @@ import { loadConfig } from "../../../src/config/load.js";
 import { newBatchId } from "../../../src/ledger/batch-id.js";
 import { BatchStore } from "../../../src/ledger/batch-store.js";
 import type { RedisClient } from "../../../src/ledger/redis-client.js";
+import { RedisLedger } from "../../../src/ledger/redis-ledger.js";
 import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { consoleRoutes } from "../../../src/ops/console/console-routes.js";
 import type { ConsoleRow, RowsQuery } from "../../../src/ops/console/ports.js";
@@ -72,6 +73,7 @@ export async function consoleApp(
         return Promise.resolve({ rows, source: "report" as const });
       },
     }),
+    ledger: () => new RedisLedger(redis, prefix),
     retry: () => (batchId) => {
       retried.push(batchId);
       return Promise.resolve({ requeued: 1, busy: 0, superseded: 0, noDocument: 0 });

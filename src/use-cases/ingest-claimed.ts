@@ -1,0 +1,150 @@
+import { lstat } from "node:fs/promises";
+import { hostname } from "node:os";
+import type { Queue } from "bullmq";
+import type { KeyNamespace } from "../invoice/key.js";
+import type { Logger } from "../log/logger.js";
+import type { InvoiceJobData } from "../queue/job-data.js";
+import type { BatchStore } from "../ledger/batch-store.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import { writeBatchReport } from "../results/batch-report.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { claimedContent, EMPTY_CONTENT, findContentChange } from "../ingest/claimed-content.js";
+import { moveClaimed, type ClaimedFile, type DropFolder } from "../ingest/drop-folder.js";
+import { BatchLease } from "../ledger/batch-lease.js";
+import { ingestFile, type IngestResult } from "../ingest/ingest-file.js";
+import { formatFor, profileFor } from "../ingest/profiles/profile-match.js";
+import { profileOfBatch, profileSnapshot } from "../ingest/profiles/profile-snapshot.js";
+import type { SourceProfile } from "../ingest/profiles/source-profile.js";
+import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
+import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
+import type { BeyondRetention } from "../ingest/past-results.js";
+import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
+
+export interface DropPassDeps {
+  readonly folder: DropFolder;
+  readonly redis: RedisClient;
+  readonly ledger: Ledger;
+  readonly batches: BatchStore;
+  readonly queue: Queue<InvoiceJobData>;
+  readonly namespace: KeyNamespace;
+  readonly logger: Logger;
+  /** Aborted by a signal: ingest stops between chunks (IngestInterruptedError); the file stays claimed. */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * A fixed clock for the ledger's records and batches, from which RESULTS_RETENTION counts (tests that
+   * move days forward; give `ledger` and `batches` the same one); Redis's own when absent
+   * (src/ledger/clock.ts). Waiting (settle time, leases, deadlines) is real time.
+   */
+  readonly now?: LedgerClock | undefined;
+  /**
+   * The source profiles (loadSourceProfiles, loaded before anything is claimed): each file is read with
+   * the first whose glob matches the name it was dropped under, and its batch record names that profile.
+   */
+  readonly profiles?: readonly SourceProfile[] | undefined;
+  /** After each file ingested, with its rows read and rejected (metrics); files unusable as a whole not. */
+  readonly onIngested?: ((rows: { readonly read: number; readonly rejected: number }) => void) | undefined;
+  /** The results of record (RESULTS_DATABASE_URL), asked about keys Redis's retention has forgotten. */
+  readonly beyondRetention?: BeyondRetention | undefined;
+}
+
+/** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */
+export type PassResult =
+  IngestResult | { readonly kind: "busy" } | { readonly kind: "changed"; readonly error: FileChangedError };
+
+export interface PassedFile {
+  readonly file: ClaimedFile;
+  readonly result: PassResult;
+}
+
+/**
+ * Ingests one claimed file under a lease. A file that cannot be used as a whole goes to rejected/ with
+ * its report (a summary naming the problem) written at once. What is claimed is measured once, at the
+ * claim (length and sha256, in the batch record); only those bytes are read, and a resumed file that is
+ * no longer what was claimed is not ingested further (FileChangedError).
+ */
+export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Promise<PassResult> {
+  const link = (await lstat(file.path)).isSymbolicLink();
+  const known = await deps.batches.get(file.batchId);
+  const measured =
+    known?.size !== undefined && known.sha256 !== undefined
+      ? { size: known.size, sha256: known.sha256 }
+      : link
+        ? EMPTY_CONTENT // a link is never followed, not even to measure it
+        : await claimedContent(file.path);
+  // A resumed batch keeps the profile it was first read with, whatever SOURCES_FILE says now.
+  const profile = known === undefined ? profileFor(deps.profiles, file.name) : profileOfBatch(known);
+  const meta = await deps.batches.open({
+    id: file.batchId,
+    file: file.name,
+    format: known?.format ?? formatFor(file.name, profile),
+    profile: profile?.name,
+    profileJson: profile === undefined ? undefined : profileSnapshot(profile),
+    path: file.path,
+    host: hostname(),
+    ...measured,
+  });
+  const claimed = { size: meta.size ?? measured.size, sha256: meta.sha256 ?? measured.sha256 };
+  const lease = new BatchLease(deps.redis, deps.batches.names.ingestLease(file.batchId));
+  if (!(await lease.acquire())) return { kind: "busy" };
+  try {
+    const change =
+      known === undefined || link ? undefined : await findContentChange(file.path, file.name, claimed);
+    // Grown only: the claimed bytes are read as ever; the whole file is taken again once it has settled.
+    if (change !== undefined && !change.prefixIntact) {
+      deps.logger.error(
+        { batch: file.batchId, file: file.name, err: change.message },
+        "file changed after it was claimed; kept in processing/",
+      );
+      await deps.batches.markChanged(file.batchId, change.message);
+      return { kind: "changed", error: change };
+    }
+    const result: IngestResult = link
+      ? {
+          kind: "unreadable",
+          error: new UnreadableFileError(
+            file.name,
+            "is a symbolic link; links are not followed out of the drop folder, copy the file itself",
+          ),
+        }
+      : await ingestFile(deps, { ...file, size: claimed.size }, { profile, format: meta.format });
+    if (result.kind === "unreadable") await rejectFile(deps, file, result.error);
+    else {
+      await deps.batches.update(file.batchId, {
+        state: "ingested",
+        rows: result.counts.rows,
+        valid_rows: result.counts.valid,
+      });
+      deps.onIngested?.({ read: result.counts.rows, rejected: result.counts.rejected });
+    }
+    return result;
+  } finally {
+    await lease.release();
+  }
+}
+
+async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: UnreadableFileError): Promise<void> {
+  deps.logger.error({ batch: file.batchId, file: file.name, err: error.message }, "file rejected as a whole");
+  const path = await moveClaimed(deps.folder, file, "rejected");
+  await deps.batches.update(file.batchId, {
+    state: "rejected",
+    file_error: error.message,
+    path,
+    completed_at: await ledgerNow(deps.redis, deps.now),
+  });
+  const meta = await deps.batches.require(file.batchId);
+  const report = await writeBatchReport(
+    { ledger: deps.ledger, batches: deps.batches, namespace: deps.namespace, profiles: deps.profiles },
+    meta,
+    deps.folder.reports,
+  );
+  await deps.batches.markReported(
+    file.batchId,
+    {
+      report_csv: report.csvPath,
+      summary_json: report.summaryPath,
+      counts: JSON.stringify(report.summary.counts),
+      path,
+    },
+    "rejected",
+  );
+}
