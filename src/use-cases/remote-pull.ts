@@ -1,0 +1,152 @@
+import { coerceError } from "../errors/relay-error.js";
+import { newBatchId } from "../ingest/drop-folder.js";
+import { HostKeyRefusedError } from "../ingest/sftp/errors/host-key-refused-error.js";
+import { RemoteSourceUnavailableError } from "../ingest/sftp/errors/remote-source-unavailable-error.js";
+import { settleListing, type RemoteCandidate } from "../ingest/sftp/remote-settle.js";
+import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
+import type { OpenSession, RemoteSession } from "../ingest/sftp/session.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import { RemoteClaims, type RemoteSourceState } from "../ledger/remote-claims.js";
+import { finishClaim, type ClaimDeps } from "./remote-claim.js";
+import { finishPulledBatches } from "./remote-results.js";
+
+export interface RemotePullDeps extends ClaimDeps {
+  readonly redis: RedisClient;
+  readonly prefix: string;
+  readonly openSession: OpenSession;
+  readonly sources: readonly RemoteSource[];
+  readonly settleMs: number;
+  /** Connection attempts per source and pass, with backoff between them (default 3). */
+  readonly attempts?: number | undefined;
+  readonly backoffMs?: number | undefined;
+}
+
+/** What one pass over one source came to. */
+export interface SourcePull {
+  readonly source: string;
+  readonly taken: number;
+  /** Files seen but not settled yet (or waiting for their done-marker). */
+  readonly waiting: number;
+  /** Set when the source could not be polled this pass (the others went on). */
+  readonly error?: Error | undefined;
+}
+
+/**
+ * One pass over every SFTP source, one after the other: finish claims a cut pass left, take every
+ * settled file, then archive and report back the batches whose reports are written. A source that
+ * cannot be reached is tried `attempts` times with backoff, its error recorded for `status`; it never
+ * stops the other sources or the drop folder. A refused host key or login is not retried.
+ */
+export async function pullRemoteSources(deps: RemotePullDeps, signal?: AbortSignal): Promise<SourcePull[]> {
+  const out: SourcePull[] = [];
+  for (const source of deps.sources) {
+    if (signal?.aborted === true) break;
+    out.push(await pullSource(deps, source, signal));
+  }
+  return out;
+}
+
+async function pullSource(
+  deps: RemotePullDeps,
+  source: RemoteSource,
+  signal?: AbortSignal,
+): Promise<SourcePull> {
+  const claims = new RemoteClaims(deps.redis, deps.prefix, source.name);
+  const lease = await claims.lease();
+  if (lease === undefined) return { source: source.name, taken: 0, waiting: 0 }; // another process polls it
+  const attempts = deps.attempts ?? 3;
+  const state = await claims.state();
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const done = await pollOnce(deps, claims, source);
+        await claims.setState({ ...cleared(state), lastPollAt: Date.now(), ...done.state });
+        return { source: source.name, ...done.result };
+      } catch (thrown) {
+        const error = coerceError(thrown);
+        const final =
+          attempt >= attempts ||
+          signal?.aborted === true ||
+          error instanceof HostKeyRefusedError ||
+          (error instanceof RemoteSourceUnavailableError &&
+            (error.reason === "auth" || error.reason === "secret"));
+        deps.logger.error(
+          { source: source.name, attempt, err: error.message },
+          final ? "SFTP source failed this pass" : "SFTP source failed; trying again",
+        );
+        if (final) {
+          await claims.setState({
+            ...state,
+            lastPollAt: Date.now(),
+            lastError: error.message,
+            lastErrorAt: Date.now(),
+            failures: state.failures + 1,
+          });
+          return { source: source.name, taken: 0, waiting: state.waiting, error };
+        }
+        await new Promise((r) => setTimeout(r, (deps.backoffMs ?? 1000) * 2 ** (attempt - 1)));
+      }
+    }
+  } finally {
+    await lease.release();
+  }
+}
+
+function cleared(state: RemoteSourceState): RemoteSourceState {
+  return { ...state, lastError: undefined, lastErrorAt: undefined, nextTryAt: undefined, failures: 0 };
+}
+
+async function pollOnce(
+  deps: RemotePullDeps,
+  claims: RemoteClaims,
+  source: RemoteSource,
+): Promise<{ result: { taken: number; waiting: number }; state: Partial<RemoteSourceState> }> {
+  const session = await deps.openSession(source);
+  try {
+    const folders = remoteFolders(source);
+    await session.mkdirp(source.afterClaim === "move" ? folders.processing : source.path);
+    if (source.afterClaim === "move") await session.mkdirp(folders.archive);
+    if (source.reports) await session.mkdirp(folders.reports);
+    let taken = 0;
+    for (const claim of (await claims.claims()).values())
+      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") taken += 1;
+    const candidates = await listCandidates(deps, session, claims, source);
+    for (const c of candidates.filter((c) => c.readiness === "settled")) {
+      const claim = await claims.begin(c.entry.name, {
+        batch: newBatchId(),
+        name: c.entry.name,
+        size: c.entry.size,
+        mtimeMs: c.entry.mtimeMs,
+        step: "downloading",
+      });
+      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") taken += 1;
+    }
+    const waiting = candidates.filter((c) => c.readiness === "writing" || c.readiness === "unmarked").length;
+    const reportsPending = await finishPulledBatches(deps, session, claims, source);
+    return {
+      result: { taken, waiting },
+      state: { waiting, reportsPending, claimed: (await claims.state()).claimed + taken },
+    };
+  } finally {
+    await session.close();
+  }
+}
+
+/** The source's files and why each is taken or left (`check --source`), noting what this poll saw. */
+export async function listCandidates(
+  deps: Pick<RemotePullDeps, "settleMs">,
+  session: RemoteSession,
+  claims: RemoteClaims,
+  source: RemoteSource,
+  now = Date.now(),
+): Promise<RemoteCandidate[]> {
+  const listing = settleListing(
+    source,
+    await session.list(source.path),
+    await claims.seen(),
+    deps.settleMs,
+    now,
+  );
+  await claims.saw(listing.seen);
+  return listing.candidates;
+}
