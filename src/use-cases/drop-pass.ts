@@ -55,6 +55,11 @@ export interface DropPassDeps {
   readonly onIngested?: ((rows: { readonly read: number; readonly rejected: number }) => void) | undefined;
   /** The results of record (RESULTS_DATABASE_URL), asked about keys Redis's retention has forgotten. */
   readonly beyondRetention?: BeyondRetention | undefined;
+  /**
+   * Batch ids of files this pass put in processing/ itself, pulled from an SFTP source (remote-pull.ts):
+   * ingested as new, not resumed.
+   */
+  readonly pulled?: ReadonlySet<string> | undefined;
 }
 
 /** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */
@@ -105,7 +110,9 @@ export async function resumeClaimedFiles(deps: DropPassDeps): Promise<PassedFile
     if (deps.signal?.aborted === true) break;
     const meta = await deps.batches.get(file.batchId);
     if (meta !== undefined && meta.state !== "ingesting") continue; // ingested: waiting for its report
-    if (meta === undefined)
+    if (meta === undefined && deps.pulled?.has(file.batchId) === true)
+      deps.logger.info({ batch: file.batchId, file: file.name }, "claimed (pulled from an SFTP source)");
+    else if (meta === undefined)
       deps.logger.warn(
         { batch: file.batchId, file: file.name },
         "a file in processing/ has no batch in Redis (Redis lost data?); ingesting it again with the same keys",

@@ -14,12 +14,19 @@ import { finalizeCompleteBatches } from "../results/finalize.js";
 import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
 import type { RedisLedger } from "../ledger/redis-ledger.js";
+import type { RemotePass } from "./remote-pull.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly store: RedisLedger;
   readonly config: SubmitConfig;
   /** Observers of the pass's submission worker (metrics, alerts); its ledger clock is `now`. */
   readonly submissionHooks?: Pick<SubmissionHooks, "onAttempt" | "onOutcome" | "onApiKeyRefused"> | undefined;
+  /**
+   * The SFTP sources (docs/sftp.md): their settled files are taken into processing/ before the drop
+   * folder is claimed, and once the pass is finished the files are archived and the results sent back.
+   * A source that fails is recorded there (`failures()`); it never stops the pass.
+   */
+  readonly remote?: RemotePass | undefined;
 }
 
 export interface NightlyPassOptions {
@@ -98,7 +105,8 @@ export async function nightlyPass(
   // The worker's answers and the retention sweeps go by the same clock as the ingest (deps.now).
   const service = await startSubmission(config, logger, { ...deps.submissionHooks, now: deps.now });
   try {
-    const passDeps = { ...deps, signal: options.signal };
+    const pulled = await deps.remote?.take(options.signal, true);
+    const passDeps = { ...deps, signal: options.signal, pulled };
     let passed;
     try {
       passed = await dropPass(passDeps, config.settleMs);
@@ -113,8 +121,13 @@ export async function nightlyPass(
     const again = await takeChangedFilesAgain(passDeps, config.settleMs);
     for (const taken of again.passed) targets.add(taken.file.batchId);
     for (const waiting of again.waiting) targets.add(waiting.batch.id);
-    if (targets.size === 0) return { kind: "nothing-to-do" };
-    return await waitForBatches(passDeps, targets, options);
+    if (targets.size === 0) {
+      await deps.remote?.finish(options.signal);
+      return { kind: "nothing-to-do" };
+    }
+    const outcome = await waitForBatches(passDeps, targets, options);
+    if (outcome.kind === "finished") await deps.remote?.finish(options.signal);
+    return outcome;
   } finally {
     await service.close(config.shutdownGraceMs);
   }

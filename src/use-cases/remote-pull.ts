@@ -25,6 +25,8 @@ export interface RemotePullDeps extends ClaimDeps {
 export interface SourcePull {
   readonly source: string;
   readonly taken: number;
+  /** The batch ids of the files taken: in processing/, ingested by the drop pass. */
+  readonly batches: readonly string[];
   /** Files seen but not settled yet (or waiting for their done-marker). */
   readonly waiting: number;
   /** Set when the source could not be polled this pass (the others went on). */
@@ -37,29 +39,57 @@ export interface SourcePull {
  * cannot be reached is tried `attempts` times with backoff, its error recorded for `status`; it never
  * stops the other sources or the drop folder. A refused host key or login is not retried.
  */
-export async function pullRemoteSources(deps: RemotePullDeps, signal?: AbortSignal): Promise<SourcePull[]> {
+export async function pullRemoteSources(
+  deps: RemotePullDeps,
+  signal?: AbortSignal,
+  options: PullOptions = { take: true },
+): Promise<SourcePull[]> {
   const out: SourcePull[] = [];
   for (const source of deps.sources) {
     if (signal?.aborted === true) break;
-    out.push(await pullSource(deps, source, signal));
+    out.push(await pullSource(deps, source, options, signal));
   }
   return out;
+}
+
+export interface PullOptions {
+  /** false: only finish what earlier passes began, archive and report back; take no new file. */
+  readonly take: boolean;
+}
+
+/**
+ * For a one-shot pass (`run`): a file is settled only across two polls, so a file first seen now is
+ * polled again once SETTLE_MS has passed (twice at most), and taken then if it has not changed.
+ */
+export async function pullSettled(deps: RemotePullDeps, signal?: AbortSignal): Promise<SourcePull[]> {
+  let pulls = await pullRemoteSources(deps, signal);
+  for (let round = 0; round < 2 && pulls.some((p) => p.waiting > 0) && signal?.aborted !== true; round++) {
+    await new Promise((r) => setTimeout(r, deps.settleMs + 100));
+    const again = await pullRemoteSources(deps, signal);
+    pulls = again.map((p, i) => ({
+      ...p,
+      taken: p.taken + (pulls[i]?.taken ?? 0),
+      batches: [...(pulls[i]?.batches ?? []), ...p.batches],
+    }));
+  }
+  return pulls;
 }
 
 async function pullSource(
   deps: RemotePullDeps,
   source: RemoteSource,
+  options: PullOptions,
   signal?: AbortSignal,
 ): Promise<SourcePull> {
   const claims = new RemoteClaims(deps.redis, deps.prefix, source.name);
   const lease = await claims.lease();
-  if (lease === undefined) return { source: source.name, taken: 0, waiting: 0 }; // another process polls it
+  if (lease === undefined) return { source: source.name, taken: 0, batches: [], waiting: 0 }; // another process polls it
   const attempts = deps.attempts ?? 3;
   const state = await claims.state();
   try {
     for (let attempt = 1; ; attempt++) {
       try {
-        const done = await pollOnce(deps, claims, source);
+        const done = await pollOnce(deps, claims, source, options);
         await claims.setState({ ...cleared(state), lastPollAt: Date.now(), ...done.state });
         return { source: source.name, ...done.result };
       } catch (thrown) {
@@ -82,7 +112,7 @@ async function pullSource(
             lastErrorAt: Date.now(),
             failures: state.failures + 1,
           });
-          return { source: source.name, taken: 0, waiting: state.waiting, error };
+          return { source: source.name, taken: 0, batches: [], waiting: state.waiting, error };
         }
         await new Promise((r) => setTimeout(r, (deps.backoffMs ?? 1000) * 2 ** (attempt - 1)));
       }
@@ -100,17 +130,21 @@ async function pollOnce(
   deps: RemotePullDeps,
   claims: RemoteClaims,
   source: RemoteSource,
-): Promise<{ result: { taken: number; waiting: number }; state: Partial<RemoteSourceState> }> {
+  options: PullOptions,
+): Promise<{
+  result: { taken: number; batches: string[]; waiting: number };
+  state: Partial<RemoteSourceState>;
+}> {
   const session = await deps.openSession(source);
   try {
     const folders = remoteFolders(source);
     await session.mkdirp(source.afterClaim === "move" ? folders.processing : source.path);
     if (source.afterClaim === "move") await session.mkdirp(folders.archive);
     if (source.reports) await session.mkdirp(folders.reports);
-    let taken = 0;
+    const batches: string[] = [];
     for (const claim of (await claims.claims()).values())
-      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") taken += 1;
-    const candidates = await listCandidates(deps, session, claims, source);
+      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
+    const candidates = options.take ? await listCandidates(deps, session, claims, source) : [];
     for (const c of candidates.filter((c) => c.readiness === "settled")) {
       const claim = await claims.begin(c.entry.name, {
         batch: newBatchId(),
@@ -119,13 +153,15 @@ async function pollOnce(
         mtimeMs: c.entry.mtimeMs,
         step: "downloading",
       });
-      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") taken += 1;
+      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
     }
+    const taken = batches.length;
     const waiting = candidates.filter((c) => c.readiness === "writing" || c.readiness === "unmarked").length;
     const reportsPending = await finishPulledBatches(deps, session, claims, source);
+    const state = options.take ? { waiting } : {};
     return {
-      result: { taken, waiting },
-      state: { waiting, reportsPending, claimed: (await claims.state()).claimed + taken },
+      result: { taken, batches, waiting },
+      state: { ...state, reportsPending, claimed: (await claims.state()).claimed + taken },
     };
   } finally {
     await session.close();
@@ -149,4 +185,35 @@ export async function listCandidates(
   );
   await claims.saw(listing.seen);
   return listing.candidates;
+}
+
+/** The SFTP sources as a pass sees them: take settled files first, report back at the end. */
+export interface RemotePass {
+  /** Takes every settled file (waiting once for files first seen now when `settle`); the batch ids taken. */
+  take(signal: AbortSignal, settle: boolean): Promise<ReadonlySet<string>>;
+  /** Finishes claims, archives and uploads results of reported batches; takes nothing new. */
+  finish(signal: AbortSignal): Promise<void>;
+  /** The sources that failed in this pass, the latest error of each. */
+  failures(): ReadonlyMap<string, Error>;
+}
+
+export function remotePass(deps: RemotePullDeps): RemotePass {
+  const failures = new Map<string, Error>();
+  const note = (pulls: readonly SourcePull[]) => {
+    for (const p of pulls) {
+      if (p.error !== undefined) failures.set(p.source, p.error);
+      else failures.delete(p.source);
+    }
+  };
+  return {
+    take: async (signal, settle) => {
+      const pulls = settle ? await pullSettled(deps, signal) : await pullRemoteSources(deps, signal);
+      note(pulls);
+      return new Set(pulls.flatMap((p) => p.batches));
+    },
+    finish: async (signal) => {
+      note(await pullRemoteSources(deps, signal, { take: false }));
+    },
+    failures: () => failures,
+  };
 }

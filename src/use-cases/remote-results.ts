@@ -1,3 +1,4 @@
+import { access } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { claimedName } from "../ingest/drop-folder.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
@@ -21,7 +22,11 @@ export async function finishPulledBatches(
   let pending = 0;
   for (const [batch, pulled] of await claims.pulled()) {
     const meta = await deps.batches.get(batch);
-    if (meta !== undefined && meta.state !== "reported" && meta.state !== "rejected") {
+    // No batch yet: pulled but not ingested (the drop pass opens it), unless its file is gone too
+    // (the batch and its file outlived RESULTS_RETENTION: nothing is left to report).
+    const unopened =
+      meta === undefined && (await exists(join(deps.folder.processing, claimedName(batch, pulled.name))));
+    if (unopened || (meta !== undefined && meta.state !== "reported" && meta.state !== "rejected")) {
       if (pulled.report === "pending") pending += 1;
       continue;
     }
@@ -56,4 +61,13 @@ async function uploadWhole(session: RemoteSession, local: string, remote: string
   await session.remove(part);
   await session.upload(local, part);
   await session.rename(part, remote);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -7,6 +7,9 @@ import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
 import { recordPassEnd } from "../pass-record.js";
 import { nightlyPass, type NightlyOutcome } from "../../use-cases/nightly-pass.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
+import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
+import { openSftpSession } from "../../ingest/sftp/session.js";
+import { remotePass } from "../../use-cases/remote-pull.js";
 import { openContext } from "../context.js";
 import { openPastResults } from "../past-results.js";
 import { startResultsExport, type ResultsExport } from "../results-export.js";
@@ -54,6 +57,7 @@ export const runCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-run");
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
+      const sources = await loadRemoteSources(config);
       const past = await openPastResults(config, logger);
       const ctx = await openContext(config, { dropFolder: true }).catch(async (error: unknown) => {
         await past.close();
@@ -84,6 +88,17 @@ export const runCommand: CommandFactory = () =>
       });
       // One deadline for the pass and the export of its results.
       const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
+      const remote =
+        sources.length === 0
+          ? undefined
+          : remotePass({
+              ...ctx,
+              logger,
+              prefix: config.queuePrefix,
+              openSession: openSftpSession,
+              sources,
+              settleMs: config.settleMs,
+            });
       try {
         const outcome = await nightlyPass(
           {
@@ -94,6 +109,7 @@ export const runCommand: CommandFactory = () =>
             submissionHooks: { ...metrics.submission, onApiKeyRefused: onApiKeyRefused(config, notifier) },
             onIngested: metrics.ingest.onIngested,
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
+            remote,
           },
           {
             deadline,
@@ -105,7 +121,10 @@ export const runCommand: CommandFactory = () =>
         );
         progress.end();
         const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
-        const exitCode = exportedUntil ?? render(outcome, ctx.folder.root);
+        const exitCode = remoteExitCode(
+          remote?.failures(),
+          exportedUntil ?? render(outcome, ctx.folder.root),
+        );
         process.exitCode = exitCode;
         await recordPassEnd(ctx.redis, config.queuePrefix, exitCode, logger);
         // An alert that cannot be delivered is logged; it never changes the exit code.
@@ -147,6 +166,16 @@ async function waitForExport(
       "they are not yet in PostgreSQL (RESULTS_DATABASE_URL); they wait in the outbox in Redis and the next " +
       "`invoice-relay run`, `start` or `worker` exports them\n",
   );
+  return ExitCode.CouldNotFinish;
+}
+
+/**
+ * A source that could not be polled (unreachable, host key or login refused) makes the run exit 1
+ * once everything else is done: its files wait on the server, so the pass did not finish.
+ */
+function remoteExitCode(failures: ReadonlyMap<string, Error> | undefined, exitCode: number): number {
+  if (failures === undefined || failures.size === 0) return exitCode;
+  for (const error of failures.values()) process.stderr.write(`invoice-relay run: ${error.message}\n`);
   return ExitCode.CouldNotFinish;
 }
 

@@ -1,6 +1,7 @@
+import { EventEmitter } from "node:events";
 import { readFile } from "node:fs/promises";
 import SftpClient from "ssh2-sftp-client";
-import { utils } from "ssh2";
+import ssh2 from "ssh2";
 import { HostKeyRefusedError } from "./errors/host-key-refused-error.js";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
 import { acceptedKeys, fingerprintOf } from "./host-key.js";
@@ -43,6 +44,13 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
   const accepted = await acceptedKeys(source.hostKey, source.host, source.port);
   let offered: string | undefined;
   const client = new SftpClient(`invoice-relay:${source.name}`);
+  // ssh2-sftp-client rewords the connection's errors; ssh2's own say which stage failed (`level`).
+  let level: unknown;
+  const ssh: unknown = Reflect.get(client, "client");
+  if (ssh instanceof EventEmitter)
+    ssh.prependListener("error", (error: unknown) => {
+      level ??= (error as { level?: unknown } | undefined)?.level;
+    });
   try {
     await client.connect({
       host: source.host,
@@ -63,7 +71,6 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
     const server = `${source.host}:${source.port}`;
     if (offered !== undefined && !accepted.fingerprints.has(offered))
       throw new HostKeyRefusedError(source.name, server, accepted.expected, offered);
-    const level = (error as { level?: unknown }).level;
     if (level === "client-authentication")
       throw new RemoteSourceUnavailableError(
         source.name,
@@ -106,7 +113,7 @@ async function credentials(
     auth.passphraseFile === undefined
       ? undefined
       : (await read("passphrase_file", auth.passphraseFile)).toString("utf8").replace(/\r?\n$/, "");
-  if (utils.parseKey(privateKey, passphrase) instanceof Error)
+  if (ssh2.utils.parseKey(privateKey, passphrase) instanceof Error)
     throw fail(
       `key_file ${auth.keyFile} is not a private key this process can use` +
         (auth.passphraseFile === undefined
