@@ -43,7 +43,10 @@ const READY_TIMEOUT_MS = 15_000;
 export async function openSftpSession(source: RemoteSource): Promise<RemoteSession> {
   const accepted = await acceptedKeys(source.hostKey, source.host, source.port);
   let offered: string | undefined;
-  const client = new SftpClient(`invoice-relay:${source.name}`);
+  // The library's default listeners print to the console; a dropped connection is seen instead by the
+  // operation in flight, which fails and is retried.
+  const quiet = () => undefined;
+  const client = new SftpClient(`invoice-relay:${source.name}`, { error: quiet, end: quiet, close: quiet });
   // ssh2-sftp-client rewords the connection's errors; ssh2's own say which stage failed (`level`).
   let level: unknown;
   const ssh: unknown = Reflect.get(client, "client");
