@@ -18,16 +18,16 @@ export interface RemoteEntry {
 
 /** The few SFTP operations the pull and the upload need: the port the use cases talk to. */
 export interface RemoteSession {
-  list(dir: string): Promise<RemoteEntry[]>;
+  readonly list: (dir: string) => Promise<RemoteEntry[]>;
   /** Undefined when there is nothing at `path`. */
-  stat(path: string): Promise<{ size: number; mtimeMs: number } | undefined>;
-  download(remote: string, local: string): Promise<void>;
-  upload(local: string, remote: string): Promise<void>;
+  readonly stat: (path: string) => Promise<{ size: number; mtimeMs: number } | undefined>;
+  readonly download: (remote: string, local: string) => Promise<void>;
+  readonly upload: (local: string, remote: string) => Promise<void>;
   /** Fails when `to` exists (SFTP v3 rename), which tells a second mover it came too late. */
-  rename(from: string, to: string): Promise<void>;
-  remove(path: string): Promise<void>;
-  mkdirp(path: string): Promise<void>;
-  close(): Promise<void>;
+  readonly rename: (from: string, to: string) => Promise<void>;
+  readonly remove: (path: string) => Promise<void>;
+  readonly mkdirp: (path: string) => Promise<void>;
+  readonly close: () => Promise<void>;
 }
 
 export type OpenSession = (source: RemoteSource) => Promise<RemoteSession>;
