@@ -4,6 +4,7 @@ import { Outbox } from "../ledger/outbox.js";
 import { outboxBacklog, redisTimeMs, refusedEventCount } from "../ledger/outbox-backlog.js";
 import { Retention, type KeptBecause } from "../ledger/retention.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
+import { remoteSourceStates } from "../ledger/remote-claims.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import type { KeyStatus } from "../ledger/statuses.js";
 import type { StatusCounts } from "../results/report-row.js";
@@ -42,6 +43,9 @@ const STATUS_BATCH_LIMIT = 20;
  *   empty; `refused`: events PostgreSQL refused as data, kept aside in the outbox-refused stream)
  * - `results_database`: `null` without RESULTS_DATABASE_URL, else `{url, answers, problem}` (the URL
  *   without its password; `problem` why it does not answer, else null)
+ * - `sftp_sources`: each SFTP source polled so far (docs/sftp.md) `{name, last_poll_at, waiting, taken,
+ *   reports_pending, last_error, last_error_at, failures}`: files seen and not settled yet, files taken
+ *   in all, batches whose results wait to be uploaded, and the last error while it lasts
  */
 export interface StatusReport {
   readonly queue_prefix: string;
@@ -54,6 +58,18 @@ export interface StatusReport {
   readonly ledger: LedgerStatus;
   readonly outbox: OutboxStatus;
   readonly results_database: DatabaseStatus | null;
+  readonly sftp_sources: readonly SftpSourceStatus[];
+}
+
+export interface SftpSourceStatus {
+  readonly name: string;
+  readonly last_poll_at: string | null;
+  readonly waiting: number;
+  readonly taken: number;
+  readonly reports_pending: number;
+  readonly last_error: string | null;
+  readonly last_error_at: string | null;
+  readonly failures: number;
 }
 
 export interface OutboxStatus {
@@ -168,7 +184,25 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
     outbox: await outboxStatus(ctx),
     results_database:
       ctx.config.resultsDatabaseUrl === undefined ? null : await probeDatabase(ctx.config.resultsDatabaseUrl),
+    sftp_sources: await sftpSources(ctx),
   };
+}
+
+async function sftpSources(ctx: AppContext): Promise<SftpSourceStatus[]> {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  const states = await remoteSourceStates(ctx.redis, ctx.config.queuePrefix);
+  return [...states]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, s]) => ({
+      name,
+      last_poll_at: iso(s.lastPollAt),
+      waiting: s.waiting,
+      taken: s.claimed,
+      reports_pending: s.reportsPending,
+      last_error: s.lastError ?? null,
+      last_error_at: iso(s.lastErrorAt),
+      failures: s.failures,
+    }));
 }
 
 async function outboxStatus(ctx: AppContext): Promise<OutboxStatus> {

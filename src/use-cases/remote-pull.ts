@@ -190,9 +190,9 @@ export async function listCandidates(
 /** The SFTP sources as a pass sees them: take settled files first, report back at the end. */
 export interface RemotePass {
   /** Takes every settled file (waiting once for files first seen now when `settle`); the batch ids taken. */
-  take(signal: AbortSignal, settle: boolean): Promise<ReadonlySet<string>>;
+  take(signal: AbortSignal | undefined, settle: boolean): Promise<ReadonlySet<string>>;
   /** Finishes claims, archives and uploads results of reported batches; takes nothing new. */
-  finish(signal: AbortSignal): Promise<void>;
+  finish(signal?: AbortSignal): Promise<void>;
   /** The sources that failed in this pass, the latest error of each. */
   failures(): ReadonlyMap<string, Error>;
 }

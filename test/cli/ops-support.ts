@@ -183,6 +183,18 @@ const statusJsonSchema = z.strictObject({
   results_database: z
     .strictObject({ url: z.string(), answers: z.boolean(), problem: z.string().nullable() })
     .nullable(),
+  sftp_sources: z.array(
+    z.strictObject({
+      name: z.string(),
+      last_poll_at: iso.nullable(),
+      waiting: z.number(),
+      taken: z.number(),
+      reports_pending: z.number(),
+      last_error: z.string().nullable(),
+      last_error_at: iso.nullable(),
+      failures: z.number(),
+    }),
+  ),
 });
 
 /** `status --json`, checked against its documented shape. */

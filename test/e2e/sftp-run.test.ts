@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readReports } from "../support/drop.js";
 import { runCli } from "../support/cli-run.js";
+import { statusJson } from "../cli/ops-support.js";
 import { MIXED_SAMPLES, sftpSetup, type SftpSetup } from "../support/sftp-source.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -24,6 +25,23 @@ function expectEachRoutedOnce(s: SftpSetup): void {
 }
 
 describe("invoice-relay run with an SFTP source", () => {
+  it("when check --source names the source, then it lists what a pass would take and why the rest is left, taking nothing", async () => {
+    const s = await setup();
+    await s.writeSources();
+    await s.uploadSamples(["invoices-eu.csv"]);
+    await writeFile(join(s.inbox, "late.csv.part"), "external_id\n");
+    await writeFile(join(s.inbox, "notes.txt"), "hello\n");
+    const { code, output } = await runCli(["check", "--source", "acme"], s.env);
+    expect(code, output).toBe(0);
+    expect(output).toContain("SFTP source acme: 1 file(s) would be taken");
+    expect(output).toMatch(/take +invoices-eu\.csv/);
+    expect(output).toMatch(/leave +late\.csv\.part .*not a drop file name/);
+    expect(await s.remote()).toEqual(["invoices-eu.csv", "late.csv.part", "notes.txt"]);
+    const unknown = await runCli(["check", "--source", "nobody"], s.env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.output).toContain("no SFTP source named nobody in the sources file; it has acme");
+  });
+
   it("when the mixed samples wait on the SFTP server, then each is pulled, sent, reported, archived there and its results uploaded to reports/", async () => {
     const s = await setup();
     await s.writeSources();
@@ -49,6 +67,8 @@ describe("invoice-relay run with an SFTP source", () => {
       );
     expectEachRoutedOnce(s);
     expect(s.sim.stats().effects.total).toBeGreaterThan(0);
+    const [acme] = (await statusJson(s.env)).sftp_sources;
+    expect(acme).toMatchObject({ name: "acme", taken: 3, waiting: 0, reports_pending: 0, last_error: null });
 
     // The same content uploaded again is known: no second batch, nothing sent again.
     const sent = s.sim.stats().requests.total;
@@ -104,6 +124,11 @@ describe("invoice-relay run with an SFTP source", () => {
     expect(output).toContain("refused the login of root");
     expect([...(await readReports(s.dir)).keys()]).toEqual(["local.ndjson"]);
     expect(await s.remote()).toContain("invoices-eu.csv");
+    const [acme] = (await statusJson(s.env)).sftp_sources;
+    expect(acme?.last_error).toContain("refused the login of root");
+    expect(acme?.failures).toBeGreaterThanOrEqual(1);
+    const status = await runCli(["status"], s.env);
+    expect(status.output).toContain("SFTP source acme failed at");
   });
 
   it("when the password is wrong, then run exits 1 naming the source, and the password appears nowhere", async () => {

@@ -5,6 +5,9 @@ import { requireSubmitConfig } from "../../config/load.js";
 import { redisTarget } from "../../config/redis-target.js";
 import { startScanService } from "../../use-cases/scan-service.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
+import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
+import { openSftpSession } from "../../ingest/sftp/session.js";
+import { remotePass } from "../../use-cases/remote-pull.js";
 import { serveOps } from "../serve-ops.js";
 import { onApiKeyRefused, startServiceAlerts } from "../alerts.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
@@ -46,6 +49,7 @@ export const startCommand: CommandFactory = () =>
         throw new Error(`--tz "${tz}" is not a known time zone (e.g. Europe/Berlin, UTC)`);
       // A broken profiles file stops the start here; at a later scan it makes that scan claim nothing.
       const profiles = await loadSourceProfiles(config, logger);
+      const sources = await loadRemoteSources(config);
       const past = await openPastResults(config, logger);
       const ctx = await openContext(config, { dropFolder: true, logger }).catch(async (error: unknown) => {
         await past.close();
@@ -86,6 +90,17 @@ export const startCommand: CommandFactory = () =>
           beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
         },
         loadProfiles: () => loadSourceProfiles(config, logger),
+        remote:
+          sources.length === 0
+            ? undefined
+            : remotePass({
+                ...ctx,
+                logger,
+                prefix: config.queuePrefix,
+                openSession: openSftpSession,
+                sources,
+                settleMs: config.settleMs,
+              }),
         connection: scanConnection,
         prefix: config.queuePrefix,
         cron: String(options["schedule"]),

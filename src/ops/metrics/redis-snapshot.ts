@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import { ledgerCensus, type LedgerCensus } from "../../ledger/census.js";
 import { LastPasses, type LastPass } from "../../ledger/last-pass.js";
 import type { RedisClient } from "../../ledger/redis-client.js";
+import { remoteSourceStates, type RemoteSourceState } from "../../ledger/remote-claims.js";
 import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
 import { within } from "../within.js";
 
@@ -14,6 +15,8 @@ export type RedisSnapshot =
       readonly apiKeyRefused: boolean;
       readonly coolingDown: boolean;
       readonly lastPass: LastPass | undefined;
+      /** Each SFTP source polled so far, by name (what `status` shows of it too). */
+      readonly sftpSources: ReadonlyMap<string, RemoteSourceState>;
     };
 
 /**
@@ -35,12 +38,20 @@ export async function readRedisSnapshot(
     readApiKeyRefusal(redis, prefix),
     queue.getRateLimitTtl(RATE_LIMIT_SET_BY_HAND),
     new LastPasses(redis, prefix).read(),
+    remoteSourceStates(redis, prefix),
   ]);
   try {
     const answer = await within(reads, timeoutMs);
     if (answer === undefined) return { up: false };
-    const [census, refusal, ttl, lastPass] = answer;
-    return { up: true, census, apiKeyRefused: refusal !== undefined, coolingDown: ttl > 0, lastPass };
+    const [census, refusal, ttl, lastPass, sftpSources] = answer;
+    return {
+      up: true,
+      census,
+      apiKeyRefused: refusal !== undefined,
+      coolingDown: ttl > 0,
+      lastPass,
+      sftpSources,
+    };
   } catch {
     return { up: false };
   }
