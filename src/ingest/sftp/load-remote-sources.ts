@@ -7,7 +7,12 @@ import { globProblem } from "../profiles/profile-match.js";
 import { sourcesFilePath } from "../profiles/sources-file.js";
 import { RemoteSourceError } from "./errors/remote-source-error.js";
 import type { RemoteSource } from "./remote-source.js";
-import { checkRemoteSource, rawRemoteSourceSchema, REMOTE_SOURCE_FIELDS } from "./remote-source-schema.js";
+import {
+  checkRemoteSource,
+  rawRemoteSourceSchema,
+  REMOTE_SOURCE_FIELDS,
+  validFields,
+} from "./remote-source-schema.js";
 
 /**
  * The SFTP sources of the sources file (its `sftp:` list; docs/sftp.md), checked as a whole: every
@@ -49,6 +54,7 @@ export async function loadRemoteSources(settings: {
     const at = (path: readonly string[], problem: string) =>
       problems.push({ where, field: path.join("."), line: lineOf(["sftp", i, ...path]), problem });
     const parsed = rawRemoteSourceSchema.safeParse(entry);
+    const refused = new Set<string>();
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         const path = issue.path.map(String);
@@ -58,17 +64,20 @@ export async function loadRemoteSources(settings: {
               [...path, key],
               `is not a field of an SFTP source; use only ${REMOTE_SOURCE_FIELDS.join(", ")}`,
             );
-        else at(path.length === 0 ? [] : [path[0] ?? ""], issue.message);
+        else {
+          refused.add(path[0] ?? "");
+          at(path.length === 0 ? [] : [path[0] ?? ""], issue.message);
+        }
       }
-      continue;
     }
-    const checked = checkRemoteSource(parsed.data);
+    const fields = parsed.success ? parsed.data : isRecord(entry) ? validFields(entry, refused) : {};
+    const checked = checkRemoteSource(fields);
     for (const p of checked.problems) at(p.path, p.problem);
     for (const glob of checked.source?.match ?? []) {
       const problem = globProblem(glob);
       if (problem !== undefined) at(["match"], problem);
     }
-    const source = checked.source;
+    const source = parsed.success ? checked.source : undefined;
     if (source === undefined) continue;
     for (const [field, path] of secretFiles(source)) {
       if (!(await readable(path)))

@@ -55,6 +55,23 @@ export const rawRemoteSourceSchema = z.strictObject({
 });
 
 export type RawRemoteSource = z.infer<typeof rawRemoteSourceSchema>;
+const partialSchema = rawRemoteSourceSchema.partial();
+/** A source's fields as far as they are valid (some may be missing). */
+export type SomeRemoteSource = z.infer<typeof partialSchema>;
+
+/**
+ * The fields of an entry zod refused that are valid on their own, so the checks across fields still run
+ * on them and every problem of the source is said at once.
+ */
+export function validFields(entry: Record<string, unknown>, refused: ReadonlySet<string>): SomeRemoteSource {
+  const kept = Object.fromEntries(
+    Object.entries(entry).filter(
+      ([k]) => !refused.has(k) && (REMOTE_SOURCE_FIELDS as readonly string[]).includes(k),
+    ),
+  );
+  const parsed = partialSchema.safeParse(kept);
+  return parsed.success ? parsed.data : {};
+}
 
 export interface CheckedSource {
   readonly source?: RemoteSource;
@@ -62,13 +79,20 @@ export interface CheckedSource {
 }
 
 /** The checks zod cannot say field by field: the address, one way to log in, one way to trust the server. */
-export function checkRemoteSource(raw: RawRemoteSource): CheckedSource {
+export function checkRemoteSource(raw: SomeRemoteSource): CheckedSource {
   const problems: { path: string[]; problem: string }[] = [];
-  const address = parseSftpUrl(raw.url);
+  const address = raw.url === undefined ? undefined : parseSftpUrl(raw.url);
   if (typeof address === "string") problems.push({ path: ["url"], problem: address });
   const auth = authOf(raw, problems);
   const hostKey = hostKeyOf(raw, problems);
-  if (problems.length > 0 || typeof address === "string" || auth === undefined || hostKey === undefined)
+  if (
+    problems.length > 0 ||
+    raw.name === undefined ||
+    address === undefined ||
+    typeof address === "string" ||
+    auth === undefined ||
+    hostKey === undefined
+  )
     return { problems };
   const match = raw.match === undefined ? [] : typeof raw.match === "string" ? [raw.match] : raw.match;
   return {
