@@ -111,7 +111,7 @@ export function checkRemoteSource(raw: SomeRemoteSource): CheckedSource {
 }
 
 function authOf(
-  raw: RawRemoteSource,
+  raw: SomeRemoteSource,
   problems: { path: string[]; problem: string }[],
 ): RemoteAuth | undefined {
   const given = [raw.key_file, raw.password_file, raw.password_env].filter((v) => v !== undefined);
@@ -136,7 +136,7 @@ function authOf(
 }
 
 function hostKeyOf(
-  raw: RawRemoteSource,
+  raw: SomeRemoteSource,
   problems: { path: string[]; problem: string }[],
 ): HostKeyPin | undefined {
   if ((raw.host_key === undefined) === (raw.known_hosts === undefined)) {
