@@ -17,6 +17,7 @@ import { batchPage } from "./batch-page.js";
 import { batchesPage } from "./batches-page.js";
 import { ROW_FILTERS, type BatchRowsPort, type RetryBatchPort } from "./ports.js";
 import { queuePage } from "./queue-page.js";
+import { remoteSourceStates } from "../../ledger/remote-claims.js";
 import { SECURITY_HEADERS, sendPage, sendProblem, viewerOf } from "./respond.js";
 import { searchPage } from "./search-page.js";
 import { lookUp } from "./search.js";
@@ -162,6 +163,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
         q.getRateLimitTtl(),
         readApiKeyRefusal(ctx.redis(), prefix),
       ]);
+      const sources = await remoteSourceStates(ctx.redis(), prefix);
       const count = (name: string) => counts[name] ?? 0;
       const view = {
         counts: {
@@ -174,6 +176,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
         isPaused,
         coolDownMs,
         refusal,
+        sources,
       };
       return sendPage(reply, "Queue", viewerOf(auth, request), queuePage(view));
     });

@@ -1,4 +1,5 @@
 import type { ApiKeyRefusal } from "../../queue/api-key-refusal.js";
+import type { RemoteSourceState } from "../../ledger/remote-claims.js";
 import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
 
@@ -8,9 +9,14 @@ export interface QueueView {
   /** Milliseconds left of the outage cool-down (BullMQ's rate limit), 0 or less when none. */
   readonly coolDownMs: number;
   readonly refusal: ApiKeyRefusal | undefined;
+  /** Each SFTP source polled so far (docs/sftp.md), by name: the same read as `status` and /metrics. */
+  readonly sources: ReadonlyMap<string, RemoteSourceState>;
 }
 
-/** `/queue`: the submission queue, the outage cool-down and whether the service refused the API key. */
+/**
+ * `/queue`: the submission queue, the outage cool-down, whether the service refused the API key, and the
+ * SFTP sources files come from.
+ */
 export function queuePage(view: QueueView): SafeHtml {
   const names = ["waiting", "delayed", "active", "paused", "failed"] as const;
   const refusal = view.refusal;
@@ -49,5 +55,35 @@ export function queuePage(view: QueueView): SafeHtml {
     <p class="muted">
       failed: jobs stopped by unexpected errors (invoices the service refused are failed in the ledger, per
       batch).
-    </p>`;
+    </p>
+    ${view.sources.size === 0 ? html`` : sourcesTable(view.sources)}`;
+}
+
+function sourcesTable(sources: ReadonlyMap<string, RemoteSourceState>): SafeHtml {
+  const rows = [...sources].sort(([a], [b]) => a.localeCompare(b));
+  return html`<h2>SFTP sources</h2>
+    <table class="sources">
+      <thead>
+        <tr>
+          <th>source</th>
+          <th>last poll</th>
+          <th>files waiting</th>
+          <th>taken</th>
+          <th>results to upload</th>
+          <th>last error</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          ([name, s]) => html`<tr>
+            <td>${name}</td>
+            <td>${s.lastPollAt === undefined ? "never" : when(s.lastPollAt)}</td>
+            <td class="num">${s.waiting}</td>
+            <td class="num">${s.claimed}</td>
+            <td class="num">${s.reportsPending}</td>
+            <td>${s.lastError === undefined ? "" : html`<span class="status status-failed">${s.lastError}</span>`}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>`;
 }
