@@ -29,6 +29,8 @@ export interface SourcePull {
   readonly batches: readonly string[];
   /** Files seen but not settled yet (or waiting for their done-marker). */
   readonly waiting: number;
+  /** Of those, the files changed since the last poll or first seen now: polled again by `pullSettled`. */
+  readonly settling?: number | undefined;
   /** Set when the source could not be polled this pass (the others went on). */
   readonly error?: Error | undefined;
 }
@@ -63,7 +65,11 @@ export interface PullOptions {
  */
 export async function pullSettled(deps: RemotePullDeps, signal?: AbortSignal): Promise<SourcePull[]> {
   let pulls = await pullRemoteSources(deps, signal);
-  for (let round = 0; round < 2 && pulls.some((p) => p.waiting > 0) && signal?.aborted !== true; round++) {
+  for (
+    let round = 0;
+    round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
+    round++
+  ) {
     await new Promise((r) => setTimeout(r, deps.settleMs + 100));
     const again = await pullRemoteSources(deps, signal);
     pulls = again.map((p, i) => ({
@@ -132,7 +138,7 @@ async function pollOnce(
   source: RemoteSource,
   options: PullOptions,
 ): Promise<{
-  result: { taken: number; batches: string[]; waiting: number };
+  result: { taken: number; batches: string[]; waiting: number; settling: number };
   state: Partial<RemoteSourceState>;
 }> {
   const session = await deps.openSession(source);
@@ -156,11 +162,12 @@ async function pollOnce(
       if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
     }
     const taken = batches.length;
-    const waiting = candidates.filter((c) => c.readiness === "writing" || c.readiness === "unmarked").length;
+    const settling = candidates.filter((c) => c.readiness === "writing").length;
+    const waiting = settling + candidates.filter((c) => c.readiness === "unmarked").length;
     const reportsPending = await finishPulledBatches(deps, session, claims, source);
     const state = options.take ? { waiting } : {};
     return {
-      result: { taken, batches, waiting },
+      result: { taken, batches, waiting, settling },
       state: { ...state, reportsPending, claimed: (await claims.state()).claimed + taken },
     };
   } finally {

@@ -57,7 +57,7 @@ function cutting(
   };
 }
 
-async function world(name: string) {
+async function world(name: string, overrides: Partial<RemoteSource> = {}) {
   const inbox = join(server.root, name);
   await mkdir(inbox);
   for (const file of FILES) await cp(join(SAMPLES, file), join(inbox, file));
@@ -77,6 +77,7 @@ async function world(name: string) {
     match: [],
     afterClaim: "move",
     reports: false,
+    ...overrides,
   };
   const deps = (openSession: RemotePullDeps["openSession"], attempts = 1): RemotePullDeps => ({
     folder,
@@ -208,5 +209,18 @@ describe("pulling from an SFTP source, cut at any step", () => {
     const bigLocal = local.find((n) => n.endsWith("--big.csv"));
     expect(bigLocal).toBeDefined();
     expect(await readFile(join(w.folder.processing, bigLocal ?? ""), "utf8")).toBe(big);
+  });
+});
+
+describe("pulling from an SFTP source with a done-marker", () => {
+  it("when a file has no marker, then it is left however long it is quiet; once its marker is there, it is taken and the marker removed", async () => {
+    const w = await world("marked", { doneMarker: ".done" });
+    const [first] = await pullRemoteSources(w.deps(healthy));
+    const [second] = await pullRemoteSources(w.deps(healthy));
+    expect([first?.taken, second?.taken, second?.waiting, second?.settling]).toEqual([0, 0, 2, 0]);
+    await writeFile(join(w.inbox, "invoices-eu.csv.done"), "");
+    const [third] = await pullRemoteSources(w.deps(healthy));
+    expect(third?.taken).toBe(1);
+    expect((await readdir(w.inbox)).sort()).toEqual(["archive", "invoices-us.ndjson", "processing"]);
   });
 });
