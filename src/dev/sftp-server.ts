@@ -2,7 +2,7 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, connect } from "node:net";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -39,7 +39,8 @@ export async function startSftpServer(): Promise<SftpServer> {
   const dir = await mkdtemp(join(tmpdir(), "relay-sshd-"));
   const root = join(dir, "root");
   await mkdir(root);
-  await mkdir("/run/sshd", { recursive: true, mode: 0o755 }); // privilege separation directory
+  // sshd started by root wants its privilege separation directory; as another user it runs without.
+  if (process.getuid?.() === 0) await mkdir("/run/sshd", { recursive: true, mode: 0o755 });
   const hostKey = join(dir, "host_ed25519");
   const clientKeyFile = join(dir, "client_ed25519");
   const strangerKeyFile = join(dir, "stranger_ed25519");
@@ -48,6 +49,8 @@ export async function startSftpServer(): Promise<SftpServer> {
     await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
   await writeFile(join(dir, "authorized_keys"), await readFile(`${clientKeyFile}.pub`));
   const port = await freePort();
+  // The user running the tests logs in (root needs PermitRootLogin, granted below).
+  const user = userInfo().username;
   const config = join(dir, "sshd_config");
   await writeFile(
     config,
@@ -80,11 +83,11 @@ export async function startSftpServer(): Promise<SftpServer> {
   const server: SftpServer = {
     port,
     root,
-    user: "root",
+    user,
     clientKeyFile,
     strangerKeyFile,
     knownHostsFile,
-    url: (path) => `sftp://root@127.0.0.1:${port}${join(root, path)}`,
+    url: (path) => `sftp://${user}@127.0.0.1:${port}${join(root, path)}`,
     hostFingerprint: async () => {
       const { stdout } = await run("ssh-keygen", ["-l", "-E", "sha256", "-f", `${hostKey}.pub`]);
       const found = /SHA256:[A-Za-z0-9+/]+/.exec(stdout);

@@ -121,11 +121,11 @@ describe("invoice-relay run with an SFTP source", () => {
     const { code, output } = await runCli(["run"], s.env, 60_000);
     expect(code, output).toBe(1);
     expect(output).toContain("SFTP source acme");
-    expect(output).toContain("refused the login of root");
+    expect(output).toContain(`refused the login of ${s.server.user}`);
     expect([...(await readReports(s.dir)).keys()]).toEqual(["local.ndjson"]);
     expect(await s.remote()).toContain("invoices-eu.csv");
     const [acme] = (await statusJson(s.env)).sftp_sources;
-    expect(acme?.last_error).toContain("refused the login of root");
+    expect(acme?.last_error).toContain(`refused the login of ${s.server.user}`);
     expect(acme?.failures).toBeGreaterThanOrEqual(1);
     const status = await runCli(["status"], s.env);
     expect(status.output).toContain("SFTP source acme failed at");
@@ -138,7 +138,7 @@ describe("invoice-relay run with an SFTP source", () => {
     const { code, output } = await runCli(["run"], { ...s.env, ACME_SFTP_PASSWORD: secret }, 60_000);
     expect(code, output).toBe(1);
     expect(output).toContain("SFTP source acme");
-    expect(output).toContain("refused the login of root with the password");
+    expect(output).toContain(`refused the login of ${s.server.user} with the password`);
     expect(output).not.toContain(secret);
   });
 });
