@@ -5,6 +5,7 @@ import { rateSettingsOf, readSendRate } from "../queue/send-rate-view.js";
 import { outboxBacklog, redisTimeMs, refusedEventCount } from "../ledger/outbox-backlog.js";
 import { Retention, type KeptBecause } from "../ledger/retention.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
+import { remoteSourceStates } from "../ledger/remote-claims.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import type { KeyStatus } from "../ledger/statuses.js";
 import type { StatusCounts } from "../results/report-row.js";
@@ -45,6 +46,9 @@ const STATUS_BATCH_LIMIT = 20;
  *   phase (probing | holding | backing-off), refusing_since, refusing_for_capacity}`
  * - `results_database`: `null` without RESULTS_DATABASE_URL, else `{url, answers, problem}` (the URL
  *   without its password; `problem` why it does not answer, else null)
+ * - `sftp_sources`: each SFTP source polled so far (docs/sftp.md) `{name, last_poll_at, waiting, taken,
+ *   reports_pending, last_error, last_error_at, failures}`: files seen and not settled yet, files taken
+ *   in all, batches whose results wait to be uploaded, and the last error while it lasts
  */
 export interface StatusReport {
   readonly queue_prefix: string;
@@ -58,6 +62,7 @@ export interface StatusReport {
   readonly outbox: OutboxStatus;
   readonly results_database: DatabaseStatus | null;
   readonly sending: SendingStatus | null;
+  readonly sftp_sources: readonly SftpSourceStatus[];
 }
 
 /** The fleet's sending rate (null before any process sent with the budget). */
@@ -67,6 +72,17 @@ export interface SendingStatus {
   readonly phase: "probing" | "holding" | "backing-off";
   readonly refusing_since: string | null;
   readonly refusing_for_capacity: boolean;
+}
+
+export interface SftpSourceStatus {
+  readonly name: string;
+  readonly last_poll_at: string | null;
+  readonly waiting: number;
+  readonly taken: number;
+  readonly reports_pending: number;
+  readonly last_error: string | null;
+  readonly last_error_at: string | null;
+  readonly failures: number;
 }
 
 export interface OutboxStatus {
@@ -193,7 +209,25 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
               rate.refusingSince === undefined ? null : new Date(rate.refusingSince).toISOString(),
             refusing_for_capacity: rate.refusingForCapacity,
           },
+    sftp_sources: await sftpSources(ctx),
   };
+}
+
+async function sftpSources(ctx: AppContext): Promise<SftpSourceStatus[]> {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  const states = await remoteSourceStates(ctx.redis, ctx.config.queuePrefix);
+  return [...states]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, s]) => ({
+      name,
+      last_poll_at: iso(s.lastPollAt),
+      waiting: s.waiting,
+      taken: s.claimed,
+      reports_pending: s.reportsPending,
+      last_error: s.lastError ?? null,
+      last_error_at: iso(s.lastErrorAt),
+      failures: s.failures,
+    }));
 }
 
 async function outboxStatus(ctx: AppContext): Promise<OutboxStatus> {

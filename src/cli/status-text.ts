@@ -15,6 +15,12 @@ export function statusText(report: StatusReport): string {
     ledgerLine(report),
     ...sendingLines(report),
     ...exportLines(report),
+    ...report.sftp_sources.map(
+      (src) =>
+        `sftp source ${src.name.padEnd(9)} last poll ${src.last_poll_at ?? "never"}  waiting ${src.waiting}  ` +
+        `taken ${src.taken}  results to upload ${src.reports_pending}` +
+        (src.last_error === null ? "" : `  FAILING (${src.failures}×)`),
+    ),
     "",
   ];
   if (report.batches.length === 0) lines.push("no batches yet: drop files and run `invoice-relay run`");
@@ -118,6 +124,17 @@ function reportPathCell(b: BatchStatus): string {
 }
 
 function nextSteps(report: StatusReport): string[] {
+  const sftp = report.sftp_sources
+    .filter((src) => src.last_error !== null)
+    .map(
+      (src) =>
+        `SFTP source ${src.name} failed at ${src.last_error_at ?? "?"}: ${src.last_error ?? ""}; its files wait on ` +
+        "the server and are taken at the next poll that succeeds (docs/sftp.md)",
+    );
+  return [...sftp, ...nextStepsBesidesSftp(report)];
+}
+
+function nextStepsBesidesSftp(report: StatusReport): string[] {
   const { keys, queue } = report;
   const advice: string[] = [];
   if (report.key_refused !== null) {

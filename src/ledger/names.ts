@@ -147,4 +147,37 @@ export class LedgerNames {
   get lastPass(): string {
     return `${this.#base}:last-pass`;
   }
+
+  /**
+   * Hash remote path → the claim of an SFTP source's file in progress (JSON: batch id, size, mtime, step,
+   * SHA-256), from before its download until it is moved or removed on the server (remote-claims.ts).
+   */
+  remoteClaims(source: string): string {
+    return `${this.#base}:sftp:${source}:claims`;
+  }
+
+  /** Hash remote path → the size and mtime a poll last saw, and when (a file settles across two polls). */
+  remoteSeen(source: string): string {
+    return `${this.#base}:sftp:${source}:seen`;
+  }
+
+  /** Hash SHA-256 → the batch that took that content from the source: the same file again is known. */
+  remoteContent(source: string): string {
+    return `${this.#base}:sftp:${source}:content`;
+  }
+
+  /** Hash batch id → what is left to do on the server for it (archive the file, upload the results). */
+  remoteBatches(source: string): string {
+    return `${this.#base}:sftp:${source}:batches`;
+  }
+
+  /** The lease of the process polling the source (one at a time). */
+  remoteLease(source: string): string {
+    return `${this.#base}:sftp:${source}:lease`;
+  }
+
+  /** Hash source name → its last poll, files waiting, last error and backoff (JSON), for status. */
+  get remoteSources(): string {
+    return `${this.#base}:sftp-sources`;
+  }
 }

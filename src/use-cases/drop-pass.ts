@@ -46,7 +46,9 @@ export async function resumeClaimedFiles(deps: DropPassDeps): Promise<PassedFile
     if (deps.signal?.aborted === true) break;
     const meta = await deps.batches.get(file.batchId);
     if (meta !== undefined && meta.state !== "ingesting") continue; // ingested: waiting for its report
-    if (meta === undefined)
+    if (meta === undefined && deps.pulled?.has(file.batchId) === true)
+      deps.logger.info({ batch: file.batchId, file: file.name }, "claimed (pulled from an SFTP source)");
+    else if (meta === undefined)
       deps.logger.warn(
         { batch: file.batchId, file: file.name },
         "a file in processing/ has no batch in Redis (Redis lost data?); ingesting it again with the same keys",

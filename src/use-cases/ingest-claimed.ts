@@ -45,6 +45,11 @@ export interface DropPassDeps {
   readonly onIngested?: ((rows: { readonly read: number; readonly rejected: number }) => void) | undefined;
   /** The results of record (RESULTS_DATABASE_URL), asked about keys Redis's retention has forgotten. */
   readonly beyondRetention?: BeyondRetention | undefined;
+  /**
+   * Batch ids of files this pass put in processing/ itself, pulled from an SFTP source (remote-pull.ts):
+   * ingested as new, not resumed.
+   */
+  readonly pulled?: ReadonlySet<string> | undefined;
 }
 
 /** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */

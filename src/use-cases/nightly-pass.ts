@@ -14,12 +14,19 @@ import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
+import type { RemotePass } from "./remote-pull.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly config: SubmitConfig;
   /** Observers of the pass's submission worker (metrics, alerts); its ledger clock is `now`. */
   readonly submissionHooks?:
     Pick<SubmissionHooks, "onAttempt" | "onOutcome" | "onApiKeyRefused" | "onHeld"> | undefined;
+  /**
+   * The SFTP sources (docs/sftp.md): their settled files are taken into processing/ before the drop
+   * folder is claimed, and once the pass is finished the files are archived and the results sent back.
+   * A source that fails is recorded there (`failures()`); it never stops the pass.
+   */
+  readonly remote?: RemotePass | undefined;
 }
 
 export interface NightlyPassOptions {
@@ -102,7 +109,8 @@ export async function nightlyPass(
   // The worker's answers and the retention sweeps go by the same clock as the ingest (deps.now).
   const service = await startSubmission(config, logger, { ...deps.submissionHooks, now: deps.now });
   try {
-    const passDeps = { ...deps, signal: options.signal };
+    const pulled = await deps.remote?.take(options.signal, true);
+    const passDeps = { ...deps, signal: options.signal, pulled };
     let passed;
     try {
       passed = await dropPass(passDeps, config.settleMs);
@@ -117,7 +125,10 @@ export async function nightlyPass(
     const again = await takeChangedFilesAgain(passDeps, config.settleMs);
     for (const taken of again.passed) targets.add(taken.file.batchId);
     for (const waiting of again.waiting) targets.add(waiting.batch.id);
-    if (targets.size === 0) return { kind: "nothing-to-do" };
+    if (targets.size === 0) {
+      await deps.remote?.finish(options.signal);
+      return { kind: "nothing-to-do" };
+    }
     const sending = (): void => {
       const snapshot = service.pacer?.snapshot();
       if (snapshot !== undefined) options.onSending?.(snapshot);
@@ -126,7 +137,9 @@ export async function nightlyPass(
       const since = service.pacer?.snapshot()?.refusingSince ?? 0;
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
-    return await waitForBatches(passDeps, targets, { ...options, onRound: sending, refusing });
+    const outcome = await waitForBatches(passDeps, targets, { ...options, onRound: sending, refusing });
+    if (outcome.kind === "finished") await deps.remote?.finish(options.signal);
+    return outcome;
   } finally {
     await service.close(config.shutdownGraceMs);
   }

@@ -6,6 +6,7 @@ import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
+import type { RemotePass } from "./remote-pull.js";
 
 const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
@@ -26,6 +27,13 @@ export interface ScanServiceOptions {
    * Without it, `deps.profiles` are used throughout.
    */
   readonly loadProfiles?: () => Promise<readonly SourceProfile[]>;
+  /**
+   * The SFTP sources (docs/sftp.md): every scan takes their settled files first. Every `remotePollMs`
+   * they are polled again: with `watch`, a scan; without, only to archive and send back the results of
+   * batches reported since (a new file waits for the schedule).
+   */
+  readonly remote?: RemotePass | undefined;
+  readonly remotePollMs?: number | undefined;
 }
 
 export interface ScanService {
@@ -68,7 +76,8 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
           return 0;
         }
       }
-      const passed = await dropPass(deps, options.settleMs);
+      const pulled = await options.remote?.take(undefined, false);
+      const passed = await dropPass({ ...deps, pulled }, options.settleMs);
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
       await finalizeCompleteBatches(deps);
@@ -133,9 +142,27 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   }, options.reportEveryMs ?? 2000);
   reports.unref();
 
+  const remote = options.remote;
+  const remotePolls =
+    remote === undefined
+      ? undefined
+      : setInterval(
+          () => {
+            if (options.watch)
+              void requestScan(queue, "remote-poll", 0, `scan-remote-${Date.now()}`).catch(() => undefined);
+            else
+              remote.finish().catch((error: unknown) => {
+                logger.error({ err: error }, "finishing the SFTP sources' batches failed; retrying");
+              });
+          },
+          options.remotePollMs ?? Math.max(options.settleMs + 250, 1_000),
+        );
+  remotePolls?.unref();
+
   return {
     close: async () => {
       clearInterval(reports);
+      if (remotePolls !== undefined) clearInterval(remotePolls);
       if (debounce !== undefined) clearTimeout(debounce);
       for (const watcher of watchers) watcher.close();
       await worker.close();

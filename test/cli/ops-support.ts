@@ -187,6 +187,18 @@ const statusJsonSchema = z.strictObject({
       refusing_for_capacity: z.boolean(),
     })
     .nullable(),
+  sftp_sources: z.array(
+    z.strictObject({
+      name: z.string(),
+      last_poll_at: iso.nullable(),
+      waiting: z.number(),
+      taken: z.number(),
+      reports_pending: z.number(),
+      last_error: z.string().nullable(),
+      last_error_at: iso.nullable(),
+      failures: z.number(),
+    }),
+  ),
 });
 
 /** `status --json`, checked against its documented shape. */

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { LastPasses } from "../../src/ledger/last-pass.js";
+import { RemoteClaims } from "../../src/ledger/remote-claims.js";
 import { createLogger } from "../../src/log/logger.js";
 import { metricsRoutes } from "../../src/ops/metrics/metrics-routes.js";
 import { createRelayMetrics } from "../../src/ops/metrics/relay-metrics.js";
@@ -61,6 +62,36 @@ describe("GET /metrics", () => {
     const after = await scrape(url);
     expect(sampleValue(after.metrics, "invoice_relay_last_pass_exit_code")).toBe(2);
     expect(sampleValue(after.metrics, "invoice_relay_last_pass_end_time_seconds")).toBe(1_700_000_000.5);
+  });
+
+  it("when SFTP sources have been polled, then each has its last poll, files waiting, results to upload and whether it is failing", async () => {
+    const { url, prefix } = await serveMetrics();
+    const client = new Redis(redis.url);
+    cleanups.push(async () => {
+      await client.quit();
+    });
+    const acme = new RemoteClaims(client, prefix, "acme");
+    await acme.setState({
+      ...(await acme.state()),
+      lastPollAt: 1_700_000_000_000,
+      waiting: 2,
+      reportsPending: 1,
+    });
+    const beta = new RemoteClaims(client, prefix, "beta");
+    await beta.setState({
+      ...(await beta.state()),
+      lastError: "SFTP source beta: q7z-error-detail",
+      failures: 3,
+    });
+    const { metrics } = await scrape(url);
+    expect(sampleValue(metrics, "invoice_relay_sftp_last_poll_time_seconds", { source: "acme" })).toBe(
+      1_700_000_000,
+    );
+    expect(sampleValue(metrics, "invoice_relay_sftp_files_waiting", { source: "acme" })).toBe(2);
+    expect(sampleValue(metrics, "invoice_relay_sftp_reports_pending", { source: "acme" })).toBe(1);
+    expect(sampleValue(metrics, "invoice_relay_sftp_failing", { source: "acme" })).toBe(0);
+    expect(sampleValue(metrics, "invoice_relay_sftp_failing", { source: "beta" })).toBe(1);
+    expect(JSON.stringify([...metrics.values()])).not.toContain("q7z-error-detail");
   });
 
   it("when Redis is down during a scrape, then the scrape still answers 200 with redis_up 0 and this process's counters", async () => {

@@ -8,6 +8,10 @@ import type { CommandFactory } from "../program.js";
 import { commandConfig, commandLogger, overridesFrom } from "../runtime.js";
 import { checkText } from "../check-text.js";
 import { FlagError } from "../errors/flag-error.js";
+import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
+import { openSftpSession } from "../../ingest/sftp/session.js";
+import { checkRemoteSource } from "../../use-cases/remote-check.js";
+import type { Config } from "../../config/load.js";
 
 export const checkCommand: CommandFactory = () =>
   new Command("check")
@@ -17,7 +21,11 @@ export const checkCommand: CommandFactory = () =>
         "with their keys exactly as they would be sent. Exit 0 when every row is valid, 2 otherwise, 1 " +
         "when a file cannot be used.",
     )
-    .argument("<files...>", "drop files to check (they are only read)")
+    .argument("[files...]", "drop files to check (they are only read)")
+    .option(
+      "--source <name>",
+      "an SFTP source of the sources file: connect, and list what a pass would take and why the rest is left",
+    )
     .option("--sources <file>", "source profiles file (env SOURCES_FILE; default DROP_DIR/sources.yaml)")
     .option("--drop-dir <dir>", "where to look for sources.yaml when --sources is not given (env DROP_DIR)")
     .option("--show <n>", "how many documents to show per file", "3")
@@ -30,6 +38,12 @@ export const checkCommand: CommandFactory = () =>
         throw new FlagError("--show must be a whole number, 0 or more");
       // A broken profiles file stops here with its message (exit 1), as it stops `run`.
       const profiles = await loadSourceProfiles(config, commandLogger(config, "invoice-relay-check"));
+      if (typeof options["source"] === "string") {
+        process.exitCode = await checkSource(config, options["source"], options["json"] === true);
+        return;
+      }
+      if (files.length === 0)
+        throw new FlagError("name drop files to check, or --source NAME for an SFTP source");
       const namespace = resolveNamespace(config.idempotencyNamespace);
       const out = new OutputSink(process.stdout);
       const checked: CheckedFile[] = [];
@@ -45,3 +59,25 @@ export const checkCommand: CommandFactory = () =>
           ? ExitCode.FinishedWithProblems
           : ExitCode.Ok;
     });
+
+async function checkSource(config: Config, name: string, json: boolean): Promise<number> {
+  const sources = await loadRemoteSources(config);
+  const source = sources.find((s) => s.name === name);
+  if (source === undefined)
+    throw new Error(
+      `no SFTP source named ${name} in the sources file; ` +
+        (sources.length === 0
+          ? "it has none (docs/sftp.md)"
+          : `it has ${sources.map((s) => s.name).join(", ")}`),
+    );
+  const files = await checkRemoteSource(source, openSftpSession, config.settleMs);
+  if (json) process.stdout.write(`${JSON.stringify({ source: name, files })}\n`);
+  else {
+    process.stdout.write(
+      `SFTP source ${name}: ${files.filter((f) => f.take).length} file(s) would be taken\n`,
+    );
+    for (const f of files)
+      process.stdout.write(`  ${f.take ? "take " : "leave"}  ${f.name}  (${f.size} bytes) ${f.why}\n`);
+  }
+  return ExitCode.Ok;
+}

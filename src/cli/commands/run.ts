@@ -5,6 +5,9 @@ import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
 import { recordPassEnd } from "../pass-record.js";
 import { nightlyPass, type NightlyOutcome } from "../../use-cases/nightly-pass.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
+import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
+import { openSftpSession } from "../../ingest/sftp/session.js";
+import { remotePass } from "../../use-cases/remote-pull.js";
 import { openContext } from "../context.js";
 import { openPastResults } from "../past-results.js";
 import { startResultsExport, type ResultsExport } from "../results-export.js";
@@ -44,6 +47,7 @@ export const runCommand: CommandFactory = () =>
       const { config, logger } = submitSettings(options, "invoice-relay-run");
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
+      const sources = await loadRemoteSources(config);
       await commandScope(logger, async (scope) => {
         const past = await openPastResults(config, logger);
         scope.defer(() => past.close());
@@ -69,6 +73,17 @@ export const runCommand: CommandFactory = () =>
         scope.defer(() => probes.close());
         // One deadline for the pass and the export of its results.
         const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
+        const remote =
+          sources.length === 0
+            ? undefined
+            : remotePass({
+                ...ctx,
+                logger,
+                prefix: config.queuePrefix,
+                openSession: openSftpSession,
+                sources,
+                settleMs: config.settleMs,
+              });
         const outcome = await nightlyPass(
           {
             ...ctx,
@@ -78,6 +93,7 @@ export const runCommand: CommandFactory = () =>
             submissionHooks: { ...metrics.submission, onApiKeyRefused: onApiKeyRefused(config, notifier) },
             onIngested: metrics.ingest.onIngested,
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
+            remote,
           },
           {
             deadline,
@@ -94,7 +110,10 @@ export const runCommand: CommandFactory = () =>
         const sent = sending.summary();
         if (sent !== undefined) process.stderr.write(`invoice-relay run: ${sent}\n`);
         const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
-        const exitCode = exportedUntil ?? render(outcome, ctx.folder.root);
+        const exitCode = remoteExitCode(
+          remote?.failures(),
+          exportedUntil ?? render(outcome, ctx.folder.root),
+        );
         process.exitCode = exitCode;
         await recordPassEnd(ctx.redis, config.queuePrefix, exitCode, logger);
         // An alert that cannot be delivered is logged; it never changes the exit code.
@@ -131,6 +150,16 @@ async function waitForExport(
       "they are not yet in PostgreSQL (RESULTS_DATABASE_URL); they wait in the outbox in Redis and the next " +
       "`invoice-relay run`, `start` or `worker` exports them\n",
   );
+  return ExitCode.CouldNotFinish;
+}
+
+/**
+ * A source that could not be polled (unreachable, host key or login refused) makes the run exit 1
+ * once everything else is done: its files wait on the server, so the pass did not finish.
+ */
+function remoteExitCode(failures: ReadonlyMap<string, Error> | undefined, exitCode: number): number {
+  if (failures === undefined || failures.size === 0) return exitCode;
+  for (const error of failures.values()) process.stderr.write(`invoice-relay run: ${error.message}\n`);
   return ExitCode.CouldNotFinish;
 }
 

@@ -5,6 +5,9 @@ import { startScanService, type ScanService } from "../../use-cases/scan-service
 import { isScanSchedule } from "../../queue/scan-schedule.js";
 import { FlagError } from "../errors/flag-error.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
+import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
+import { openSftpSession } from "../../ingest/sftp/session.js";
+import { remotePass } from "../../use-cases/remote-pull.js";
 import { serveOps } from "../serve-ops.js";
 import { onApiKeyRefused, startServiceAlerts } from "../alerts.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
@@ -42,6 +45,7 @@ export const startCommand: CommandFactory = () =>
         );
       // A broken profiles file stops the start here; at a later scan it makes that scan claim nothing.
       const profiles = await loadSourceProfiles(config, logger);
+      const sources = await loadRemoteSources(config);
       await commandScope(logger, async (scope) => {
         const past = await openPastResults(config, logger);
         scope.defer(() => past.close());
@@ -84,6 +88,17 @@ export const startCommand: CommandFactory = () =>
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
           },
           loadProfiles: () => loadSourceProfiles(config, logger),
+          remote:
+            sources.length === 0
+              ? undefined
+              : remotePass({
+                  ...ctx,
+                  logger,
+                  prefix: config.queuePrefix,
+                  openSession: openSftpSession,
+                  sources,
+                  settleMs: config.settleMs,
+                }),
           connection: scanConnection,
           prefix: config.queuePrefix,
           cron,

@@ -104,11 +104,15 @@ function profileEntries(
   if (data === null || data === undefined || data === "")
     return fail("profiles", `is missing: the file is empty; ${shape}`);
   if (!isRecord(data)) return fail("profiles", `is missing: the file is ${shown(data)}; ${shape}`);
-  const unknown = Object.keys(data).find((key) => key !== "profiles");
+  const unknown = Object.keys(data).find((key) => key !== "profiles" && key !== "sftp");
   if (unknown !== undefined)
-    return fail(unknown, `is not a field of the file; it has one field, profiles: a list of profiles`);
+    return fail(
+      unknown,
+      "is not a field of the file; it has two fields, profiles: a list of profiles, and sftp: a list of " +
+        "SFTP sources (docs/sftp.md)",
+    );
   const list = data["profiles"];
-  if (list === undefined) return fail("profiles", `is missing; ${shape}`);
+  if (list === undefined) return "sftp" in data ? [] : fail("profiles", `is missing; ${shape}`);
   if (!Array.isArray(list))
     return fail(
       "profiles",
@@ -141,7 +145,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The 1-based line of the deepest part of `path` found in the document: a map key's line, or an item's. */
-function lineAt(doc: Document, lines: LineCounter, path: readonly (string | number)[]): number | undefined {
+export function lineAt(
+  doc: Document,
+  lines: LineCounter,
+  path: readonly (string | number)[],
+): number | undefined {
   let node: unknown = doc.contents;
   let offset: number | undefined;
   for (const segment of path) {

@@ -18,6 +18,7 @@ import { batchPage } from "./batch-page.js";
 import { batchesPage } from "./batches-page.js";
 import { ROW_FILTERS, type BatchRowsPort, type RetryBatchPort } from "./ports.js";
 import { queuePage } from "./queue-page.js";
+import { remoteSourceStates } from "../../ledger/remote-claims.js";
 import { SECURITY_HEADERS, sendPage, sendProblem, viewerOf } from "./respond.js";
 import { searchPage } from "./search-page.js";
 import { lookUp } from "./search.js";
@@ -166,6 +167,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
         readApiKeyRefusal(ctx.redis(), prefix),
         readSendRate(ctx.redis(), prefix, rateSettingsOf(ctx.config)),
       ]);
+      const sources = await remoteSourceStates(ctx.redis(), prefix);
       const count = (name: string) => counts[name] ?? 0;
       const view = {
         counts: {
@@ -179,6 +181,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
         coolDownMs,
         refusal,
         sending,
+        sources,
       };
       return sendPage(reply, "Queue", viewerOf(auth, request), queuePage(view));
     });

@@ -1,5 +1,6 @@
 import type { ApiKeyRefusal } from "../../queue/api-key-refusal.js";
 import type { SendRateView } from "../../queue/send-rate-view.js";
+import type { RemoteSourceState } from "../../ledger/remote-claims.js";
 import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
 
@@ -11,9 +12,14 @@ export interface QueueView {
   readonly refusal: ApiKeyRefusal | undefined;
   /** The fleet's sending rate; undefined before any process sent. */
   readonly sending?: SendRateView | undefined;
+  /** Each SFTP source polled so far (docs/sftp.md), by name: the same read as `status` and /metrics. */
+  readonly sources: ReadonlyMap<string, RemoteSourceState>;
 }
 
-/** `/queue`: the submission queue, the outage cool-down and whether the service refused the API key. */
+/**
+ * `/queue`: the submission queue, the outage cool-down, whether the service refused the API key, and the
+ * SFTP sources files come from.
+ */
 export function queuePage(view: QueueView): SafeHtml {
   const names = ["waiting", "delayed", "active", "paused", "failed"] as const;
   const refusal = view.refusal;
@@ -53,7 +59,37 @@ export function queuePage(view: QueueView): SafeHtml {
     <p class="muted">
       failed: jobs stopped by unexpected errors (invoices the service refused are failed in the ledger, per
       batch).
-    </p>`;
+    </p>
+    ${view.sources.size === 0 ? html`` : sourcesTable(view.sources)}`;
+}
+
+function sourcesTable(sources: ReadonlyMap<string, RemoteSourceState>): SafeHtml {
+  const rows = [...sources].sort(([a], [b]) => a.localeCompare(b));
+  return html`<h2>SFTP sources</h2>
+    <table class="sources">
+      <thead>
+        <tr>
+          <th>source</th>
+          <th>last poll</th>
+          <th>files waiting</th>
+          <th>taken</th>
+          <th>results to upload</th>
+          <th>last error</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          ([name, s]) => html`<tr>
+            <td>${name}</td>
+            <td>${s.lastPollAt === undefined ? "never" : when(s.lastPollAt)}</td>
+            <td class="num">${s.waiting}</td>
+            <td class="num">${s.claimed}</td>
+            <td class="num">${s.reportsPending}</td>
+            <td>${s.lastError === undefined ? "" : html`<span class="status status-failed">${s.lastError}</span>`}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>`;
 }
 
 /** The learned rate, what the fleet is doing, and a service refusing everything for capacity. */

@@ -1,6 +1,7 @@
 import { Gauge, type Registry } from "prom-client";
 import { METRIC_PREFIX } from "./relay-metrics.js";
 import type { RedisSnapshot } from "./redis-snapshot.js";
+import type { RemoteSourceState } from "../../ledger/remote-claims.js";
 
 type Present = Extract<RedisSnapshot, { up: true }>;
 
@@ -119,4 +120,36 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
       for (const [batch, waiting] of read.census.waitingByBatch) this.set({ batch }, waiting);
     },
   });
+  const perSource = (name: string, help: string, value: (s: RemoteSourceState) => number | undefined) =>
+    new Gauge({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      labelNames: ["source"] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const read = await snapshot();
+        if (!read.up) return;
+        for (const [source, state] of read.sftpSources) {
+          const v = value(state);
+          if (v !== undefined) this.set({ source }, v);
+        }
+      },
+    });
+  perSource("sftp_last_poll_time_seconds", "When each SFTP source was last polled, Unix seconds", (s) =>
+    s.lastPollAt === undefined ? undefined : s.lastPollAt / 1000,
+  );
+  perSource(
+    "sftp_files_waiting",
+    "Files on each SFTP source seen but not settled (or not marked done) yet",
+    (s) => s.waiting,
+  );
+  perSource(
+    "sftp_reports_pending",
+    "Batches of each SFTP source whose results wait to be uploaded",
+    (s) => s.reportsPending,
+  );
+  perSource("sftp_failing", "1 while each SFTP source's last poll failed (status says why), else 0", (s) =>
+    s.lastError === undefined ? 0 : 1,
+  );
 }

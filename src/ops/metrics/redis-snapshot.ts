@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import { ledgerCensus, type LedgerCensus } from "../../ledger/census.js";
 import { LastPasses, type LastPass } from "../../ledger/last-pass.js";
 import type { RedisClient } from "../../ledger/redis-client.js";
+import { remoteSourceStates, type RemoteSourceState } from "../../ledger/remote-claims.js";
 import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
 import { readSendRate, type RateSettings, type SendRateView } from "../../queue/send-rate-view.js";
 import { within } from "../within.js";
@@ -17,6 +18,8 @@ export type RedisSnapshot =
       readonly lastPass: LastPass | undefined;
       /** The fleet's send budget; undefined before any process sent (or with SUBMIT_RATE_ADAPTIVE=false). */
       readonly sendRate: SendRateView | undefined;
+      /** Each SFTP source polled so far, by name (what `status` shows of it too). */
+      readonly sftpSources: ReadonlyMap<string, RemoteSourceState>;
     };
 
 /**
@@ -40,11 +43,12 @@ export async function readRedisSnapshot(
     queue.getRateLimitTtl(RATE_LIMIT_SET_BY_HAND),
     new LastPasses(redis, prefix).read(),
     readSendRate(redis, prefix, rateSettings),
+    remoteSourceStates(redis, prefix),
   ]);
   try {
     const answer = await within(reads, timeoutMs);
     if (answer === undefined) return { up: false };
-    const [census, refusal, ttl, lastPass, sendRate] = answer;
+    const [census, refusal, ttl, lastPass, sendRate, sftpSources] = answer;
     return {
       up: true,
       census,
@@ -52,6 +56,7 @@ export async function readRedisSnapshot(
       coolingDown: ttl > 0,
       lastPass,
       sendRate,
+      sftpSources,
     };
   } catch {
     return { up: false };

@@ -148,7 +148,7 @@ describe("refusing a source profiles file", () => {
 
   it("when the file has a field besides profiles, then the error names that field", () => {
     expect(refusal("profiles: []\nprofile: []\n").message).toBe(
-      "sources.yaml, field profile (line 2): is not a field of the file; it has one field, profiles: a list of profiles",
+      "sources.yaml, field profile (line 2): is not a field of the file; it has two fields, profiles: a list of profiles, and sftp: a list of SFTP sources (docs/sftp.md)",
     );
   });
 

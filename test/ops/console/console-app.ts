@@ -27,6 +27,8 @@ export interface ConsoleAppOptions {
 export interface ConsoleApp {
   readonly app: FastifyInstance;
   readonly batches: BatchStore;
+  readonly redis: RedisClient;
+  readonly prefix: string;
   /** Batch ids the retry port was called with. */
   readonly retried: string[];
   /** Queries the rows port was asked. */
@@ -85,6 +87,8 @@ export async function consoleApp(
   return {
     app,
     batches: new BatchStore(redis, prefix),
+    redis,
+    prefix,
     retried,
     queries,
     close: async () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConsoleAuth, SESSION_SECONDS, SESSION_COOKIE } from "../../../src/ops/console/auth.js";
 import { escapeHtml, html } from "../../../src/ops/console/html.js";
 import { consoleApp, reportedBatch, TOKEN, type ConsoleApp } from "./console-app.js";
+import { RemoteClaims } from "../../../src/ledger/remote-claims.js";
 
 const apps: ConsoleApp[] = [];
 afterEach(async () => {
@@ -70,6 +71,25 @@ describe("the console's HTML", () => {
     expect(one.body).not.toContain(XSS);
     expect(one.body).toContain("bad &lt;b&gt;");
     expect(one.body).not.toContain("<script");
+  });
+});
+
+describe("the queue page's SFTP sources", () => {
+  it("when SFTP sources have been polled, then /queue shows each with its last poll, files waiting and last error, escaped", async () => {
+    const c = await consoleApp(undefined);
+    apps.push(c);
+    const empty = await c.app.inject({ url: "/queue" });
+    expect(empty.body).not.toContain("SFTP sources");
+    const acme = new RemoteClaims(c.redis, c.prefix, "acme");
+    await acme.setState({ ...(await acme.state()), lastPollAt: Date.now(), waiting: 2, claimed: 5 });
+    const beta = new RemoteClaims(c.redis, c.prefix, "beta");
+    await beta.setState({ ...(await beta.state()), lastError: `SFTP source beta: ${XSS}`, failures: 1 });
+    const page = await c.app.inject({ url: "/queue" });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("SFTP sources");
+    expect(page.body).toMatch(/<td>acme<\/td>[\s\S]*?<td class="num">2<\/td>\s*<td class="num">5<\/td>/);
+    expect(page.body).toContain(`SFTP source beta: ${escapeHtml(XSS)}`);
+    expect(page.body).not.toContain(XSS);
   });
 });
 

@@ -1,0 +1,226 @@
+import { coerceError } from "../errors/relay-error.js";
+import { newBatchId } from "../ingest/drop-folder.js";
+import { HostKeyRefusedError } from "../ingest/sftp/errors/host-key-refused-error.js";
+import { RemoteSourceUnavailableError } from "../ingest/sftp/errors/remote-source-unavailable-error.js";
+import { settleListing, type RemoteCandidate } from "../ingest/sftp/remote-settle.js";
+import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
+import type { OpenSession, RemoteSession } from "../ingest/sftp/session.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import { RemoteClaims, type RemoteSourceState } from "../ledger/remote-claims.js";
+import { finishClaim, type ClaimDeps } from "./remote-claim.js";
+import { finishPulledBatches } from "./remote-results.js";
+
+export interface RemotePullDeps extends ClaimDeps {
+  readonly redis: RedisClient;
+  readonly prefix: string;
+  readonly openSession: OpenSession;
+  readonly sources: readonly RemoteSource[];
+  readonly settleMs: number;
+  /** Connection attempts per source and pass, with backoff between them (default 3). */
+  readonly attempts?: number | undefined;
+  readonly backoffMs?: number | undefined;
+}
+
+/** What one pass over one source came to. */
+export interface SourcePull {
+  readonly source: string;
+  readonly taken: number;
+  /** The batch ids of the files taken: in processing/, ingested by the drop pass. */
+  readonly batches: readonly string[];
+  /** Files seen but not settled yet (or waiting for their done-marker). */
+  readonly waiting: number;
+  /** Of those, the files changed since the last poll or first seen now: polled again by `pullSettled`. */
+  readonly settling?: number | undefined;
+  /** Set when the source could not be polled this pass (the others went on). */
+  readonly error?: Error | undefined;
+}
+
+/**
+ * One pass over every SFTP source, one after the other: finish claims a cut pass left, take every
+ * settled file, then archive and report back the batches whose reports are written. A source that
+ * cannot be reached is tried `attempts` times with backoff, its error recorded for `status`; it never
+ * stops the other sources or the drop folder. A refused host key or login is not retried.
+ */
+export async function pullRemoteSources(
+  deps: RemotePullDeps,
+  signal?: AbortSignal,
+  options: PullOptions = { take: true },
+): Promise<SourcePull[]> {
+  const out: SourcePull[] = [];
+  for (const source of deps.sources) {
+    if (signal?.aborted === true) break;
+    out.push(await pullSource(deps, source, options, signal));
+  }
+  return out;
+}
+
+export interface PullOptions {
+  /** false: only finish what earlier passes began, archive and report back; take no new file. */
+  readonly take: boolean;
+}
+
+/**
+ * For a one-shot pass (`run`): a file is settled only across two polls, so a file first seen now is
+ * polled again once SETTLE_MS has passed (twice at most), and taken then if it has not changed.
+ */
+export async function pullSettled(deps: RemotePullDeps, signal?: AbortSignal): Promise<SourcePull[]> {
+  let pulls = await pullRemoteSources(deps, signal);
+  for (
+    let round = 0;
+    round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
+    round++
+  ) {
+    await new Promise((r) => setTimeout(r, deps.settleMs + 100));
+    const again = await pullRemoteSources(deps, signal);
+    pulls = again.map((p, i) => ({
+      ...p,
+      taken: p.taken + (pulls[i]?.taken ?? 0),
+      batches: [...(pulls[i]?.batches ?? []), ...p.batches],
+    }));
+  }
+  return pulls;
+}
+
+async function pullSource(
+  deps: RemotePullDeps,
+  source: RemoteSource,
+  options: PullOptions,
+  signal?: AbortSignal,
+): Promise<SourcePull> {
+  const claims = new RemoteClaims(deps.redis, deps.prefix, source.name);
+  const lease = await claims.lease();
+  if (lease === undefined) return { source: source.name, taken: 0, batches: [], waiting: 0 }; // another process polls it
+  const attempts = deps.attempts ?? 3;
+  const state = await claims.state();
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const done = await pollOnce(deps, claims, source, options);
+        await claims.setState({ ...cleared(state), lastPollAt: Date.now(), ...done.state });
+        return { source: source.name, ...done.result };
+      } catch (thrown) {
+        const error = coerceError(thrown);
+        const final =
+          attempt >= attempts ||
+          signal?.aborted === true ||
+          error instanceof HostKeyRefusedError ||
+          (error instanceof RemoteSourceUnavailableError &&
+            (error.reason === "auth" || error.reason === "secret"));
+        deps.logger.error(
+          { source: source.name, attempt, err: error.message },
+          final ? "SFTP source failed this pass" : "SFTP source failed; trying again",
+        );
+        if (final) {
+          await claims.setState({
+            ...state,
+            lastPollAt: Date.now(),
+            lastError: error.message,
+            lastErrorAt: Date.now(),
+            failures: state.failures + 1,
+          });
+          return { source: source.name, taken: 0, batches: [], waiting: state.waiting, error };
+        }
+        await new Promise((r) => setTimeout(r, (deps.backoffMs ?? 1000) * 2 ** (attempt - 1)));
+      }
+    }
+  } finally {
+    await lease.release();
+  }
+}
+
+function cleared(state: RemoteSourceState): RemoteSourceState {
+  return { ...state, lastError: undefined, lastErrorAt: undefined, nextTryAt: undefined, failures: 0 };
+}
+
+async function pollOnce(
+  deps: RemotePullDeps,
+  claims: RemoteClaims,
+  source: RemoteSource,
+  options: PullOptions,
+): Promise<{
+  result: { taken: number; batches: string[]; waiting: number; settling: number };
+  state: Partial<RemoteSourceState>;
+}> {
+  const session = await deps.openSession(source);
+  try {
+    const folders = remoteFolders(source);
+    await session.mkdirp(source.afterClaim === "move" ? folders.processing : source.path);
+    if (source.afterClaim === "move") await session.mkdirp(folders.archive);
+    if (source.reports) await session.mkdirp(folders.reports);
+    const batches: string[] = [];
+    for (const claim of (await claims.claims()).values())
+      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
+    const candidates = options.take ? await listCandidates(deps, session, claims, source) : [];
+    for (const c of candidates.filter((c) => c.readiness === "settled")) {
+      const claim = await claims.begin(c.entry.name, {
+        batch: newBatchId(),
+        name: c.entry.name,
+        size: c.entry.size,
+        mtimeMs: c.entry.mtimeMs,
+        step: "downloading",
+      });
+      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
+    }
+    const taken = batches.length;
+    const settling = candidates.filter((c) => c.readiness === "writing").length;
+    const waiting = settling + candidates.filter((c) => c.readiness === "unmarked").length;
+    const reportsPending = await finishPulledBatches(deps, session, claims, source);
+    const state = options.take ? { waiting } : {};
+    return {
+      result: { taken, batches, waiting, settling },
+      state: { ...state, reportsPending, claimed: (await claims.state()).claimed + taken },
+    };
+  } finally {
+    await session.close();
+  }
+}
+
+/** The source's files and why each is taken or left (`check --source`), noting what this poll saw. */
+export async function listCandidates(
+  deps: Pick<RemotePullDeps, "settleMs">,
+  session: RemoteSession,
+  claims: RemoteClaims,
+  source: RemoteSource,
+  now = Date.now(),
+): Promise<RemoteCandidate[]> {
+  const listing = settleListing(
+    source,
+    await session.list(source.path),
+    await claims.seen(),
+    deps.settleMs,
+    now,
+  );
+  await claims.saw(listing.seen);
+  return listing.candidates;
+}
+
+/** The SFTP sources as a pass sees them: take settled files first, report back at the end. */
+export interface RemotePass {
+  /** Takes every settled file (waiting once for files first seen now when `settle`); the batch ids taken. */
+  take(signal: AbortSignal | undefined, settle: boolean): Promise<ReadonlySet<string>>;
+  /** Finishes claims, archives and uploads results of reported batches; takes nothing new. */
+  finish(signal?: AbortSignal): Promise<void>;
+  /** The sources that failed in this pass, the latest error of each. */
+  failures(): ReadonlyMap<string, Error>;
+}
+
+export function remotePass(deps: RemotePullDeps): RemotePass {
+  const failures = new Map<string, Error>();
+  const note = (pulls: readonly SourcePull[]) => {
+    for (const p of pulls) {
+      if (p.error !== undefined) failures.set(p.source, p.error);
+      else failures.delete(p.source);
+    }
+  };
+  return {
+    take: async (signal, settle) => {
+      const pulls = settle ? await pullSettled(deps, signal) : await pullRemoteSources(deps, signal);
+      note(pulls);
+      return new Set(pulls.flatMap((p) => p.batches));
+    },
+    finish: async (signal) => {
+      note(await pullRemoteSources(deps, signal, { take: false }));
+    },
+    failures: () => failures,
+  };
+}

@@ -1,0 +1,98 @@
+import { appendFile, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readReports } from "../support/drop.js";
+import { finish, runCli } from "../support/cli-run.js";
+import { spawnNode } from "../support/processes.js";
+import { sftpSetup, type SftpSetup } from "../support/sftp-source.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(): Promise<SftpSetup> {
+  const s = await sftpSetup();
+  cleanups.push(() => s.close());
+  await s.writeSources();
+  return s;
+}
+
+function rows(prefix: string, n: number): string {
+  let text = "external_id,currency,destination_country,archive_policy\n";
+  for (let i = 1; i <= n; i++) text += `${prefix}-${i},EUR,DE,eu-10y\n`;
+  return text;
+}
+
+const FILES = { "a.csv": 8_000, "b.csv": 8_000 } as const;
+
+async function listing(dir: string): Promise<string[]> {
+  return readdir(dir).catch(() => [] as string[]);
+}
+
+/** Where `run` is killed: each a moment of the pull, seen from outside the process. */
+const KILL_POINTS: Record<string, (s: SftpSetup) => Promise<boolean>> = {
+  "while a download is under way": async (s) =>
+    (await listing(join(s.dir, "processing"))).some((n) => n.endsWith(".download")),
+  "once a downloaded file is in processing/": async (s) =>
+    (await listing(join(s.dir, "processing"))).some((n) => n.includes("--")),
+  "once a file is moved to the server's processing/": async (s) =>
+    (await listing(join(s.inbox, "processing"))).length > 0,
+  "once a report is written, before it is uploaded": async (s) =>
+    (await listing(join(s.dir, "reports"))).length > 0,
+};
+
+describe("invoice-relay run with an SFTP source, killed", () => {
+  for (const [point, reached] of Object.entries(KILL_POINTS))
+    it(`when run is SIGKILLed ${point}, then the next run routes every invoice once, one batch per remote file, and leaves nothing on the server`, async () => {
+      const s = await setup();
+      for (const [name, n] of Object.entries(FILES)) await writeFile(join(s.inbox, name), rows(name, n));
+      const env = { ...s.env, SETTLE_MS: "200" };
+      const first = spawnNode("workers/cli.js", ["run"], env);
+      // Watched closely (a download of this size takes tens of milliseconds): the kill must land there.
+      const deadline = Date.now() + 60_000;
+      while (!(await reached(s)) && first.child.exitCode === null && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 2));
+      expect(first.child.exitCode, `run ended before ${point}: ${first.output()}`).toBeNull();
+      first.child.kill("SIGKILL");
+      await first.exited;
+
+      const again = await runCli(["run"], env, 120_000);
+      expect(again.code, again.output).toBe(0);
+      const stats = s.sim.stats();
+      expect(stats.effects.externalIdsWithMultipleEffects).toBe(0);
+      expect(stats.effects.distinctExternalIds).toBe(FILES["a.csv"] + FILES["b.csv"]);
+      expect([...(await readReports(s.dir)).keys()].sort()).toEqual(Object.keys(FILES));
+      expect(await s.remote()).toEqual(["archive", "processing", "reports"]);
+      expect(await s.remote("processing")).toEqual([]);
+      expect(await s.remote("archive")).toHaveLength(2);
+      expect((await s.remote("reports")).filter((n) => n.endsWith(".results.csv"))).toHaveLength(2);
+    }, 180_000);
+
+  it("when a file is still being uploaded (its writer pausing between writes), then run leaves it, and a run after the upload ends takes it whole", async () => {
+    const s = await setup();
+    const env = { ...s.env, SETTLE_MS: "600" };
+    const path = join(s.inbox, "slow.csv");
+    await writeFile(path, rows("S", 10));
+    const first = spawnNode("workers/cli.js", ["run"], env);
+    let written = 10;
+    let running = true;
+    void first.exited.then(() => (running = false));
+    // The writer appends a row, pauses shorter than SETTLE_MS, and goes on until the run has ended.
+    while (running) {
+      written += 1;
+      await appendFile(path, `S-${written},EUR,DE,eu-10y\n`);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    const ended = await finish(first);
+    expect(ended.code, ended.output).toBe(0);
+    expect(s.sim.stats().requests.total).toBe(0);
+    expect(await s.remote()).toContain("slow.csv");
+
+    const second = await runCli(["run"], env, 60_000);
+    expect(second.code, second.output).toBe(0);
+    expect(s.sim.stats().effects.distinctExternalIds).toBe(written);
+    const report = (await readReports(s.dir)).get("slow.csv");
+    expect(report?.rows).toHaveLength(written);
+  });
+});

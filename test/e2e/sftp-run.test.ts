@@ -1,0 +1,144 @@
+import { copyFile, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readReports } from "../support/drop.js";
+import { runCli } from "../support/cli-run.js";
+import { statusJson } from "../cli/ops-support.js";
+import { MIXED_SAMPLES, sftpSetup, type SftpSetup } from "../support/sftp-source.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(): Promise<SftpSetup> {
+  const s = await sftpSetup();
+  cleanups.push(() => s.close());
+  return s;
+}
+
+/** Rows of the samples as the service must see them: each invoice once. */
+function expectEachRoutedOnce(s: SftpSetup): void {
+  const stats = s.sim.stats();
+  expect(stats.effects.keysWithMultipleEffects).toBe(0);
+  expect(stats.effects.externalIdsWithMultipleEffects).toBe(0);
+}
+
+describe("invoice-relay run with an SFTP source", () => {
+  it("when check --source names the source, then it lists what a pass would take and why the rest is left, taking nothing", async () => {
+    const s = await setup();
+    await s.writeSources();
+    await s.uploadSamples(["invoices-eu.csv"]);
+    await writeFile(join(s.inbox, "late.csv.part"), "external_id\n");
+    await writeFile(join(s.inbox, "notes.txt"), "hello\n");
+    const { code, output } = await runCli(["check", "--source", "acme"], s.env);
+    expect(code, output).toBe(0);
+    expect(output).toContain("SFTP source acme: 1 file(s) would be taken");
+    expect(output).toMatch(/take +invoices-eu\.csv/);
+    expect(output).toMatch(/leave +late\.csv\.part .*not a drop file name/);
+    expect(await s.remote()).toEqual(["invoices-eu.csv", "late.csv.part", "notes.txt"]);
+    const unknown = await runCli(["check", "--source", "nobody"], s.env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.output).toContain("no SFTP source named nobody in the sources file; it has acme");
+  });
+
+  it("when the mixed samples wait on the SFTP server, then each is pulled, sent, reported, archived there and its results uploaded to reports/", async () => {
+    const s = await setup();
+    await s.writeSources();
+    await s.uploadSamples();
+
+    const { code, output } = await runCli(["run"], s.env, 60_000);
+    expect([0, 2], output).toContain(code);
+    expect(await s.remote()).toEqual(["archive", "processing", "reports"]);
+    expect(await s.remote("processing")).toEqual([]);
+    const archived = await s.remote("archive");
+    expect(archived.map((n) => n.replace(/^.*?--/, "")).sort()).toEqual([...MIXED_SAMPLES].sort());
+    const reports = await readReports(s.dir);
+    expect([...reports.keys()].sort()).toEqual([...MIXED_SAMPLES].sort());
+    const uploaded = await s.remote("reports");
+    expect(
+      uploaded.filter((n) => n.endsWith(".results.csv")),
+      output,
+    ).toHaveLength(3);
+    expect(uploaded.filter((n) => n.endsWith(".summary.json"))).toHaveLength(3);
+    for (const name of uploaded.filter((n) => n.endsWith(".results.csv")))
+      expect(await readFile(join(s.inbox, "reports", name), "utf8")).toBe(
+        await readFile(join(s.dir, "reports", name), "utf8"),
+      );
+    expectEachRoutedOnce(s);
+    expect(s.sim.stats().effects.total).toBeGreaterThan(0);
+    const [acme] = (await statusJson(s.env)).sftp_sources;
+    expect(acme).toMatchObject({ name: "acme", taken: 3, waiting: 0, reports_pending: 0, last_error: null });
+
+    // The same content uploaded again is known: no second batch, nothing sent again.
+    const sent = s.sim.stats().requests.total;
+    await s.uploadSamples(["invoices-eu.csv"]);
+    const again = await runCli(["run"], s.env, 60_000);
+    expect(again.code, again.output).toBe(0);
+    expect((await readReports(s.dir)).size).toBe(3);
+    expect(s.sim.stats().requests.total).toBe(sent);
+    expect(await s.remote()).toEqual(["archive", "processing", "reports"]);
+  });
+
+  it("when the server offers a host key other than the one pinned, then run exits 1 naming the expected and the offered key, and takes nothing", async () => {
+    const s = await setup();
+    const pinned = await s.server.hostFingerprint();
+    await s.writeSources();
+    await s.uploadSamples();
+    await s.server.stop();
+    await s.server.newHostKey();
+    await s.server.start();
+    const offered = await s.server.hostFingerprint();
+
+    const { code, output } = await runCli(["run"], s.env, 60_000);
+    expect(code, output).toBe(1);
+    expect(output).toContain(`offered host key ${offered}`);
+    expect(output).toContain(`but ${pinned} is pinned`);
+    expect(output).toContain("SFTP source acme");
+    expect(await s.remote()).toEqual(expect.arrayContaining(MIXED_SAMPLES));
+    expect(s.sim.stats().requests.total).toBe(0);
+  });
+
+  it("when the known_hosts file has no entry for the server, then run exits 1 saying so", async () => {
+    const s = await setup();
+    const known = join(s.dir, "known_hosts");
+    await writeFile(known, "# empty\n");
+    await s.writeSources("", { host_key: undefined, known_hosts: known });
+    await s.uploadSamples(["invoices-eu.csv"]);
+    const { code, output } = await runCli(["run"], s.env, 60_000);
+    expect(code, output).toBe(1);
+    expect(output).toContain(`no entry for [127.0.0.1]:${s.server.port} in ${known}`);
+  });
+
+  it("when the server refuses the key, then run exits 1 with an error naming the source and the user, and the local folder is still processed", async () => {
+    const s = await setup();
+    await s.writeSources("", { key_file: s.server.strangerKeyFile });
+    await s.uploadSamples(["invoices-eu.csv"]);
+    await copyFile(
+      join(import.meta.dirname, "../../samples/invoices-us.ndjson"),
+      join(s.dir, "local.ndjson"),
+    );
+    const { code, output } = await runCli(["run"], s.env, 60_000);
+    expect(code, output).toBe(1);
+    expect(output).toContain("SFTP source acme");
+    expect(output).toContain(`refused the login of ${s.server.user}`);
+    expect([...(await readReports(s.dir)).keys()]).toEqual(["local.ndjson"]);
+    expect(await s.remote()).toContain("invoices-eu.csv");
+    const [acme] = (await statusJson(s.env)).sftp_sources;
+    expect(acme?.last_error).toContain(`refused the login of ${s.server.user}`);
+    expect(acme?.failures).toBeGreaterThanOrEqual(1);
+    const status = await runCli(["status"], s.env);
+    expect(status.output).toContain("SFTP source acme failed at");
+  });
+
+  it("when the password is wrong, then run exits 1 naming the source, and the password appears nowhere", async () => {
+    const s = await setup();
+    const secret = "not-the-password-8c1f";
+    await s.writeSources("", { key_file: undefined, password_env: "ACME_SFTP_PASSWORD" });
+    const { code, output } = await runCli(["run"], { ...s.env, ACME_SFTP_PASSWORD: secret }, 60_000);
+    expect(code, output).toBe(1);
+    expect(output).toContain("SFTP source acme");
+    expect(output).toContain(`refused the login of ${s.server.user} with the password`);
+    expect(output).not.toContain(secret);
+  });
+});
