@@ -24,7 +24,10 @@ function rows(prefix: string, n: number): string {
   return text;
 }
 
-const FILES = { "a.csv": 8_000, "b.csv": 8_000 } as const;
+/** Large enough that a download lasts long enough to be caught under way. */
+const LARGE = { "a.csv": 8_000, "b.csv": 8_000 } as const;
+/** The other moments need no large file: every step after the download is as short whatever the size. */
+const SMALL = { "a.csv": 1_000, "b.csv": 1_000 } as const;
 
 async function listing(dir: string): Promise<string[]> {
   return readdir(dir).catch(() => [] as string[]);
@@ -46,6 +49,7 @@ describe("invoice-relay run with an SFTP source, killed", () => {
   for (const [point, reached] of Object.entries(KILL_POINTS))
     it(`when run is SIGKILLed ${point}, then the next run routes every invoice once, one batch per remote file, and leaves nothing on the server`, async () => {
       const s = await setup();
+      const FILES = point === "while a download is under way" ? LARGE : SMALL;
       for (const [name, n] of Object.entries(FILES)) await writeFile(join(s.inbox, name), rows(name, n));
       const env = { ...s.env, SETTLE_MS: "200" };
       const first = spawnNode("workers/cli.js", ["run"], env);
