@@ -1,4 +1,4 @@
-import { MetricsTime, UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
+import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import type { Logger } from "../log/logger.js";
 import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
@@ -92,7 +92,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     worker.concurrency = window * INVOICES_PER_REQUEST_SLOT;
   };
 
-  const processor = async (job: Job<InvoiceJobData>): Promise<string> => {
+  const processor = async (job: Job<InvoiceJobData>, token?: string): Promise<string> => {
     const key = job.id ?? "";
     const parsed = invoiceJobDataSchema.safeParse(job.data);
     if (!parsed.success || key === "") {
@@ -140,12 +140,17 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         flow.onFinalFailure();
         log().warn({ error: outcome.detail }, "failed");
         return "failed";
-      case "throttled":
-        // "Not now": the budget has slowed the fleet (and holds it for Retry-After). Back to the queue
-        // without spending an attempt, and no step towards an outage cool-down.
+      case "throttled": {
+        // "Not now": back to the queue without spending an attempt, and no step towards an outage
+        // cool-down. The budget slows the fleet when such answers speak of capacity; this invoice waits
+        // its Retry-After in any case (a 429 the budget does not count as capacity holds nobody else).
         if (logger.isLevelEnabled("debug"))
           log().debug({ retryAfterMs: outcome.retryAfterMs }, "refused for capacity; sent again later");
-        throw Worker.RateLimitError();
+        const waitMs = Math.min(outcome.retryAfterMs ?? 0, options.backoff.retryAfterCapMs);
+        if (waitMs <= 0 || token === undefined) throw Worker.RateLimitError();
+        await job.moveToDelayed(Date.now() + waitMs, token);
+        throw new DelayedError();
+      }
       case "retry": {
         const coolDown = flow.onRetryable();
         followWindow();
