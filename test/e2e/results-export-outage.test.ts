@@ -94,14 +94,14 @@ async function expectExactlyOnce(pool: pg.Pool, dropDir: string, seen: readonly 
 }
 
 describe("the export when PostgreSQL or the exporter fails", () => {
-  it("when PostgreSQL stops in the middle of a run of 5,000 invoices with faults, then submission goes on, the outbox drains afterwards, and every result is in PostgreSQL exactly once", async () => {
+  it("when PostgreSQL stops in the middle of a run of 2,000 invoices with faults, then submission goes on, the outbox drains afterwards, and every result is in PostgreSQL exactly once", async () => {
     const server = await PostgresServer.start();
     cleanups.push(() => server.dispose());
     const pool = await openPool(server.url);
     cleanups.push(() => pool.end());
     await migrate(pool, { logger: silentLogger() });
     const { sim, seen } = await faultySimulator(53);
-    const dropDir = await dropOf(5000, "PGDOWN");
+    const dropDir = await dropOf(2000, "PGDOWN");
     const prefix = `export-outage-${randomUUID()}`;
     const redis = redisClient();
 
@@ -124,21 +124,21 @@ describe("the export when PostgreSQL or the exporter fails", () => {
       async () => {
         const [id] = await batches.newest(1);
         const meta = id === undefined ? undefined : await batches.get(id);
-        return meta?.state === "ingested" && sim.stats().effects.total >= 1000;
+        return meta?.state === "ingested" && sim.stats().effects.total >= 400;
       },
       60_000,
-      "the file ingested and 1,000 invoices sent",
+      "the file ingested and 400 invoices sent",
     );
     await server.pause();
     const atStop = sim.stats().effects.total;
-    // down until the exporter has found it refusing and submission has gone on for 1,000 more invoices
+    // down until the exporter has found it refusing and submission has gone on for 400 more invoices
     await until(
       () =>
         Promise.resolve(
-          run.output().includes("does not take the results") && sim.stats().effects.total >= atStop + 1000,
+          run.output().includes("does not take the results") && sim.stats().effects.total >= atStop + 400,
         ),
       120_000,
-      "the exporter to find PostgreSQL down while 1,000 more invoices are sent",
+      "the exporter to find PostgreSQL down while 400 more invoices are sent",
     );
     // submission went on without the database, and the outbox kept what was not exported
     expect(sim.stats().effects.total, run.output()).toBeGreaterThan(atStop);
@@ -152,8 +152,8 @@ describe("the export when PostgreSQL or the exporter fails", () => {
       `PostgreSQL at postgres://postgres@127.0.0.1:${server.port}/postgres does not take`,
     );
     expect((await outboxBacklog(redis, prefix)).entries).toBe(0);
-    expect(sim.stats().effects).toMatchObject({ total: 5000, keysWithMultipleEffects: 0 });
-    await expectExactlyOnce(pool, dropDir, seen, 5000);
+    expect(sim.stats().effects).toMatchObject({ total: 2000, keysWithMultipleEffects: 0 });
+    await expectExactlyOnce(pool, dropDir, seen, 2000);
   }, 240_000);
 
   it("when the exporting process is killed mid-drain and another starts, then PostgreSQL ends up with every result once, none missing", async () => {
@@ -165,7 +165,7 @@ describe("the export when PostgreSQL or the exporter fails", () => {
     });
     await migrate(pool, { logger: silentLogger() });
     const { sim, seen } = await faultySimulator(59);
-    const dropDir = await dropOf(3000, "KILLED");
+    const dropDir = await dropOf(1500, "KILLED");
     const prefix = `export-kill-${randomUUID()}`;
     const redis = redisClient();
     const names = new LedgerNames(prefix);
@@ -199,7 +199,7 @@ describe("the export when PostgreSQL or the exporter fails", () => {
     await lock.query("ROLLBACK");
     lock.release();
     const backlog = (await outboxBacklog(redis, prefix)).entries;
-    expect(backlog).toBeGreaterThan(3000);
+    expect(backlog).toBeGreaterThan(1500);
 
     const first = spawnNode("workers/cli.js", ["worker"], exporting);
     await until(
@@ -225,6 +225,6 @@ describe("the export when PostgreSQL or the exporter fails", () => {
     );
     second.child.kill("SIGTERM");
     expect((await finish(second, 30_000)).code, second.output()).toBe(0);
-    await expectExactlyOnce(pool, dropDir, seen, 3000);
+    await expectExactlyOnce(pool, dropDir, seen, 1500);
   }, 240_000);
 });
