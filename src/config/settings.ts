@@ -146,9 +146,9 @@ export const SETTINGS = {
   submitRateAdaptive: {
     env: "SUBMIT_RATE_ADAPTIVE",
     description:
-      "Learn the service's capacity from its answers (true), or send at SUBMIT_RATE_PER_SEC with BullMQ's fixed limiter (false).",
+      "Learn the service's capacity from its answers and share one rate across the fleet (true), or send at SUBMIT_RATE_PER_SEC with BullMQ's fixed limiter, 0 meaning no limit (false).",
     schema: bool,
-    default: "true",
+    default: "false",
   },
   maxAttempts: {
     env: "MAX_ATTEMPTS",

@@ -50,6 +50,7 @@ describe("a fleet against a service with a capacity it is not told", () => {
       DROP_DIR: drop.dir,
       SETTLE_MS: "0",
       MAX_ATTEMPTS: "2",
+      SUBMIT_RATE_ADAPTIVE: "true",
       SUBMIT_RATE_START: "10",
       LOG_LEVEL: "warn",
     };
