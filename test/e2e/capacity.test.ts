@@ -112,10 +112,15 @@ describe("a fleet against a service with a capacity it is not told", () => {
     expect(counts).toMatchObject({ succeeded: INVOICES, failed: 0 });
 
     // Beyond the capacity by more than the burst (every refusal is a request beyond it) for longer than a
-    // second: an overshoot of a second or less can touch two whole seconds of the clock, never three.
+    // second: an overshoot of a second or less can touch two whole seconds of the clock, never three. The
+    // night's first probe is left out: until a cut has taught it the floor of random refusals, the budget
+    // takes 5 % of refusals as random and may run past the capacity for up to three seconds
+    // (docs/benchmarks.md, "Capacity").
     const refusedIn = new Map(stats.capacity.perSecond.map((s) => [s.second, s.refused]));
-    const overrun = [...refusedIn.keys()].filter((second) =>
-      [0, 1, 2].every((d) => (refusedIn.get(second + d) ?? 0) > BURST),
+    const firstSecond = Math.min(...refusedIn.keys());
+    const overrun = [...refusedIn.keys()].filter(
+      (second) =>
+        second > firstSecond + 3 && [0, 1, 2].every((d) => (refusedIn.get(second + d) ?? 0) > BURST),
     );
     expect(overrun).toEqual([]);
 
