@@ -6,8 +6,7 @@ import { recordPassEnd } from "../pass-record.js";
 import { nightlyPass, type NightlyOutcome } from "../../use-cases/nightly-pass.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
-import { openSftpSession } from "../../ingest/sftp/session.js";
-import { remotePass } from "../../use-cases/remote-pull.js";
+import { openRemotePass } from "../remote-sources.js";
 import { openContext } from "../context.js";
 import { openPastResults } from "../past-results.js";
 import { startResultsExport, type ResultsExport } from "../results-export.js";
@@ -73,17 +72,7 @@ export const runCommand: CommandFactory = () =>
         scope.defer(() => probes.close());
         // One deadline for the pass and the export of its results.
         const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
-        const remote =
-          sources.length === 0
-            ? undefined
-            : remotePass({
-                ...ctx,
-                logger,
-                prefix: config.queuePrefix,
-                openSession: openSftpSession,
-                sources,
-                settleMs: config.settleMs,
-              });
+        const remote = openRemotePass(config, ctx, logger, sources);
         const outcome = await nightlyPass(
           {
             ...ctx,

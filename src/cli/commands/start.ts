@@ -6,8 +6,7 @@ import { isScanSchedule } from "../../queue/scan-schedule.js";
 import { FlagError } from "../errors/flag-error.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
-import { openSftpSession } from "../../ingest/sftp/session.js";
-import { remotePass } from "../../use-cases/remote-pull.js";
+import { openRemotePass } from "../remote-sources.js";
 import { serveOps } from "../serve-ops.js";
 import { onApiKeyRefused, startServiceAlerts } from "../alerts.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
@@ -88,17 +87,7 @@ export const startCommand: CommandFactory = () =>
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
           },
           loadProfiles: () => loadSourceProfiles(config, logger),
-          remote:
-            sources.length === 0
-              ? undefined
-              : remotePass({
-                  ...ctx,
-                  logger,
-                  prefix: config.queuePrefix,
-                  openSession: openSftpSession,
-                  sources,
-                  settleMs: config.settleMs,
-                }),
+          remote: openRemotePass(config, ctx, logger, sources),
           connection: scanConnection,
           prefix: config.queuePrefix,
           cron,

@@ -1,0 +1,24 @@
+import type { Config } from "../config/load.js";
+import type { RemoteSource } from "../ingest/sftp/remote-source.js";
+import { openSftpSession } from "../ingest/sftp/session.js";
+import type { Logger } from "../log/logger.js";
+import { remotePass, type RemotePass } from "../use-cases/remote-pull.js";
+import type { AppContext } from "./context.js";
+
+/** The SFTP sources' pass of `run` and `start` over real SSH sessions; none without sources. */
+export function openRemotePass(
+  config: Config,
+  ctx: AppContext,
+  logger: Logger,
+  sources: readonly RemoteSource[],
+): RemotePass | undefined {
+  if (sources.length === 0) return undefined;
+  return remotePass({
+    ...ctx,
+    logger,
+    prefix: config.queuePrefix,
+    openSession: openSftpSession,
+    sources,
+    settleMs: config.settleMs,
+  });
+}
