@@ -288,7 +288,7 @@ async function holdsRows(redis: RedisClient, outbox: string, consumer: string): 
   for (const id of ids) {
     const [entry] = await redis.xrange(outbox, id, id);
     const read = entry === undefined ? undefined : readEntry(entry[0], entry[1]);
-    if (read !== undefined && "event" in read && read.event.t === "rows") return true;
+    if (read !== undefined && "events" in read && read.events.some((e) => e.t === "rows")) return true;
   }
   return false;
 }

@@ -169,7 +169,7 @@ export class OutboxExporter {
     const events: IdentifiedEvent[] = [];
     for (const entry of read) {
       if (entry === undefined) continue;
-      if ("event" in entry) events.push(entry);
+      if ("events" in entry) for (const event of entry.events) events.push({ id: entry.id, event });
       else refused.push(this.#refuse(entry.id, entry.problem));
     }
     if (events.length === 0) return refused;
@@ -183,7 +183,9 @@ export class OutboxExporter {
           await this.#transaction([event]);
         } catch (single) {
           if (!refusedData(single)) throw single;
-          refused.push(this.#refuse(event.id, single instanceof Error ? single.message : String(single)));
+          // An entry is kept aside whole; writing its other event again later changes nothing.
+          if (!refused.some((r) => r.id === event.id))
+            refused.push(this.#refuse(event.id, single instanceof Error ? single.message : String(single)));
         }
       }
     }

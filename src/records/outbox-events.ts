@@ -2,8 +2,8 @@ import { z } from "zod";
 import { BATCH_STATES, FILE_FORMATS, KEY_STATUSES, ROW_DECISIONS } from "../ledger/statuses.js";
 
 /**
- * The events the ledger notes in its outbox (the stream `{prefix}:relay:outbox`, one field `e` of JSON
- * per entry), as the exporter reads them. Enumerations match the schema's CHECKs, so an event that
+ * The events the ledger notes in its outbox (the stream `{prefix}:relay:outbox`, a field `e` of JSON per
+ * event, one or more per entry), as the exporter reads them. Enumerations match the schema's CHECKs, so an event that
  * passes here is one the database takes.
  */
 const ms = z.number().int().nonnegative();
@@ -98,22 +98,36 @@ export type BatchEvent = z.infer<typeof batchEvent>;
 export type RowsEvent = z.infer<typeof rowsEvent>;
 export type OutboxEvent = z.infer<typeof outboxEvent>;
 
-/** One stream entry: its id and its event, or why it could not be read. */
+/**
+ * One stream entry: its id and its events (one or more, in order: an answer's attempt and record travel
+ * in one entry), or why it could not be read.
+ */
 export type OutboxEntry =
-  { readonly id: string; readonly event: OutboxEvent } | { readonly id: string; readonly problem: string };
+  | { readonly id: string; readonly events: readonly OutboxEvent[] }
+  | { readonly id: string; readonly problem: string };
 
-/** Reads an entry's fields (`[name, value, …]` as Redis gives them). */
+/** Reads an entry's fields (`[name, value, …]` as Redis gives them): every field `e` holds one event. */
 export function readEntry(id: string, fields: readonly string[]): OutboxEntry {
-  const at = fields.indexOf("e");
-  const raw = at >= 0 && at % 2 === 0 ? fields[at + 1] : undefined;
-  if (raw === undefined) return { id, problem: "no field e" };
+  const events: OutboxEvent[] = [];
+  for (let at = 0; at + 1 < fields.length; at += 2) {
+    if (fields[at] !== "e") continue;
+    const event = readEvent(fields[at + 1] ?? "");
+    if (typeof event === "string") return { id, problem: event };
+    events.push(event);
+  }
+  if (events.length === 0) return { id, problem: "no field e" };
+  return { id, events };
+}
+
+/** One event from its JSON, or why it is not one. */
+function readEvent(raw: string): OutboxEvent | string {
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
-    return { id, problem: "field e is not JSON" };
+    return "field e is not JSON";
   }
   const parsed = outboxEvent.safeParse(json);
-  if (!parsed.success) return { id, problem: z.prettifyError(parsed.error).replace(/\s+/g, " ") };
-  return { id, event: parsed.data };
+  if (!parsed.success) return z.prettifyError(parsed.error).replace(/\s+/g, " ");
+  return parsed.data;
 }

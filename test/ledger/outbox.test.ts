@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import type { OutboxRow } from "../../src/ledger/outbox.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
-import { readOutbox } from "../support/outbox-events.js";
+import { readOutbox, readOutboxEntries } from "../support/outbox-events.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 let redis: Redis;
@@ -147,6 +147,24 @@ describe("ledger outbox", () => {
       ["batch", "b2", "ingesting"],
       ["record", c.key, "superseded"],
       ["batch", "b2", "changed"],
+    ]);
+    // An answer's attempt and record travel in one entry; every other step's events in entries of their own.
+    expect((await readOutboxEntries(redis, s.prefix)).map((entry) => entry.map((e) => e.t))).toEqual([
+      ["batch"],
+      ["batch"],
+      ["attempt", "record"],
+      ["attempt"],
+      ["attempt", "record"],
+      ["attempt"],
+      ["attempt", "record"],
+      ["attempt", "record"],
+      ["rows"],
+      ["rows"],
+      ["batch"],
+      ["record"],
+      ["batch"],
+      ["record"],
+      ["batch"],
     ]);
     expect(events[2]).toEqual({
       t: "attempt",

@@ -152,10 +152,11 @@ async function recordedNights(): Promise<{ entries: IdentifiedEvent[]; keys: str
   });
 
   const raw = await redis.xrange(ledger.names.outbox, "-", "+");
-  const entries = raw.map(([id, fields]) => {
+  // one event each (an answer's entry holds two: they are shuffled apart too, a harder order than any read)
+  const entries: IdentifiedEvent[] = raw.flatMap(([id, fields]) => {
     const entry = readEntry(id, fields);
-    if (!("event" in entry)) throw new Error(`${id}: ${entry.problem}`);
-    return entry;
+    if (!("events" in entry)) throw new Error(`${id}: ${entry.problem}`);
+    return entry.events.map((event) => ({ id, event }));
   });
   return { entries, keys: [a.key, b.key, c.key, d.key], batch: "b1" };
 }

@@ -60,11 +60,17 @@ export const outboxEventSchema = z.discriminatedUnion("t", [
 ]);
 export type OutboxEvent = z.infer<typeof outboxEventSchema>;
 
-/** Every event of the prefix's outbox, oldest first (each entry must hold exactly one field `e`). */
+/** Every event of the prefix's outbox, oldest first (every field of every entry must be an `e`). */
 export async function readOutbox(redis: Redis, prefix: string): Promise<OutboxEvent[]> {
+  return (await readOutboxEntries(redis, prefix)).flat();
+}
+
+/** The prefix's outbox entries, oldest first, each as its events in order. */
+export async function readOutboxEntries(redis: Redis, prefix: string): Promise<OutboxEvent[][]> {
   const entries = await redis.xrange(new LedgerNames(prefix).outbox, "-", "+");
   return entries.map(([, fields]) => {
-    if (fields.length !== 2 || fields[0] !== "e") throw new Error(`an entry with fields ${fields.join(",")}`);
-    return outboxEventSchema.parse(JSON.parse(fields[1] ?? ""));
+    if (fields.length === 0 || fields.some((f, i) => i % 2 === 0 && f !== "e"))
+      throw new Error(`an entry with fields ${fields.join(",")}`);
+    return fields.filter((_, i) => i % 2 === 1).map((e) => outboxEventSchema.parse(JSON.parse(e)));
   });
 }

@@ -23,7 +23,8 @@
   Returns one string per answer: 'ok', 'already', 'already-succeeded' or 'unknown' for a final answer;
   for a retrying one the status the key is left in, or 'unknown'.
   While the outbox is on, every answer given with its `attempt` writes an `attempt` event, numbered
-  after the key's earlier ones, and every record changed a `record` event.
+  after the key's earlier ones, and every record changed a `record` event; an answer's events share
+  one stream entry (attempt first).
 ]]
 -- @include "clock"
 -- @include "record"
@@ -101,8 +102,12 @@ while i <= #ARGV do
   end
   if n then head.an = n > (head.attempts or 0) and n or nil end
   if changed or n then write_record(rkey, head, body) end
-  outbox_attempt(outbox, key, n, facts)
-  if changed then outbox_record(outbox, key, head, body) end
+  if outbox then
+    local events = {}
+    if facts then events[1] = attempt_event(key, n, facts) end
+    if changed then events[#events + 1] = record_event(key, head, body) end
+    outbox_add(outbox, events)
+  end
 end
 for _, s in ipairs({ 'queued', 'retrying', 'succeeded', 'failed', 'superseded' }) do
   if delta[s] ~= 0 then redis.call('HINCRBY', counts, s, delta[s]) end
