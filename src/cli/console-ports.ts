@@ -1,6 +1,7 @@
 import { BatchStore } from "../ledger/batch-store.js";
 import { RedisLedger } from "../ledger/redis-ledger.js";
 import { resolveNamespace } from "../invoice/key.js";
+import { DeploymentReader } from "../queue/deployment-view.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
 import { consoleRoutes } from "../ops/console/console-routes.js";
 import type { OpsContext, OpsRoutes } from "../ops/ops-server.js";
@@ -8,11 +9,14 @@ import { RowPages } from "../results/row-pages.js";
 import { retryFailed } from "../use-cases/retry-failed.js";
 
 /**
- * The web console with what it may not reach itself: a batch's rows (from its report or its file, in
- * src/results) and `retry` of a batch's failed rows (src/use-cases), both on the ops server's connection.
+ * The web console with its ports, all on the ops server's connection: the batches, a batch's rows (from
+ * its report or its file, in src/results), the deployment's view (src/queue), the search's ledger and
+ * `retry` of a batch's failed rows (src/use-cases).
  */
 export function consoleOps(): OpsRoutes {
   return consoleRoutes({
+    batches: (ctx) => new BatchStore(ctx.redis(), ctx.config.queuePrefix),
+    deployment: (ctx) => new DeploymentReader(ctx.redis(), ctx.config),
     rows: (ctx) => {
       const prefix = ctx.config.queuePrefix;
       return new RowPages({

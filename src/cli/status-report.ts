@@ -1,21 +1,11 @@
 import { formatDuration } from "../config/duration.js";
-import { ledgerSize } from "../ledger/footprint.js";
-import { Outbox } from "../ledger/outbox.js";
-import { rateSettingsOf, readSendRate } from "../queue/send-rate-view.js";
-import { outboxBacklog, redisTimeMs, refusedEventCount } from "../ledger/outbox-backlog.js";
-import { Retention, type KeptBecause } from "../ledger/retention.js";
-import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
-import { remoteSourceStates } from "../ledger/remote-claims.js";
+import type { LedgerSize } from "../ledger/footprint.js";
+import type { KeptBecause } from "../ledger/retention.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import type { KeyStatus } from "../ledger/statuses.js";
+import type { DeploymentView } from "../queue/deployment-view.js";
 import type { StatusCounts } from "../results/report-row.js";
-import { requireKnownBatch } from "./batch-option.js";
-import type { AppContext } from "./context.js";
-import { probeDatabase } from "./database-probe.js";
 import { countsOf } from "./summary-table.js";
-
-/** How many batches `status` shows without --batch; the total is always given. */
-const STATUS_BATCH_LIMIT = 20;
 
 /**
  * What `status` reports, and exactly what `status --json` prints (one object). Field names are stable;
@@ -28,6 +18,8 @@ const STATUS_BATCH_LIMIT = 20;
  * - `queue`: BullMQ job counts `{waiting, active, delayed, failed, paused}` and `is_paused`;
  *   `queue.failed` are jobs stopped by unexpected errors (invoices the service refused are `keys.failed`)
  * - `key_refused`: `null`, or `{http_status, detail, at, action}` when the service refused the API key
+ * - `cool_down`: `null`, or `{remaining_seconds, ends_at}` while every worker is held back (an outage
+ *   cool-down, or the short hold after a refused key): no invoice is taken until `ends_at`
  * - `batches`: most recent first (at most 20, or just the --batch one), each
  *   `{id, file, format, state, host, path, created_at, ingested_at, completed_at, reported_at, rows,
  *   valid_rows, pending, report_csv, summary_json, file_error, counts}` where `counts` are the row
@@ -56,6 +48,7 @@ export interface StatusReport {
   readonly keys: Record<KeyStatus, number>;
   readonly queue: QueueCounts;
   readonly key_refused: ApiKeyRefusedStatus | null;
+  readonly cool_down: CoolDownStatus | null;
   readonly batches: readonly BatchStatus[];
   readonly batches_total: number;
   readonly ledger: LedgerStatus;
@@ -129,6 +122,12 @@ export interface ApiKeyRefusedStatus {
   readonly action: string;
 }
 
+/** The hold on every worker: seconds left (rounded up) and when it ends. */
+export interface CoolDownStatus {
+  readonly remaining_seconds: number;
+  readonly ends_at: string;
+}
+
 export interface BatchStatus {
   readonly id: string;
   readonly file: string;
@@ -155,34 +154,31 @@ const KEY_REFUSED_ACTION =
   "submission is paused and nothing was marked failed: set a valid INVOICE_API_KEY, then start " +
   "`invoice-relay run`, `start` or `worker` again (a new process retries the key and resumes the queue)";
 
-/** Reads everything `status` shows; with a batch id, only that batch (unknown: UnknownBatchError). */
-export async function gatherStatus(ctx: AppContext, batchId: string | undefined): Promise<StatusReport> {
-  const prefix = ctx.config.queuePrefix;
-  const metas =
-    batchId === undefined
-      ? await recentBatches(ctx, STATUS_BATCH_LIMIT)
-      : [await requireKnownBatch(ctx.batches, batchId, prefix)];
-  const [keys, jobCounts, isPaused, refusal, total, rate] = await Promise.all([
-    ctx.ledger.counts(),
-    ctx.queue.getJobCounts("waiting", "active", "delayed", "failed", "paused"),
-    ctx.queue.isPaused(),
-    readApiKeyRefusal(ctx.redis, prefix),
-    ctx.batches.count(),
-    readSendRate(ctx.redis, prefix, rateSettingsOf(ctx.config)),
-  ]);
-  const count = (name: string) => jobCounts[name] ?? 0;
+/** What `status` reads, each part once. */
+export interface StatusParts {
+  readonly prefix: string;
+  readonly retentionMs: number;
+  /** This machine's clock at the reading (`generated_at`, and when a cool-down ends). */
+  readonly now: number;
+  readonly view: DeploymentView;
+  /** The batches shown. */
+  readonly metas: readonly BatchMeta[];
+  readonly size: LedgerSize;
+  readonly database: DatabaseStatus | null;
+}
+
+const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+
+/** The report from what was read. Pure. */
+export function statusReport(parts: StatusParts): StatusReport {
+  const { view } = parts;
+  const refusal = view.apiKeyRefusal;
+  const rate = view.sendRate;
   return {
-    queue_prefix: prefix,
-    generated_at: new Date().toISOString(),
-    keys,
-    queue: {
-      waiting: count("waiting"),
-      active: count("active"),
-      delayed: count("delayed"),
-      failed: count("failed"),
-      paused: count("paused"),
-      is_paused: isPaused,
-    },
+    queue_prefix: parts.prefix,
+    generated_at: new Date(parts.now).toISOString(),
+    keys: { ...view.census.byStatus },
+    queue: { ...view.queue.counts, is_paused: view.queue.isPaused },
     key_refused:
       refusal === undefined
         ? null
@@ -192,12 +188,18 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
             at: new Date(refusal.at).toISOString(),
             action: KEY_REFUSED_ACTION,
           },
-    batches: metas.map(batchStatus),
-    batches_total: total,
-    ledger: await ledgerStatus(ctx, keys),
-    outbox: await outboxStatus(ctx),
-    results_database:
-      ctx.config.resultsDatabaseUrl === undefined ? null : await probeDatabase(ctx.config.resultsDatabaseUrl),
+    cool_down:
+      view.coolDownMs > 0
+        ? {
+            remaining_seconds: Math.ceil(view.coolDownMs / 1000),
+            ends_at: new Date(parts.now + view.coolDownMs).toISOString(),
+          }
+        : null,
+    batches: parts.metas.map(batchStatus),
+    batches_total: view.census.batches,
+    ledger: ledgerStatus(parts),
+    outbox: outboxStatus(view),
+    results_database: parts.database,
     sending:
       rate === undefined
         ? null
@@ -205,67 +207,47 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
             learned_per_sec: Math.round(rate.learnedPerSec * 10) / 10,
             fleet_sent_per_sec: Math.round(rate.fleetSentPerSec * 10) / 10,
             phase: rate.phase,
-            refusing_since:
-              rate.refusingSince === undefined ? null : new Date(rate.refusingSince).toISOString(),
+            refusing_since: iso(rate.refusingSince),
             refusing_for_capacity: rate.refusingForCapacity,
           },
-    sftp_sources: await sftpSources(ctx),
+    sftp_sources: [...view.sftpSources]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, s]) => ({
+        name,
+        last_poll_at: iso(s.lastPollAt),
+        waiting: s.waiting,
+        taken: s.claimed,
+        reports_pending: s.reportsPending,
+        last_error: s.lastError ?? null,
+        last_error_at: iso(s.lastErrorAt),
+        failures: s.failures,
+      })),
   };
 }
 
-async function sftpSources(ctx: AppContext): Promise<SftpSourceStatus[]> {
-  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-  const states = await remoteSourceStates(ctx.redis, ctx.config.queuePrefix);
-  return [...states]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, s]) => ({
-      name,
-      last_poll_at: iso(s.lastPollAt),
-      waiting: s.waiting,
-      taken: s.claimed,
-      reports_pending: s.reportsPending,
-      last_error: s.lastError ?? null,
-      last_error_at: iso(s.lastErrorAt),
-      failures: s.failures,
-    }));
-}
-
-async function outboxStatus(ctx: AppContext): Promise<OutboxStatus> {
-  const prefix = ctx.config.queuePrefix;
-  const [on, backlog, now, refused] = await Promise.all([
-    new Outbox(ctx.redis, prefix).enabled(),
-    outboxBacklog(ctx.redis, prefix),
-    redisTimeMs(ctx.redis),
-    refusedEventCount(ctx.redis, prefix),
-  ]);
+function outboxStatus(view: DeploymentView): OutboxStatus {
+  const { on, backlog, refused } = view.outbox;
   return {
     on,
     entries: backlog.entries,
-    oldest_at: backlog.oldest === undefined ? null : new Date(backlog.oldest.at).toISOString(),
+    oldest_at: iso(backlog.oldest?.at),
     // ages on Redis' clock, the clock of the entries' ids
     oldest_age_seconds:
-      backlog.oldest === undefined ? null : Math.max(0, Math.round((now - backlog.oldest.at) / 1000)),
+      backlog.oldest === undefined
+        ? null
+        : Math.max(0, Math.round((view.census.at - backlog.oldest.at) / 1000)),
     refused,
   };
 }
 
-async function ledgerStatus(ctx: AppContext, keys: Record<KeyStatus, number>): Promise<LedgerStatus> {
-  const records = Object.values(keys).reduce((a, b) => a + b, 0);
-  const size = await ledgerSize(ctx.redis, ctx.config.queuePrefix, ctx.batches, records);
-  const retention = new Retention(
-    ctx.redis,
-    ctx.config.queuePrefix,
-    ctx.batches,
-    ctx.config.resultsRetention,
-  );
-  const oldest = await retention.oldest();
-  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+function ledgerStatus(parts: StatusParts): LedgerStatus {
+  const { census, oldestBatch: oldest } = parts.view;
   return {
-    records: size.records,
-    batches: size.batches,
-    bytes: size.bytes ?? null,
-    redis_used_memory: size.redisUsedMemory ?? null,
-    retention: formatDuration(ctx.config.resultsRetention),
+    records: census.records,
+    batches: census.batches,
+    bytes: parts.size.bytes ?? null,
+    redis_used_memory: parts.size.redisUsedMemory ?? null,
+    retention: formatDuration(parts.retentionMs),
     oldest_batch:
       oldest === undefined
         ? null
@@ -277,15 +259,6 @@ async function ledgerStatus(ctx: AppContext, keys: Record<KeyStatus, number>): P
           },
   };
 }
-
-/** The newest batches first; a record that vanished meanwhile is left out. */
-async function recentBatches(ctx: AppContext, limit: number): Promise<BatchMeta[]> {
-  const ids = await ctx.batches.newest(limit);
-  const metas = await Promise.all(ids.map((id) => ctx.batches.get(id)));
-  return metas.filter((m): m is BatchMeta => m !== undefined);
-}
-
-const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
 function batchStatus(meta: BatchMeta): BatchStatus {
   return {

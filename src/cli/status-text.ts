@@ -150,6 +150,13 @@ function nextStepsBesidesSftp(report: StatusReport): string[] {
   } else if (queue.is_paused) {
     advice.push("the queue is paused: no worker takes invoices until it is resumed");
   }
+  // the hold after a refused key is a cool-down too: the refusal above says all there is to do
+  if (report.cool_down !== null && report.key_refused === null)
+    advice.push(
+      `OUTAGE COOL-DOWN: no worker takes new invoices for another ${report.cool_down.remaining_seconds} s ` +
+        `(until ${report.cool_down.ends_at}) after many consecutive retryable failures; nothing is marked ` +
+        "failed, and the invoices are taken again once it ends",
+    );
   if (keys.failed > 0)
     advice.push(
       `${keys.failed} invoice(s) failed: \`invoice-relay results --batch ID\` shows why; ` +

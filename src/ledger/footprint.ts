@@ -5,11 +5,8 @@ import { isCluster, type RedisClient } from "./redis-client.js";
 /** Records sampled with MEMORY USAGE to estimate the ledger's bytes. */
 const SAMPLE = 16;
 
-/** How big the ledger is now, for `status`. */
+/** How big the ledger is now, for `status` (its records and batches are counted by census.ts). */
 export interface LedgerSize {
-  /** Records (one per idempotency key) and batches kept. */
-  readonly records: number;
-  readonly batches: number;
   /**
    * Estimated bytes: the mean MEMORY USAGE of up to 16 records of the newest batch times the records,
    * plus the external-id index. Undefined when Redis refuses MEMORY USAGE (some managed services).
@@ -26,10 +23,7 @@ export async function ledgerSize(
   records: number,
 ): Promise<LedgerSize> {
   const names = new LedgerNames(prefix);
-  const count = await batches.count();
   return {
-    records,
-    batches: count,
     bytes: await estimateBytes(redis, names, batches, records).catch(() => undefined),
     redisUsedMemory: await usedMemory(redis).catch(() => undefined),
   };

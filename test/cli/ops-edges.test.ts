@@ -12,6 +12,7 @@ import { testInvoices } from "../support/invoices.js";
 import { distPath } from "../support/processes.js";
 import { testPrefix, testRedisUrl } from "../support/redis.js";
 import { cli, statusJson } from "./ops-support.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -20,7 +21,7 @@ afterEach(async () => {
 
 /** Environment of a deployment with its own prefix; these commands need no service. */
 function envOf(prefix: string): Record<string, string> {
-  return { REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix, LOG_LEVEL: "warn" };
+  return cliEnv({ queuePrefix: prefix });
 }
 
 function redisFor(): ReturnType<typeof createRedis> {

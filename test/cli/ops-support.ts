@@ -130,6 +130,7 @@ const statusJsonSchema = z.strictObject({
   key_refused: z
     .strictObject({ http_status: z.number(), detail: z.string(), at: iso, action: z.string() })
     .nullable(),
+  cool_down: z.strictObject({ remaining_seconds: z.number(), ends_at: iso }).nullable(),
   batches: z.array(
     z.strictObject({
       id: z.string(),

@@ -17,7 +17,7 @@ import {
 } from "../support/bad-inputs.js";
 import { readReports, tempDropDir, type ReportLine } from "../support/drop.js";
 import { runCli, type CliResult } from "../support/cli-run.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_bad_input_e2e_key_0123456789";
 /** How long a run may take before it is stopped as hung (a safeguard, not a measure of speed). */
@@ -43,10 +43,7 @@ async function runOver(fill: (dir: string) => Promise<void>): Promise<RunResult>
   const drop = await tempDropDir();
   cleanups.push(drop.cleanup);
   await fill(drop.dir);
-  const env = {
-    ...{ REDIS_URL: testRedisUrl(), INVOICE_API_URL: sim.url, INVOICE_API_KEY: API_KEY },
-    ...{ QUEUE_PREFIX: `bad-${randomUUID()}`, DROP_DIR: drop.dir, SETTLE_MS: "0", LOG_LEVEL: "warn" },
-  };
+  const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "bad", dropDir: drop.dir });
   const result = await runCli(["run"], env, RUN_LIMIT_MS);
   return { ...result, dir: drop.dir, reports: await readReports(drop.dir) };
 }

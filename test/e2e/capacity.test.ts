@@ -10,6 +10,7 @@ import { tempDropDir } from "../support/drop.js";
 import { finish } from "../support/cli-run.js";
 import { spawnNode, type Spawned } from "../support/processes.js";
 import { testPrefix, testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_test_key_0123456789";
 const INVOICES = 400;
@@ -42,18 +43,10 @@ describe("a fleet against a service with a capacity it is not told", () => {
     await csv(drop.dir);
     const prefix = testPrefix();
     // MAX_ATTEMPTS 2: were 429s attempts, many invoices would end failed.
-    const env = {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: prefix,
-      DROP_DIR: drop.dir,
-      SETTLE_MS: "0",
-      MAX_ATTEMPTS: "2",
-      SUBMIT_RATE_ADAPTIVE: "true",
-      SUBMIT_RATE_START: "10",
-      LOG_LEVEL: "warn",
-    };
+    const env = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
+      { MAX_ATTEMPTS: "2", SUBMIT_RATE_ADAPTIVE: "true", SUBMIT_RATE_START: "10" },
+    );
     const workers: Spawned[] = [
       spawnNode("workers/cli.js", ["worker"], env),
       spawnNode("workers/cli.js", ["worker"], env),

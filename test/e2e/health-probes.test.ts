@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/dev/redis-server.js";
@@ -10,7 +9,7 @@ import { runCli } from "../support/cli-run.js";
 import { freshDatabase } from "../support/postgres.js";
 import { tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 let sim: SimulatorHandle;
@@ -27,14 +26,10 @@ afterEach(async () => {
 });
 
 function env(httpAddr: string): Record<string, string> {
-  return {
-    REDIS_URL: testRedisUrl(),
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: `probes-${randomUUID()}`,
-    LOG_LEVEL: "info",
-    HTTP_ADDR: httpAddr,
-  };
+  return cliEnv(
+    { apiUrl: sim.url, apiKey: API_KEY, name: "probes" },
+    { LOG_LEVEL: "info", HTTP_ADDR: httpAddr },
+  );
 }
 
 function spawnCli(args: string[], environment: Record<string, string>): Spawned {

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
+import { cliEnv } from "../support/cli-env.js";
 
 // A Redis without persistence, so that `run` logs its warning about it before finding nothing to do.
 let redis: RedisServer;
@@ -19,15 +19,19 @@ afterAll(async () => {
 });
 
 async function run(env: Record<string, string>): Promise<string[]> {
-  const result = await runCli(["run"], {
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: `log-format-${randomUUID()}`,
-    DROP_DIR: drop.dir,
-    INVOICE_API_URL: "http://127.0.0.1:9",
-    INVOICE_API_KEY: "irs_live_log_format_0123456789",
-    LOG_LEVEL: "warn",
-    ...env,
-  });
+  const result = await runCli(
+    ["run"],
+    cliEnv(
+      {
+        redisUrl: redis.url,
+        apiUrl: "http://127.0.0.1:9",
+        apiKey: "irs_live_log_format_0123456789",
+        name: "log-format",
+        dropDir: drop.dir,
+      },
+      env,
+    ),
+  );
   expect(result.code).toBe(0);
   return result.output.split("\n").filter((line) => line.includes("Redis persistence is off"));
 }

@@ -14,6 +14,7 @@ import { finish, runCli } from "../support/cli-run.js";
 import { readReports, tempDropDir } from "../support/drop.js";
 import { testInvoices, type KeyedInvoice } from "../support/invoices.js";
 import { spawnNode, until } from "../support/processes.js";
+import { cliEnv } from "../support/cli-env.js";
 
 // A private Redis Cluster of three masters, with the CLI run as an operator runs it: REDIS_CLUSTER_NODES
 // lists the nodes and QUEUE_PREFIX carries a hash tag (docs/redis-cluster.md).
@@ -49,18 +50,16 @@ async function simulator(options: Parameters<typeof startSimulator>[0] = {}): Pr
 
 /** A deployment on the cluster: its own tagged prefix (unless given) and drop folder. */
 function clusterEnv(dir: string, apiUrl: string, prefix = `{relay-${randomUUID()}}`): Record<string, string> {
-  return {
-    REDIS_CLUSTER_NODES: cluster.nodes.join(","),
-    INVOICE_API_URL: apiUrl,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: prefix,
-    DROP_DIR: dir,
-    SETTLE_MS: "0",
-    BACKOFF_BASE_MS: "50",
-    BACKOFF_CAP_MS: "500",
-    LOCK_DURATION_MS: "2000",
-    LOG_LEVEL: "warn",
-  };
+  return cliEnv(
+    {
+      redisClusterNodes: cluster.nodes.join(","),
+      apiUrl,
+      apiKey: API_KEY,
+      queuePrefix: prefix,
+      dropDir: dir,
+    },
+    { BACKOFF_BASE_MS: "50", BACKOFF_CAP_MS: "500", LOCK_DURATION_MS: "2000" },
+  );
 }
 
 /** Every key of the cluster whose name contains `text`, from every master. */

@@ -7,6 +7,7 @@ import { RedisServer } from "../../src/dev/redis-server.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
+import { cliEnv } from "../support/cli-env.js";
 
 // A private Redis: these tests change its maxmemory-policy, which the shared one must never see.
 const API_KEY = "irs_live_e2e_key_0123456789";
@@ -37,15 +38,13 @@ async function dropWithOneFile(policy: string) {
   cleanups.push(drop.cleanup);
   await writeFile(join(drop.dir, "evict.csv"), CSV);
   const prefix = `evict-${randomUUID()}`;
-  const env = {
-    REDIS_URL: redis.url,
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: prefix,
-    DROP_DIR: drop.dir,
-    SETTLE_MS: "0",
-    LOG_LEVEL: "warn",
-  };
+  const env = cliEnv({
+    redisUrl: redis.url,
+    apiUrl: sim.url,
+    apiKey: API_KEY,
+    queuePrefix: prefix,
+    dropDir: drop.dir,
+  });
   return { dir: drop.dir, prefix, env };
 }
 

@@ -8,6 +8,7 @@ import { CSV_HEADER, csvRow, jsonRecord, sentAs } from "../support/bad-inputs.js
 import { finish, runCli, type CliResult } from "../support/cli-run.js";
 import { readReports, tempDropDir } from "../support/drop.js";
 import { spawnNode, until } from "../support/processes.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_outage_e2e_key_0123456789";
 const OUTAGE_MS = 12_000;
@@ -38,20 +39,16 @@ async function dropWithRows(tag: string, rows: number): Promise<string> {
 }
 
 function envFor(dir: string, prefix: string, redisUrl = redis.url): Record<string, string> {
-  return {
-    REDIS_URL: redisUrl,
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: API_KEY,
-    QUEUE_PREFIX: prefix,
-    DROP_DIR: dir,
-    SETTLE_MS: "0",
-    LOG_LEVEL: "warn",
-    SUBMIT_CONCURRENCY: "4",
-    LOCK_DURATION_MS: "2000",
-    SHUTDOWN_GRACE_MS: "2000",
-    BACKOFF_BASE_MS: "50",
-    BACKOFF_CAP_MS: "500",
-  };
+  return cliEnv(
+    { redisUrl, apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: dir },
+    {
+      SUBMIT_CONCURRENCY: "4",
+      LOCK_DURATION_MS: "2000",
+      SHUTDOWN_GRACE_MS: "2000",
+      BACKOFF_BASE_MS: "50",
+      BACKOFF_CAP_MS: "500",
+    },
+  );
 }
 
 /** Whether some row of the file tagged `tag` (the first few of its keys) has reached the service. */

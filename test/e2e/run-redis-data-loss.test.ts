@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,6 +5,7 @@ import { RedisServer } from "../../src/dev/redis-server.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { readReports, tempDropDir } from "../support/drop.js";
 import { spawnNode, until } from "../support/processes.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 let redis: RedisServer;
@@ -31,17 +31,10 @@ describe("run while Redis loses its data", () => {
         join(drop.dir, "loss.csv"),
         ["external_id,currency,destination_country,archive_policy", ...rows].join("\n"),
       );
-      const env = {
-        REDIS_URL: redis.url,
-        INVOICE_API_URL: sim.url,
-        INVOICE_API_KEY: API_KEY,
-        QUEUE_PREFIX: `loss-${randomUUID()}`,
-        DROP_DIR: drop.dir,
-        SETTLE_MS: "0",
-        LOCK_DURATION_MS: "2000",
-        SUBMIT_CONCURRENCY: "8",
-        LOG_LEVEL: "warn",
-      };
+      const env = cliEnv(
+        { redisUrl: redis.url, apiUrl: sim.url, apiKey: API_KEY, name: "loss", dropDir: drop.dir },
+        { LOCK_DURATION_MS: "2000", SUBMIT_CONCURRENCY: "8" },
+      );
       const run = spawnNode("workers/cli.js", ["run", "--deadline", "2m"], env);
       await until(() => Promise.resolve(sim.stats().effects.total >= 300), 30_000, "300 effects");
       await redis.restart({ downMs: 500 });

@@ -9,6 +9,7 @@ import { CSV_HEADER, csvRow, jsonRecord, sentAs } from "../support/bad-inputs.js
 import { runCli, type CliResult } from "../support/cli-run.js";
 import { readReports, tempDropDir } from "../support/drop.js";
 import { startEchoService } from "../support/echo-service.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const canary = (label: string) => `${label}${randomBytes(12).toString("hex")}`;
 // Each secret is a known prefix and a distinctive body; the scans look for both the whole and the body.
@@ -39,18 +40,13 @@ async function newDrop(rows: readonly string[]): Promise<string> {
 
 /** Runs the CLI with debug logging against the private Redis; keeps its output for the scan. */
 async function cli(args: readonly string[], dir: string, env: Record<string, string> = {}) {
-  const result = await runCli(args, {
-    REDIS_URL: redis.url,
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: KEY,
-    QUEUE_PREFIX: `secrets-${randomUUID()}`,
-    DROP_DIR: dir,
-    SETTLE_MS: "0",
-    LOG_LEVEL: "debug",
-    BACKOFF_BASE_MS: "50",
-    BACKOFF_CAP_MS: "200",
-    ...env,
-  });
+  const result = await runCli(
+    args,
+    cliEnv(
+      { redisUrl: redis.url, apiUrl: sim.url, apiKey: KEY, name: "secrets", dropDir: dir },
+      { LOG_LEVEL: "debug", BACKOFF_BASE_MS: "50", BACKOFF_CAP_MS: "200", ...env },
+    ),
+  );
   outputs.push(result);
   return result;
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -6,7 +5,7 @@ import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.
 import { CSV_HEADER, csvRow } from "../support/bad-inputs.js";
 import { tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
-import { testRedisUrl } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_serve_key_0123456789";
 let sim: SimulatorHandle;
@@ -54,14 +53,10 @@ describe("serving after a pass, and the console command", () => {
       join(drop.dir, "mixed.csv"),
       `${CSV_HEADER}\n${csvRow("SERVE-1")}\nSERVE-2,EURO,XX,nope\n`,
     );
-    const proc = spawnCli(["run", "--serve", "--drop-dir", drop.dir], {
-      REDIS_URL: testRedisUrl(),
-      INVOICE_API_URL: sim.url,
-      INVOICE_API_KEY: API_KEY,
-      QUEUE_PREFIX: `serve-${randomUUID()}`,
-      SETTLE_MS: "0",
-      HTTP_ADDR: "127.0.0.1:0",
-    });
+    const proc = spawnCli(
+      ["run", "--serve", "--drop-dir", drop.dir],
+      cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "serve" }, { HTTP_ADDR: "127.0.0.1:0" }),
+    );
     const url = await servingUrl(proc);
     expect(proc.output()).toMatch(/rejected/);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -71,11 +66,7 @@ describe("serving after a pass, and the console command", () => {
   });
 
   it("when console runs without an API key, then it serves its probes and prints its URL; SIGTERM ends it with 0", async () => {
-    const proc = spawnCli(["console"], {
-      REDIS_URL: testRedisUrl(),
-      QUEUE_PREFIX: `console-${randomUUID()}`,
-      HTTP_ADDR: "127.0.0.1:0",
-    });
+    const proc = spawnCli(["console"], cliEnv({ name: "console" }, { HTTP_ADDR: "127.0.0.1:0" }));
     const url = await servingUrl(proc);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);

@@ -6,7 +6,8 @@ import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.
 import { runCli } from "../support/cli-run.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
-import { testRedis, testRedisUrl } from "../support/redis.js";
+import { testRedis } from "../support/redis.js";
+import { cliEnv } from "../support/cli-env.js";
 
 const API_KEY = "irs_live_profiles_e2e_key_0123456789";
 let sim: SimulatorHandle;
@@ -35,10 +36,7 @@ const BROKEN_MESSAGE =
 async function dropFolder(): Promise<{ dir: string; env: Record<string, string> }> {
   const drop = await tempDropDir();
   cleanups.push(drop.cleanup);
-  const env = {
-    ...{ REDIS_URL: testRedisUrl(), INVOICE_API_URL: sim.url, INVOICE_API_KEY: API_KEY },
-    ...{ QUEUE_PREFIX: `profiles-${randomUUID()}`, DROP_DIR: drop.dir, SETTLE_MS: "0", LOG_LEVEL: "warn" },
-  };
+  const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "profiles", dropDir: drop.dir });
   return { dir: drop.dir, env };
 }
 

@@ -7,8 +7,9 @@ import { CSV_HEADER, csvRow } from "../support/bad-inputs.js";
 import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
 import { freshDatabase, type TestDatabase } from "../support/postgres.js";
-import { testPrefix, testRedisUrl } from "../support/redis.js";
+import { testPrefix } from "../support/redis.js";
 import { leakedSecrets, secretUrlArb, type SecretUrl } from "../support/url-secrets.js";
+import { cliEnv } from "../support/cli-env.js";
 
 /**
  * For URLs with generated secrets in every credential position, the real CLI's output (stdout and
@@ -38,16 +39,15 @@ afterAll(async () => {
 });
 
 function env(extra: Record<string, string>): Record<string, string> {
-  return {
-    REDIS_URL: testRedisUrl(),
-    QUEUE_PREFIX: testPrefix(),
-    DROP_DIR: dropDir,
-    SETTLE_MS: "0",
-    LOG_LEVEL: "debug",
-    INVOICE_API_URL: "http://127.0.0.1:9",
-    INVOICE_API_KEY: "irs_live_url_secrets_test_key",
-    ...extra,
-  };
+  return cliEnv(
+    {
+      apiUrl: "http://127.0.0.1:9",
+      apiKey: "irs_live_url_secrets_test_key",
+      queuePrefix: testPrefix(),
+      dropDir,
+    },
+    { LOG_LEVEL: "debug", ...extra },
+  );
 }
 
 /** A database URL with secrets: the test server (which trusts every login) or a closed port. */

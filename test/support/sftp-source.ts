@@ -1,10 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { cp, mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { tempDropDir } from "./drop.js";
-import { testRedisUrl } from "./redis.js";
 import { startSftpServer, type SftpServer } from "./sftp-server.js";
+import { cliEnv } from "./cli-env.js";
 
 export const SFTP_API_KEY = "irs_live_e2e_key_0123456789";
 const SAMPLES = join(import.meta.dirname, "../../samples");
@@ -33,17 +32,15 @@ export async function sftpSetup(): Promise<SftpSetup> {
   const drop = await tempDropDir();
   const inbox = join(server.root, "outgoing");
   await mkdir(inbox);
-  const env = {
-    REDIS_URL: testRedisUrl(),
-    INVOICE_API_URL: sim.url,
-    INVOICE_API_KEY: SFTP_API_KEY,
-    QUEUE_PREFIX: `e2e-${randomUUID()}`,
-    DROP_DIR: drop.dir,
-    SETTLE_MS: "300",
-    BACKOFF_BASE_MS: "50",
-    BACKOFF_CAP_MS: "500",
-    LOG_LEVEL: process.env["SFTP_TEST_LOG"] ?? "warn",
-  };
+  const env = cliEnv(
+    { apiUrl: sim.url, apiKey: SFTP_API_KEY, name: "e2e", dropDir: drop.dir },
+    {
+      SETTLE_MS: "300",
+      BACKOFF_BASE_MS: "50",
+      BACKOFF_CAP_MS: "500",
+      LOG_LEVEL: process.env["SFTP_TEST_LOG"] ?? "warn",
+    },
+  );
   const setup: SftpSetup = {
     server,
     sim,

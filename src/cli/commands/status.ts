@@ -5,7 +5,7 @@ import { ExitCode } from "../exit-codes.js";
 import { OutputSink } from "../output-sink.js";
 import type { CommandFactory } from "../program.js";
 import { addCommonOptions, commandConfig, overridesFrom } from "../runtime.js";
-import { gatherStatus } from "../status-report.js";
+import { gatherStatus } from "../gather-status.js";
 import { statusText } from "../status-text.js";
 
 export const statusCommand: CommandFactory = () =>

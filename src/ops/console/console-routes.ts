@@ -1,14 +1,10 @@
 import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
 import { basename } from "node:path";
-import type { Queue } from "bullmq";
 import formbody from "@fastify/formbody";
 import { z } from "zod";
-import { BatchStore, type BatchMeta } from "../../ledger/batch-store.js";
+import type { BatchMeta } from "../../ledger/batch-store.js";
 import type { Ledger } from "../../ledger/ledger.js";
-import { rateSettingsOf, readSendRate } from "../../queue/send-rate-view.js";
-import { readApiKeyRefusal } from "../../queue/api-key-refusal.js";
-import { createInvoiceQueue } from "../../queue/invoice-queue.js";
 import type { Routes } from "../http-server.js";
 import type { OpsContext, OpsRoutes } from "../ops-server.js";
 import { batchIdParam, notABatchId } from "./batch-param.js";
@@ -16,9 +12,14 @@ import { actionRoutes } from "./console-actions.js";
 import { ConsoleAuth } from "./auth.js";
 import { batchPage } from "./batch-page.js";
 import { batchesPage } from "./batches-page.js";
-import { ROW_FILTERS, type BatchRowsPort, type RetryBatchPort } from "./ports.js";
+import {
+  ROW_FILTERS,
+  type BatchesPort,
+  type BatchRowsPort,
+  type DeploymentPort,
+  type RetryBatchPort,
+} from "./ports.js";
 import { queuePage } from "./queue-page.js";
-import { remoteSourceStates } from "../../ledger/remote-claims.js";
 import { SECURITY_HEADERS, sendPage, sendProblem, viewerOf } from "./respond.js";
 import { searchPage } from "./search-page.js";
 import { lookUp } from "./search.js";
@@ -30,8 +31,12 @@ import { bearerCheck, type WrongTokens } from "./wrong-tokens.js";
 const BATCHES_SHOWN = 100;
 export const ROWS_PER_PAGE = 100;
 
+/** What the console reads and does, each through a port: its routes reach Redis through nothing else. */
 export interface ConsolePorts {
+  readonly batches: (ctx: OpsContext) => BatchesPort;
   readonly rows: (ctx: OpsContext) => BatchRowsPort;
+  /** The deployment's view, the queue page's one reading; closed with the server. */
+  readonly deployment: (ctx: OpsContext) => DeploymentPort;
   readonly retry: (ctx: OpsContext) => RetryBatchPort;
   /** The ledger the search reads (src/ledger/ledger.ts). */
   readonly ledger: (ctx: OpsContext) => Pick<Ledger, "keyOfExternalId" | "getMany">;
@@ -62,11 +67,10 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       now,
     };
     const prefix = ctx.config.queuePrefix;
-    const batches = () => new BatchStore(ctx.redis(), prefix);
-    let queue: Queue | undefined;
-    const theQueue = () => (queue ??= createInvoiceQueue(ctx.redis(), prefix, ctx.config.maxAttempts));
+    const batches = ports.batches(ctx);
+    const deployment = ports.deployment(ctx);
     app.addHook("onClose", async () => {
-      await queue?.close();
+      await deployment.close();
     });
     await app.register(formbody, { bodyLimit: 4096 });
     app.addHook("onRequest", bearerCheck(wrongTokens));
@@ -85,19 +89,18 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       );
     });
     const rows = ports.rows(ctx);
-    const knownBatch = async (id: string): Promise<BatchMeta | undefined> => batches().get(id);
+    const knownBatch = async (id: string): Promise<BatchMeta | undefined> => batches.get(id);
 
     app.get("/console.css", async (_request, reply) =>
       reply.type("text/css; charset=utf-8").header("cache-control", "max-age=300").send(STYLESHEET),
     );
 
     app.get("/", async (request, reply) => {
-      const store = batches();
-      const ids = await store.newest(BATCHES_SHOWN);
-      const metas = (await Promise.all(ids.map((id) => store.get(id)))).filter(
+      const ids = await batches.newest(BATCHES_SHOWN);
+      const metas = (await Promise.all(ids.map((id) => batches.get(id)))).filter(
         (m): m is BatchMeta => m !== undefined,
       );
-      return sendPage(reply, "Batches", viewerOf(auth, request), batchesPage(metas, await store.count()));
+      return sendPage(reply, "Batches", viewerOf(auth, request), batchesPage(metas, await batches.count()));
     });
 
     app.get("/batches/:id", async (request, reply) => {
@@ -158,33 +161,9 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       return sendPage(reply, "Search", viewerOf(auth, request), searchPage(q, records));
     });
 
-    app.get("/queue", async (request, reply) => {
-      const q = theQueue();
-      const [counts, isPaused, coolDownMs, refusal, sending] = await Promise.all([
-        q.getJobCounts("waiting", "delayed", "active", "paused", "failed"),
-        q.isPaused(),
-        q.getRateLimitTtl(),
-        readApiKeyRefusal(ctx.redis(), prefix),
-        readSendRate(ctx.redis(), prefix, rateSettingsOf(ctx.config)),
-      ]);
-      const sources = await remoteSourceStates(ctx.redis(), prefix);
-      const count = (name: string) => counts[name] ?? 0;
-      const view = {
-        counts: {
-          waiting: count("waiting"),
-          delayed: count("delayed"),
-          active: count("active"),
-          paused: count("paused"),
-          failed: count("failed"),
-        },
-        isPaused,
-        coolDownMs,
-        refusal,
-        sending,
-        sources,
-      };
-      return sendPage(reply, "Queue", viewerOf(auth, request), queuePage(view));
-    });
+    app.get("/queue", async (request, reply) =>
+      sendPage(reply, "Queue", viewerOf(auth, request), queuePage(await deployment.read())),
+    );
 
     actionRoutes(app, {
       auth,

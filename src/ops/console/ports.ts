@@ -1,5 +1,6 @@
-import type { BatchMeta } from "../../ledger/batch-store.js";
+import type { BatchMeta, BatchStore } from "../../ledger/batch-store.js";
 import { ROW_STATUSES } from "../../ledger/statuses.js";
+import type { DeploymentView } from "../../queue/deployment-view.js";
 
 /** The row statuses a batch page filters by (docs/vendor-files.md, "Batches and reports"), `pending` last. */
 export const ROW_FILTERS = [...ROW_STATUSES, "pending"] as const;
@@ -47,3 +48,17 @@ export interface RetryBatchOutcome {
 
 /** Re-enqueues the batch's failed rows with their keys (src/use-cases/retry-failed.ts). */
 export type RetryBatchPort = (batchId: string) => Promise<RetryBatchOutcome>;
+
+/** The batches the console lists and opens (src/ledger/batch-store.ts). */
+export type BatchesPort = Pick<BatchStore, "get" | "newest" | "count">;
+
+/**
+ * How the deployment is doing (src/queue/deployment-view.ts): the reading the queue page shows, the same
+ * `status` and /metrics make.
+ */
+export interface DeploymentPort {
+  /** The deployment now; RedisNotAnsweringError when Redis does not answer in time. */
+  read(): Promise<DeploymentView>;
+  /** Releases what the readings hold (a queue handle); called when the server closes. */
+  close(): Promise<void>;
+}

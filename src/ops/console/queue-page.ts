@@ -1,20 +1,14 @@
-import type { ApiKeyRefusal } from "../../queue/api-key-refusal.js";
 import type { SendRateView } from "../../queue/send-rate-view.js";
+import type { DeploymentView } from "../../queue/deployment-view.js";
 import type { RemoteSourceState } from "../../ledger/remote-claims.js";
 import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
 
-export interface QueueView {
-  readonly counts: Readonly<Record<"waiting" | "delayed" | "active" | "paused" | "failed", number>>;
-  readonly isPaused: boolean;
-  /** Milliseconds left of the outage cool-down (BullMQ's rate limit), 0 or less when none. */
-  readonly coolDownMs: number;
-  readonly refusal: ApiKeyRefusal | undefined;
-  /** The fleet's sending rate; undefined before any process sent. */
-  readonly sending?: SendRateView | undefined;
-  /** Each SFTP source polled so far (docs/sftp.md), by name: the same read as `status` and /metrics. */
-  readonly sources: ReadonlyMap<string, RemoteSourceState>;
-}
+/** What the queue page shows of the deployment's view (the reading `status` and /metrics make too). */
+export type QueueView = Pick<
+  DeploymentView,
+  "queue" | "coolDownMs" | "apiKeyRefusal" | "sendRate" | "sftpSources"
+>;
 
 /**
  * `/queue`: the submission queue, the outage cool-down, whether the service refused the API key, and the
@@ -22,7 +16,7 @@ export interface QueueView {
  */
 export function queuePage(view: QueueView): SafeHtml {
   const names = ["waiting", "delayed", "active", "paused", "failed"] as const;
-  const refusal = view.refusal;
+  const refusal = view.apiKeyRefusal;
   return html`${
     refusal === undefined
       ? html`<p class="notice good">The invoice service has not refused the API key.</p>`
@@ -40,9 +34,9 @@ export function queuePage(view: QueueView): SafeHtml {
           </p>`
         : html`<p class="muted">No outage cool-down in force.</p>`
     }
-    ${sendingNotice(view.sending)}
+    ${sendingNotice(view.sendRate)}
     <p>
-      ${view.isPaused ? html`<span class="status status-failed">paused</span>` : html`<span class="status status-succeeded">running</span>`}
+      ${view.queue.isPaused ? html`<span class="status status-failed">paused</span>` : html`<span class="status status-succeeded">running</span>`}
     </p>
     <table class="queue">
       <thead>
@@ -52,7 +46,7 @@ export function queuePage(view: QueueView): SafeHtml {
       </thead>
       <tbody>
         <tr>
-          ${names.map((n) => html`<td class="num">${view.counts[n]}</td>`)}
+          ${names.map((n) => html`<td class="num">${view.queue.counts[n]}</td>`)}
         </tr>
       </tbody>
     </table>
@@ -60,7 +54,7 @@ export function queuePage(view: QueueView): SafeHtml {
       failed: jobs stopped by unexpected errors (invoices the service refused are failed in the ledger, per
       batch).
     </p>
-    ${view.sources.size === 0 ? html`` : sourcesTable(view.sources)}`;
+    ${view.sftpSources.size === 0 ? html`` : sourcesTable(view.sftpSources)}`;
 }
 
 function sourcesTable(sources: ReadonlyMap<string, RemoteSourceState>): SafeHtml {

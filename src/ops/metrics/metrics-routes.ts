@@ -1,14 +1,13 @@
 import type { Queue } from "bullmq";
-import { createInvoiceQueue } from "../../queue/invoice-queue.js";
+import {
+  DEPLOYMENT_READ_TIMEOUT_MS,
+  DeploymentReader,
+  type DeploymentView,
+} from "../../queue/deployment-view.js";
 import type { OpsContext, OpsRoutes } from "../ops-server.js";
 import { registerRedisGauges } from "./redis-gauges.js";
 import { within } from "../within.js";
-import { readRedisSnapshot, type RedisSnapshot } from "./redis-snapshot.js";
-import { rateSettingsOf } from "../../queue/send-rate-view.js";
 import type { RelayMetrics } from "./relay-metrics.js";
-
-/** How long a scrape waits for Redis before answering without what Redis holds (redis_up 0). */
-export const SCRAPE_REDIS_TIMEOUT_MS = 1000;
 
 /**
  * `GET /metrics`: this process's metrics in Prometheus' text format, then BullMQ's own for the invoice
@@ -17,29 +16,25 @@ export const SCRAPE_REDIS_TIMEOUT_MS = 1000;
  */
 export function metricsRoutes(metrics: RelayMetrics): OpsRoutes {
   return (ctx) => (app) => {
-    let queue: Queue | undefined;
-    const invoiceQueue = (): Queue =>
-      (queue ??= createInvoiceQueue(ctx.redis(), ctx.config.queuePrefix, ctx.config.maxAttempts));
-    // One read of Redis per scrape, shared by the gauges that collect from it.
-    let scrape: Promise<RedisSnapshot> | undefined;
-    const read = (): Promise<RedisSnapshot> =>
-      readRedisSnapshot(
-        ctx.redis(),
-        invoiceQueue(),
-        ctx.config.queuePrefix,
-        SCRAPE_REDIS_TIMEOUT_MS,
-        rateSettingsOf(ctx.config),
-      );
+    const deployment = new DeploymentReader(ctx.redis(), ctx.config);
+    // One reading of the deployment per scrape, shared by the gauges that collect from it; undefined
+    // when Redis did not answer in time (redis_up 0).
+    let scrape: Promise<DeploymentView | undefined> | undefined;
+    const read = (): Promise<DeploymentView | undefined> =>
+      deployment.read().catch((error: unknown) => {
+        ctx.logger.debug({ err: error }, "the deployment's state could not be read for /metrics");
+        return undefined;
+      });
     registerRedisGauges(metrics.registry, () => (scrape ??= read()));
 
     app.addHook("onClose", async () => {
-      await queue?.close();
+      await deployment.close();
     });
     app.get("/metrics", async (_request, reply) => {
       scrape = read();
-      const snapshot = await scrape;
+      const view = await scrape;
       const ours = await metrics.registry.metrics();
-      const bullmq = snapshot.up ? await bullmqMetrics(invoiceQueue(), ctx) : "";
+      const bullmq = view === undefined ? "" : await bullmqMetrics(deployment.queue, ctx);
       return reply
         .type(metrics.registry.contentType)
         .header("cache-control", "no-store")
@@ -51,7 +46,7 @@ export function metricsRoutes(metrics: RelayMetrics): OpsRoutes {
 /** BullMQ's export, its label sets written without the space after commas that strict parsers refuse. */
 async function bullmqMetrics(queue: Queue, ctx: OpsContext): Promise<string> {
   try {
-    const text = await within(queue.exportPrometheusMetrics(), SCRAPE_REDIS_TIMEOUT_MS);
+    const text = await within(queue.exportPrometheusMetrics(), DEPLOYMENT_READ_TIMEOUT_MS);
     if (text === undefined) return "";
     return `${text.replace(/, (?=[a-zA-Z_][a-zA-Z0-9_]*=")/g, ",").trimEnd()}\n`;
   } catch (error) {

@@ -1,20 +1,23 @@
 import { Gauge, type Registry } from "prom-client";
 import { METRIC_PREFIX } from "./relay-metrics.js";
-import type { RedisSnapshot } from "./redis-snapshot.js";
 import type { RemoteSourceState } from "../../ledger/remote-claims.js";
-
-type Present = Extract<RedisSnapshot, { up: true }>;
+import type { DeploymentView } from "../../queue/deployment-view.js";
 
 /**
- * The gauges read from Redis at each scrape (in prom-client's `collect`). `snapshot` is called by each;
- * it should hand the same read to the gauges of one scrape. A gauge whose value is not known (Redis
- * down, no pass recorded yet) has no sample at all rather than a made-up 0.
+ * The gauges read from Redis at each scrape (in prom-client's `collect`), from the deployment's view
+ * (src/queue/deployment-view.ts), the one `status` and the console read too. `snapshot` is called by each;
+ * it should hand the same reading to the gauges of one scrape, undefined when Redis did not answer. A
+ * gauge whose value is not known (Redis down, no pass recorded yet) has no sample at all rather than a
+ * made-up 0.
  */
-export function registerRedisGauges(registry: Registry, snapshot: () => Promise<RedisSnapshot>): void {
+export function registerRedisGauges(
+  registry: Registry,
+  snapshot: () => Promise<DeploymentView | undefined>,
+): void {
   const gauge = (
     name: string,
     help: string,
-    value: (s: Present) => number | undefined,
+    value: (s: DeploymentView) => number | undefined,
     labelNames: readonly string[] = [],
   ): Gauge => {
     const metric = new Gauge({
@@ -24,7 +27,7 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
       registers: [registry],
       async collect() {
         const read = await snapshot();
-        const v = read.up ? value(read) : undefined;
+        const v = read === undefined ? undefined : value(read);
         if (v === undefined) this.remove();
         else this.set(v);
       },
@@ -37,7 +40,7 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
     help: "1 when Redis answered this scrape's reads in time, else 0 (and the gauges read from Redis are absent)",
     registers: [registry],
     async collect() {
-      this.set((await snapshot()).up ? 1 : 0);
+      this.set((await snapshot()) === undefined ? 0 : 1);
     },
   });
   gauge("ledger_records", "Records in the ledger (one per idempotency key)", (s) => s.census.records);
@@ -51,12 +54,12 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
         : Math.max(0, s.census.at - s.census.oldestUnfinishedAt) / 1000,
   );
   gauge("api_key_refused", "1 while the invoice service's refusal of the API key stands, else 0", (s) =>
-    s.apiKeyRefused ? 1 : 0,
+    s.apiKeyRefusal === undefined ? 0 : 1,
   );
   gauge(
     "outage_cool_down_active",
     "1 while submission is held back for every worker (an outage cool-down, or the hold after a refused key)",
-    (s) => (s.coolingDown ? 1 : 0),
+    (s) => (s.coolDownMs > 0 ? 1 : 0),
   );
   gauge(
     "send_rate_learned",
@@ -76,7 +79,7 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
     registers: [registry],
     async collect() {
       const read = await snapshot();
-      const phase = read.up ? read.sendRate?.phase : undefined;
+      const phase = read?.sendRate?.phase;
       this.reset();
       if (phase !== undefined) for (const p of phases) this.set({ phase: p }, p === phase ? 1 : 0);
     },
@@ -104,7 +107,7 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
     async collect() {
       this.reset();
       const read = await snapshot();
-      if (!read.up) return;
+      if (read === undefined) return;
       for (const [status, n] of Object.entries(read.census.byStatus)) this.set({ status }, n);
     },
   });
@@ -116,7 +119,7 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
     async collect() {
       this.reset();
       const read = await snapshot();
-      if (!read.up) return;
+      if (read === undefined) return;
       for (const [batch, waiting] of read.census.waitingByBatch) this.set({ batch }, waiting);
     },
   });
@@ -129,7 +132,7 @@ export function registerRedisGauges(registry: Registry, snapshot: () => Promise<
       async collect() {
         this.reset();
         const read = await snapshot();
-        if (!read.up) return;
+        if (read === undefined) return;
         for (const [source, state] of read.sftpSources) {
           const v = value(state);
           if (v !== undefined) this.set({ source }, v);

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { consoleRoutes } from "../../../src/ops/console/console-routes.js";
 import type { ConsoleRow, RowsQuery } from "../../../src/ops/console/ports.js";
 import { servedHosts } from "../../../src/ops/host-policy.js";
+import { DeploymentReader } from "../../../src/queue/deployment-view.js";
 import { httpApp } from "../../../src/ops/http-server.js";
 import type { OpsContext } from "../../../src/ops/ops-server.js";
 import { testPrefix, testRedis } from "../../support/redis.js";
@@ -68,7 +69,10 @@ export async function consoleApp(
   };
   const retried: string[] = [];
   const queries: RowsQuery[] = [];
+  const batches = new BatchStore(redis, prefix);
   const routes = consoleRoutes({
+    batches: () => batches,
+    deployment: () => new DeploymentReader(redis, config),
     rows: () => ({
       page: (_batch, query) => {
         queries.push(query);
@@ -86,7 +90,7 @@ export async function consoleApp(
   await app.ready();
   return {
     app,
-    batches: new BatchStore(redis, prefix),
+    batches,
     redis,
     prefix,
     retried,

@@ -3,6 +3,7 @@ import { ConsoleAuth, SESSION_SECONDS, SESSION_COOKIE } from "../../../src/ops/c
 import { escapeHtml, html } from "../../../src/ops/console/html.js";
 import { consoleApp, reportedBatch, TOKEN, type ConsoleApp } from "./console-app.js";
 import { RemoteClaims } from "../../../src/ledger/remote-claims.js";
+import { createInvoiceQueue } from "../../../src/queue/invoice-queue.js";
 
 const apps: ConsoleApp[] = [];
 afterEach(async () => {
@@ -90,6 +91,31 @@ describe("the queue page's SFTP sources", () => {
     expect(page.body).toMatch(/<td>acme<\/td>[\s\S]*?<td class="num">2<\/td>\s*<td class="num">5<\/td>/);
     expect(page.body).toContain(`SFTP source beta: ${escapeHtml(XSS)}`);
     expect(page.body).not.toContain(XSS);
+  });
+});
+
+describe("the queue page's outage cool-down", () => {
+  it("when the queue is held in an outage cool-down, then /queue shows the banner with the seconds left; the workers' own rate limiting alone shows none", async () => {
+    const c = await open(undefined);
+    const queue = createInvoiceQueue(c.redis, c.prefix, 5);
+    try {
+      // a worker's limiter counting the jobs of its window (SUBMIT_RATE_PER_SEC): no cool-down
+      await c.redis.set(queue.toKey("limiter"), "3", "PX", 60_000);
+      const limited = await c.app.inject({ url: "/queue" });
+      expect(limited.body).toContain("No outage cool-down in force.");
+      expect(limited.body).not.toContain("Outage cool-down:");
+
+      await queue.rateLimit(30_000);
+      const held = await c.app.inject({ url: "/queue" });
+      const seconds = /Outage cool-down: no new jobs are taken for another (\d+) s/.exec(
+        held.body.replace(/\s+/g, " "),
+      )?.[1];
+      expect(Number(seconds)).toBeGreaterThan(0);
+      expect(Number(seconds)).toBeLessThanOrEqual(30);
+      expect(held.body).not.toContain("No outage cool-down in force.");
+    } finally {
+      await queue.close();
+    }
   });
 });
 
