@@ -8,6 +8,8 @@ import { statusReport, type StatusReport } from "./status-report.js";
 
 /** How many batches `status` shows without --batch; the total is always given. */
 const STATUS_BATCH_LIMIT = 20;
+/** How long `status` waits for Redis's answers before it says Redis does not answer. */
+const STATUS_READ_TIMEOUT_MS = 10_000;
 
 /**
  * Reads everything `status` shows; with a batch id, only that batch (unknown: UnknownBatchError). The
@@ -18,7 +20,7 @@ export async function gatherStatus(ctx: AppContext, batchId: string | undefined)
     batchId === undefined
       ? await recentBatches(ctx, STATUS_BATCH_LIMIT)
       : [await requireKnownBatch(ctx.batches, batchId, ctx.config.queuePrefix)];
-  const view = await readDeployment(ctx.redis, ctx.queue, ctx.config);
+  const view = await readDeployment(ctx.redis, ctx.queue, ctx.config, STATUS_READ_TIMEOUT_MS);
   const size = await ledgerSize(ctx.redis, ctx.config.queuePrefix, ctx.batches, view.census.records);
   const database =
     ctx.config.resultsDatabaseUrl === undefined ? null : await probeDatabase(ctx.config.resultsDatabaseUrl);

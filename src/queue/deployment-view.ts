@@ -59,8 +59,9 @@ export type DeploymentSettings = Pick<
 >;
 
 /**
- * How long every view waits for Redis: beyond it the reading fails with RedisNotAnsweringError (a scrape
- * then answers redis_up 0 at once, rather than when Prometheus gives up on it).
+ * How long a scrape or a console page waits for Redis: beyond it the reading fails with
+ * RedisNotAnsweringError (a scrape then answers redis_up 0 at once, rather than when Prometheus gives up
+ * on it). `status`, run by a person who would rather wait for an answer, gives it longer.
  */
 export const DEPLOYMENT_READ_TIMEOUT_MS = 1000;
 
@@ -79,12 +80,14 @@ export async function readDeployment(
   redis: RedisClient,
   queue: Queue,
   settings: DeploymentSettings,
+  timeoutMs = DEPLOYMENT_READ_TIMEOUT_MS,
 ): Promise<DeploymentView> {
-  if (!LIVE.has(redis.status)) throw new RedisNotAnsweringError(DEPLOYMENT_READ_TIMEOUT_MS);
+  if (!LIVE.has(redis.status)) throw new RedisNotAnsweringError(timeoutMs);
   const prefix = settings.queuePrefix;
   const retention = new Retention(redis, prefix, new BatchStore(redis, prefix), settings.resultsRetention);
   const [census, counts, isPaused, ttl, refusal, oldest, outboxOn, backlog, refused, rate, sources, pass] =
     await inTime(
+      timeoutMs,
       Promise.all([
         ledgerCensus(redis, prefix),
         queue.getJobCounts(...QUEUE_STATES),
@@ -123,15 +126,15 @@ export async function readDeployment(
   };
 }
 
-/** The reads' answer, or RedisNotAnsweringError once DEPLOYMENT_READ_TIMEOUT_MS has passed. */
-async function inTime<T>(reads: Promise<T>): Promise<T> {
+/** The reads' answer, or RedisNotAnsweringError once `timeoutMs` has passed. */
+async function inTime<T>(timeoutMs: number, reads: Promise<T>): Promise<T> {
   // a late rejection, after the timeout answered, is nobody's to handle
   reads.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
-      reject(new RedisNotAnsweringError(DEPLOYMENT_READ_TIMEOUT_MS));
-    }, DEPLOYMENT_READ_TIMEOUT_MS);
+      reject(new RedisNotAnsweringError(timeoutMs));
+    }, timeoutMs);
   });
   try {
     return await Promise.race([reads, late]);
