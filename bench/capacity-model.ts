@@ -21,7 +21,7 @@ function cubic(settings: RateSettings): Controller {
   return {
     rate: (now, sent) => rateAt(state, now, settings, sent),
     throttled: (now, sent, share) => {
-      state = onThrottled(state, now, settings, sent, share) ?? state;
+      state = onThrottled(state, now, settings, sent, share * rateAt(state, now, settings, sent)) ?? state;
     },
   };
 }

@@ -8,7 +8,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { RedisServer } from "../src/dev/redis-server.js";
+import { LedgerNames } from "../src/ledger/names.js";
 import { startSimulator, type SimulatorHandle } from "../src/simulator/index.js";
 import { spawnEntry, killAllSpawned, describeExit } from "./chaos/processes.js";
 import { FAULTS } from "./chaos/options.js";
@@ -63,7 +65,21 @@ async function night(label: string, relayEnv: Record<string, string>): Promise<N
   await Promise.all(workers.map((w) => w.ready));
   const run = spawnEntry(`${label} run`, "workers/cli.js", ["run", "--deadline", "600s"], env);
   const changes = scheduleChanges(sim);
+  const states =
+    process.env["BENCH_TRACE"] === "2" ? watchStates(env.QUEUE_PREFIX, changes.started) : undefined;
+  const tenths: number[] = [];
+  const countTenths = (attempt: { at: number }) => {
+    void changes.started.then((t0) => {
+      const i = Math.floor((attempt.at - t0) / 100);
+      tenths[i] = (tenths[i] ?? 0) + 1;
+    });
+  };
+  if (process.env["BENCH_TRACE"] === "3") sim.events.on("attempt", countTenths);
   const exit = await run.exited;
+  states?.stop();
+  sim.events.off("attempt", countTenths);
+  if (process.env["BENCH_TRACE"] === "3")
+    log(`requests per 100 ms: ${JSON.stringify(Array.from(tenths, (n) => n ?? 0))}`);
   const ended = Date.now();
   changes.cancel();
   await Promise.all(workers.map((w) => w.stop("SIGTERM")));
@@ -81,6 +97,26 @@ async function night(label: string, relayEnv: Record<string, string>): Promise<N
     perSecond: stats.capacity.perSecond,
     refused: stats.capacity.refused,
     effects: stats.effects.total,
+  };
+}
+
+/** BENCH_TRACE=2: every state of the learned rate, as it is written, with the seconds from the first request. */
+function watchStates(prefix: string, started: Promise<number>): { stop: () => void } {
+  const client = new Redis(redis.url);
+  const name = new LedgerNames(prefix).sendBudget;
+  let last = "";
+  const timer = setInterval(() => {
+    void client.hget(name, "state").then(async (state) => {
+      if (state === null || state === last) return;
+      last = state;
+      log(`${((Date.now() - (await started)) / 1000).toFixed(3)} ${state}`);
+    });
+  }, 10);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      client.disconnect();
+    },
   };
 }
 
@@ -116,8 +152,8 @@ try {
     `bench:capacity: ${N} invoices, capacity ${CAPACITY}/s (a third from ${PHASE_S} s to ${2 * PHASE_S} s), run + 2 workers` +
       (WITH_FAULTS ? `; faults ${JSON.stringify(FAULTS)}` : ""),
   );
-  const adaptive = nightFigures(await night("adaptive", { SUBMIT_RATE_ADAPTIVE: "true" }));
-  log(`adaptive (SUBMIT_RATE_ADAPTIVE=true): ${adaptive.text}`);
+  const adaptive = nightFigures(await night("adaptive", {}));
+  log(`learned rate (no setting): ${adaptive.text}`);
   const fixed = nightFigures(
     await night("static", { SUBMIT_RATE_ADAPTIVE: "false", SUBMIT_RATE_PER_SEC: String(CAPACITY) }),
   );

@@ -148,7 +148,7 @@ export const SETTINGS = {
     description:
       "Learn the service's capacity from its answers and share one rate across the fleet (true), or send at SUBMIT_RATE_PER_SEC with BullMQ's fixed limiter, 0 meaning no limit (false).",
     schema: bool,
-    default: "false",
+    default: "true",
   },
   maxAttempts: {
     env: "MAX_ATTEMPTS",

@@ -45,6 +45,8 @@ export interface SubmitWorkerOptions {
 /** How long a refused key holds this worker back before it looks at the (paused) queue again. */
 const KEY_REFUSED_HOLD_MS = 1000;
 const ERROR_LOG_EVERY_MS = 10_000;
+/** An invoice refused for capacity without a Retry-After waits at least this long (ms). */
+const THROTTLED_LEAST_WAIT_MS = 1;
 /**
  * Invoices taken per request slot. Besides its request, an invoice spends time on Redis round trips
  * (the status read, recording the answer, BullMQ's completion) during which it needs no slot; holding
@@ -146,9 +148,11 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         // its Retry-After in any case (a 429 the budget does not count as capacity holds nobody else).
         if (logger.isLevelEnabled("debug"))
           log().debug({ retryAfterMs: outcome.retryAfterMs }, "refused for capacity; sent again later");
+        // Delayed, not handed back as rate-limited: BullMQ stops a worker that hands a job back so for
+        // what is left of its limiter's window (up to a second), which after every 429 emptied the fleet.
         const waitMs = Math.min(outcome.retryAfterMs ?? 0, options.backoff.retryAfterCapMs);
-        if (waitMs <= 0 || token === undefined) throw Worker.RateLimitError();
-        await job.moveToDelayed(Date.now() + waitMs, token);
+        if (token === undefined) throw Worker.RateLimitError();
+        await job.moveToDelayed(Date.now() + Math.max(THROTTLED_LEAST_WAIT_MS, waitMs), token);
         throw new DelayedError();
       }
       case "retry": {

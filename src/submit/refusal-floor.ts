@@ -1,93 +1,252 @@
-/** The floor taken before the first cut was followed (class comment below). */
+import type { AnswerReport, AnswerSlot, BudgetReply } from "../ledger/send-budget.js";
+
+/** The floor before any sample after a cut: 1 refusal in 20. */
 const PRIOR_FLOOR = 0.05;
-/** How much of the floor one sample after a cut moves. */
-const LEARNING = 0.3;
+/**
+ * Refusals judged over capacity are at least this share above the floor: a floor learned from a few
+ * samples may be 0, or half the truth, for a service that refuses one in twenty at random, and cuts on
+ * such refusals would estimate the capacity from a fleet under it, each a little lower (a margin of 3 %
+ * let the fleet model's night with 5 % random refusals fall to a quarter of the capacity). Smaller
+ * excesses take the rate back to the plateau instead (src/submit/send-pacer.ts), which lowers nothing.
+ */
+const EXCESS = 0.08;
+/** Samples after cuts the floor is made of. */
+const SAMPLES_KEPT = 5;
+/** Only answers to requests sent this far under the plateau teach the floor: a plateau a little too high
+ * would otherwise teach it the capacity's own refusals. */
+const TEACH_WITHIN = 0.95;
+/** Answers are reported to the fleet by send time in slices this long (send-budget.lua's SLOT_MS). */
+const SLICE_MS = 20;
+
+export interface RefusalFloorOptions {
+  /** The judged sample reaches back this far at most. */
+  readonly windowMs: number;
+  /** Answers a judged sample needs, the whole fleet's. */
+  readonly minAnswers: number;
+  /** How long after a cut the rate stays under the capacity: its answers teach the floor. */
+  readonly learnMs: number;
+  /** Answers a sample after a cut needs to teach the floor. */
+  readonly sampleAnswers: number;
+}
+
+export const DEFAULT_REFUSAL_FLOOR: RefusalFloorOptions = {
+  windowMs: 500,
+  minAnswers: 45,
+  learnMs: 500,
+  sampleAnswers: 30,
+};
 
 /**
- * Whether a 429 says "over capacity" or is one of the refusals a service gives at any rate (a node that
- * restarts, a limit per connection, a fault): only the first kind may cut the fleet's rate and hold it back.
+ * Whether 429s say "over capacity" or are refusals a service gives at any rate (a node that restarts, a
+ * limit per connection, a fault), and, when it is capacity, what share of the fleet's requests the service
+ * accepted, from which the pacer estimates the capacity. Every process reports the answers it hears to the
+ * fleet's budget by the time their requests were sent (send-budget.lua), so each judges on the whole
+ * fleet's answers: three processes judge three times sooner, on three times as many answers, as one alone.
+ *
+ * The judged sample is the fleet's answers to requests sent after the first refused one of the last
+ * `windowMs` (and since the last cut), up to the oldest request any process still waits for: before that
+ * refusal the service's bucket still had room and says nothing of its rate, and a sample with requests
+ * still unanswered would count the refusals (answered at once) before the acceptances (answered after the
+ * work). Once it holds `minAnswers` answers, its refused share speaks of capacity when it stands above the
+ * floor by more than chance explains: three binomial standard deviations plus one answer. The same sample
+ * says what the service lets through: from the first refusal on its bucket is empty, so the requests it
+ * accepted per second of the time they were sent in is its rate, however fast the fleet's rate moved.
  *
  * Refusals for capacity stop when the rate goes under the capacity; the others stay a share of answers
- * whatever the rate. A cut takes the rate under the capacity (to 0.8 of what the service accepted), so the
- * refused share of the answers that follow it is the floor: what the service refuses at any rate. Each cut
- * is followed by a sample (at least `sampleMs` and `sampleAnswers` answers to requests sent after the cut),
- * and the floor moves towards it. A 429 speaks of capacity when the refused share of the judged window
- * (the last `windowMs`, and at least `minAnswers` answers back to `maxAgeMs`, so that at a low rate one
- * random 429 is not a share of one) stands above the floor by more than chance explains: three binomial
- * standard deviations plus one answer.
- *
- * Against a service that refuses only for capacity, the floor is 0 after the first cut and the first 429
- * counts. Until a cut was followed, the floor is taken to be PRIOR_FLOOR: a refusal or two at the start
- * cuts nothing, while the overshoot of a first probe (the rate doubling past the capacity) refuses far
- * more. A floor learned from windows of every kind (their median) took in the refusals of a fleet held
- * above a capacity that had dropped, and stopped cutting there.
+ * whatever the rate. A cut takes the rate under the capacity for a while (src/submit/send-rate.ts), so the
+ * refused share of the answers to requests sent in that while, at a rate within the new plateau, is what
+ * the service refuses at any rate: the floor (see `floor` for how the samples make it).
  */
 export class RefusalFloor {
-  readonly #recent: { at: number; refused: boolean }[] = [];
-  #learned: number | undefined;
-  #cutAt = 0;
-  #sample: { start: number; answers: number; refused: number } | undefined;
+  readonly #options: RefusalFloorOptions;
+  /** Requests sent and not answered yet: how many per send time, and their send times in order. */
+  readonly #inFlight = new Map<number, number>();
+  readonly #sendOrder: number[] = [];
+  /** Answers heard and not reported yet, by slice of send time (the server's clock). */
+  readonly #pending = new Map<number, { accepted: number; refused: number; rateSum: number }>();
+  #cutAt = Number.NEGATIVE_INFINITY;
+  #teach: { from: number; to: number; within: number } | undefined;
+  readonly #samples: number[] = [];
+  /** Answers that taught the floor and are not a sample yet. */
+  #taught = { accepted: 0, refused: 0 };
+  #judged = { accepted: 0, refused: 0, rateSum: 0, spanMs: 0 };
 
   constructor(
-    /** The judged window. */
-    private readonly windowMs = 500,
-    /** Answers the judged window keeps at least. */
-    private readonly minAnswers = 20,
-    /** The oldest answer the judged window keeps to hold `minAnswers`. */
-    private readonly maxAgeMs = 10_000,
-    /** The least length of a sample after a cut. */
-    private readonly sampleMs = 1000,
-    /** The least answers of a sample after a cut (fewer: one random 429 is a share too large). */
-    private readonly sampleAnswers = 50,
-  ) {}
+    /** This process's name among the fleet's. */
+    private readonly process: string,
+    options: Partial<RefusalFloorOptions> = {},
+  ) {
+    this.#options = { ...DEFAULT_REFUSAL_FLOOR, ...options };
+  }
+
+  /** A request went out at `sentAt`; its answer (answered) or its lack of one (settled) follows. */
+  sent(sentAt: number): void {
+    this.#inFlight.set(sentAt, (this.#inFlight.get(sentAt) ?? 0) + 1);
+    const order = this.#sendOrder;
+    if (order.length === 0 || (order.at(-1) ?? 0) < sentAt) order.push(sentAt);
+    else if (!order.includes(sentAt)) {
+      let at = order.length;
+      while (at > 0 && (order[at - 1] ?? 0) > sentAt) at--;
+      order.splice(at, 0, sentAt);
+    }
+  }
+
+  /** The request sent at `sentAt` is no longer in flight (gone without a word on capacity). */
+  settled(sentAt: number): void {
+    const left = (this.#inFlight.get(sentAt) ?? 0) - 1;
+    if (left > 0) this.#inFlight.set(sentAt, left);
+    else this.#inFlight.delete(sentAt);
+    const order = this.#sendOrder;
+    while (order.length > 0 && !this.#inFlight.has(order[0] ?? 0)) order.shift();
+  }
 
   /**
-   * The fleet's rate was cut at `cutAt`: only answers to requests sent after it are judged from now on (the
-   * refusals that led to the cut, judged again, would cut again and again as long as they stay in the
-   * window, and so would the answers to requests already sent or booked at the old rate). The sample that
-   * teaches the floor starts afresh with them.
+   * One answer: accepted (false) or refused with a 429 (true), to a request sent at `sentAt` while the
+   * fleet's rate was `rate` requests per second; reported to the fleet with the next call to the budget.
+   * `offset` turns this process's clock into the server's.
    */
-  restart(cutAt: number): void {
-    this.#recent.length = 0;
+  answered(refused: boolean, sentAt: number, rate: number, offset = 0): void {
+    this.settled(sentAt);
+    // sliced on the server's clock, as the fleet's answers are: sliced on this process's and moved by
+    // the offset after, an answer could land in the slice before its request's, among whole slices
+    const slice = Math.floor((sentAt + offset) / SLICE_MS) * SLICE_MS;
+    const slot = this.#pending.get(slice) ?? { accepted: 0, refused: 0, rateSum: 0 };
+    if (refused) slot.refused++;
+    else slot.accepted++;
+    slot.rateSum += rate;
+    this.#pending.set(slice, slot);
+  }
+
+  /**
+   * The fleet's rate was cut at `cutAt` (this process's clock) to under `plateau`: only answers to
+   * requests sent after it are judged from now on (the refusals that led to the cut, judged again, would
+   * cut again), and those sent within `learnMs` of it at a rate within the plateau teach the floor.
+   */
+  restart(cutAt: number, plateau: number): void {
     this.#cutAt = cutAt;
-    this.#sample = { start: cutAt, answers: 0, refused: 0 };
+    this.#judged = { accepted: 0, refused: 0, rateSum: 0, spanMs: 0 };
+    this.#teach = { from: cutAt, to: cutAt + this.#options.learnMs, within: TEACH_WITHIN * plateau };
   }
 
-  /** Records one answer: accepted (false) or refused with a 429 (true), to a request sent at `sentAt`. */
-  observe(refused: boolean, now: number, sentAt = now): void {
-    if (sentAt < this.#cutAt) return;
-    this.#recent.push({ at: now, refused });
-    const old = (at: number) =>
-      at < now - this.maxAgeMs || (at < now - this.windowMs && this.#recent.length > this.minAnswers);
-    while (old(this.#recent[0]?.at ?? now)) this.#recent.shift();
-    const sample = this.#sample;
-    if (sample === undefined) return;
-    sample.answers++;
-    if (refused) sample.refused++;
-    if (now - sample.start < this.sampleMs || sample.answers < this.sampleAnswers) return;
-    const share = sample.refused / sample.answers;
-    this.#learned = this.#learned === undefined ? share : this.#learned + LEARNING * (share - this.#learned);
-    this.#sample = undefined;
+  /**
+   * What to tell the budget with the next call: the answers heard since the last report (taken: give
+   * them back with `unreport` when the call fails), this process's oldest request unanswered, and what to
+   * judge. `offset` turns this process's clock into the server's; `now` is this process's clock.
+   */
+  report(now: number, offset: number): AnswerReport {
+    const slots: AnswerSlot[] = [...this.#pending].map(([slice, s]) => ({ sentAt: slice, ...s }));
+    this.#pending.clear();
+    const oldest = this.#sendOrder[0];
+    const teach = this.#teach;
+    return {
+      process: this.process,
+      unansweredSince: oldest === undefined ? undefined : oldest + offset,
+      judgeFrom: Math.max(this.#cutAt, now - this.#options.windowMs) + offset,
+      teachFrom: teach === undefined ? 0 : teach.from + offset,
+      teachTo: teach === undefined ? 0 : teach.to + offset,
+      teachWithin: teach?.within ?? 0,
+      slots,
+    };
   }
 
-  /** The share the service refuses whatever the rate, as learned after cuts (PRIOR_FLOOR before). */
+  /** A report the budget did not take: its answers go with the next one. */
+  unreport(report: AnswerReport): void {
+    for (const s of report.slots) {
+      const slice = s.sentAt;
+      const slot = this.#pending.get(slice) ?? { accepted: 0, refused: 0, rateSum: 0 };
+      slot.accepted += s.accepted;
+      slot.refused += s.refused;
+      slot.rateSum += s.rateSum;
+      this.#pending.set(slice, slot);
+    }
+  }
+
+  /** The fleet's answers as the budget's reply gives them: the judged sample, and the one that teaches. */
+  absorb(reply: Pick<BudgetReply, "judged" | "taught">): void {
+    this.#judged = reply.judged;
+    const teach = this.#teach;
+    if (teach === undefined || !reply.taught.whole) return;
+    this.#teach = undefined;
+    // At a low rate one while after a cut holds few answers: they add up over cuts until they are enough.
+    const taught = this.#taught;
+    taught.accepted += reply.taught.accepted;
+    taught.refused += reply.taught.refused;
+    const answers = taught.accepted + taught.refused;
+    if (answers < this.#options.sampleAnswers) return;
+    this.#samples.push(taught.refused / answers);
+    this.#taught = { accepted: 0, refused: 0 };
+    if (this.#samples.length > SAMPLES_KEPT) this.#samples.shift();
+  }
+
+  /**
+   * The share the service refuses whatever the rate, as learned after cuts (1 in 20 before any). A cut that
+   * estimated the capacity too high leaves the rate above it, and its sample counts capacity refusals too;
+   * refusals at any rate are in every sample. So the floor is the least of the samples while there are
+   * fewer than three (and of the prior), then the second least: one low by chance does not make it.
+   */
   get floor(): number {
-    return this.#learned ?? PRIOR_FLOOR;
+    const sorted = [...this.#samples].sort((a, b) => a - b);
+    if (sorted.length < 3) return Math.min(PRIOR_FLOOR, ...sorted);
+    return sorted[1] ?? PRIOR_FLOOR;
   }
 
-  /** The refused share of the judged window, and how many answers it is of. */
-  recent(): { share: number; answers: number } {
-    const answers = this.#recent.length;
-    const refused = this.#recent.filter((a) => a.refused).length;
-    return { share: answers === 0 ? 0 : refused / answers, answers };
+  /**
+   * The judged sample: its answers, their refused share, the fleet's mean rate when they were sent, and
+   * the requests per second the service accepted of them (the accepted answers over the time they were
+   * sent in: with the service's bucket empty from the first refusal on, what it lets through is its rate).
+   */
+  judged(): { share: number; answers: number; rate: number; acceptedPerSec: number } {
+    const { accepted, refused, rateSum, spanMs } = this.#judged;
+    const answers = accepted + refused;
+    if (answers === 0) return { share: 0, answers: 0, rate: 0, acceptedPerSec: 0 };
+    return {
+      share: refused / answers,
+      answers,
+      rate: rateSum / answers,
+      acceptedPerSec: spanMs > 0 ? (accepted * 1000) / spanMs : 0,
+    };
   }
 
-  /** True when the refusals of the judged window stand above the floor: the service is over capacity. */
+  /**
+   * True when the judged sample is large enough to estimate the capacity from and its refusals stand
+   * above the floor. Large enough: `minAnswers`, or the answers of 150 ms at the rate they were sent at
+   * when that is fewer (at least 10): a slow fleet would otherwise wait seconds for its sample.
+   */
   overCapacity(): boolean {
-    const { share, answers } = this.recent();
-    if (answers === 0 || share === 0) return false;
+    const { answers, rate } = this.judged();
+    const enough = Math.max(10, Math.min(this.#options.minAnswers, Math.round(0.15 * rate)));
+    return answers >= enough && this.#aboveFloor();
+  }
+
+  /** The least share above the floor that refusals must stand at to speak of capacity. */
+  get excess(): number {
+    return EXCESS;
+  }
+
+  /** True when the refusals so far stand above the floor, however few answers came back yet. */
+  refusedAboveFloor(): boolean {
+    return this.judged().answers >= 5 && this.#aboveFloor();
+  }
+
+  #aboveFloor(): boolean {
+    const { share, answers } = this.judged();
+    if (share === 0) return false;
     const floor = this.floor;
+    // Judged again with every reply, on windows that overlap: a margin of half the floor besides chance,
+    // or a service refusing one request in twenty at random would be judged over capacity every second.
     const chance = 3 * Math.sqrt((floor * (1 - floor)) / answers) + 1 / answers;
-    return share >= floor + chance;
+    return share >= Math.max(1.5 * floor + chance, floor + this.excess);
+  }
+
+  /**
+   * The service's capacity as the judged sample shows it: the requests per second it accepted, with the
+   * refusals it gives at any rate counted back in once learned (the prior only guards the judgment).
+   * Undefined without a sample.
+   */
+  capacity(): number | undefined {
+    const { answers, acceptedPerSec } = this.judged();
+    if (answers === 0 || acceptedPerSec <= 0) return undefined;
+    const floor = this.#samples.length === 0 ? 0 : Math.min(0.9, this.floor);
+    return acceptedPerSec / (1 - floor);
   }
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { BudgetReply } from "../ledger/send-budget.js";
+import { randomUUID } from "node:crypto";
+import type { AnswerReport, BudgetReply } from "../ledger/send-budget.js";
 import { LatencyFloor } from "./latency-floor.js";
 import { RefusalFloor } from "./refusal-floor.js";
 import {
@@ -7,6 +8,7 @@ import {
   initialRateState,
   onAccepted,
   onCongested,
+  onRefusedPastPlateau,
   onResume,
   onThrottled,
   phaseAt,
@@ -19,11 +21,12 @@ import {
 
 /** The fleet's budget as this process uses it (src/ledger/send-budget.ts). */
 export interface BudgetPort {
-  take(wanted: number, intervalMs: number, aheadMs: number): Promise<BudgetReply>;
+  take(wanted: number, intervalMs: number, aheadMs: number, report?: AnswerReport): Promise<BudgetReply>;
   event(
     change: { readonly from: string; readonly state: string; readonly version: string } | undefined,
     holdMs: number,
     refused?: number,
+    report?: AnswerReport,
   ): Promise<BudgetReply>;
 }
 
@@ -38,17 +41,27 @@ export interface PacerOptions {
   readonly onError: (error: unknown) => void;
   /** This process's clock (epoch ms); the budget's replies say how far Redis's is from it. */
   readonly clock?: () => number;
+  /** Runs `fn` after `ms` (setTimeout unless given: a model of the fleet runs the pacer on its own time). */
+  readonly timer?: (fn: () => void, ms: number) => void;
+  /** This process's name among the fleet's (a new one unless given). */
+  readonly process?: string;
 }
 
 /** How far ahead a request may be booked: a cut reaches requests not yet booked within this. */
-const BOOK_AHEAD_MS = 200;
+const BOOK_AHEAD_MS = 15;
 /** Send times booked in one round trip, at most. */
 const MOST_BOOKED = 16;
 /** Latency well above its floor slows the increase at most this often. */
 const CONGESTION_EVERY_MS = 500;
 const RETRY_BUDGET_MS = 250;
-/** Answers needed before their accepted share is believed. */
-const SHARE_SAMPLE = 6;
+/** Refusals of the fleet past the plateau, beyond those the floor explains, that take the rate back to it. */
+const SOFT_REFUSALS = 3;
+/** ... counted over this last while. */
+const SOFT_WINDOW_MS = 500;
+/** The fleet is held for Retry-After when the service accepts less than this share of what it is sent. */
+const HOLD_BELOW_SHARE = 0.5;
+/** The 429s whose Retry-After the fleet may be held for are those of this last while. */
+const RETRY_AFTER_WINDOW_MS = 500;
 
 const rateStateSchema = z.object({
   version: z.number(),
@@ -56,7 +69,16 @@ const rateStateSchema = z.object({
   at: z.number(),
   max: z.number(),
   refusingSince: z.number(),
+  estimates: z.array(z.number()).max(10).optional(),
+  cutAt: z.number().optional(),
+  returnedAt: z.number().optional(),
 });
+
+/** One request's place in the fleet's schedule: when it went out, and the fleet's rate it was booked at. */
+export interface SendTicket {
+  readonly sentAt: number;
+  readonly rate: number;
+}
 
 export interface PacerSnapshot {
   readonly rate: number;
@@ -85,10 +107,17 @@ export class SendPacer {
   #resumeChecked = false;
   #lastCongestion = 0;
   #fleetRefused = 0;
+  /** The fleet's refusals in all, and when, at the last cut or return to the plateau. */
+  #refusedAtStart = { refused: 0, at: 0 };
+  /** The fleet's refusals in all as the budget's replies of late said them. */
+  readonly #fleetRefusals: { at: number; refused: number }[] = [];
   /** 429s not yet counted in the budget (a write was under way). */
   #uncounted = 0;
-  readonly #waiting: (() => void)[] = [];
+  /** The Retry-After of the 429s this process heard lately (ms, capped). */
+  readonly #retryAfters: { at: number; ms: number }[] = [];
+  readonly #waiting: ((rate: number) => void)[] = [];
   readonly #clock: () => number;
+  readonly #timer: (fn: () => void, ms: number) => void;
   readonly #refusals: RefusalFloor;
   readonly #latency: LatencyFloor;
   /** Requests answered 429 by the service, and ms requests waited for their send time, in all. */
@@ -97,52 +126,55 @@ export class SendPacer {
 
   constructor(private readonly options: PacerOptions) {
     this.#clock = options.clock ?? Date.now;
-    this.#refusals = new RefusalFloor();
+    this.#timer = options.timer ?? ((fn, ms) => setTimeout(fn, ms));
+    // the floor is learned from the first half of each recovery, while the rate is well under the plateau
+    this.#refusals = new RefusalFloor(options.process ?? randomUUID(), {
+      learnMs: options.settings.recoverMs / 2,
+    });
     this.#latency = new LatencyFloor(this.#clock());
   }
 
-  /** Resolves at this request's booked send time. */
-  acquire(): Promise<void> {
+  /**
+   * Resolves at this request's booked send time with its ticket; the request's answer is given back with
+   * it (onAccepted, onThrottled, or onUnanswered for anything else), exactly once.
+   */
+  acquire(): Promise<SendTicket> {
     const asked = this.#clock();
-    return new Promise<void>((resolve) => {
-      this.#waiting.push(() => {
-        const waited = this.#clock() - asked;
+    return new Promise<SendTicket>((resolve) => {
+      this.#waiting.push((rate) => {
+        const sentAt = this.#clock();
+        const waited = sentAt - asked;
         this.heldMs += waited;
         if (waited > 0) this.options.onHeld?.(waited);
-        resolve();
+        this.#refusals.sent(sentAt);
+        resolve({ sentAt, rate });
       });
       this.#pump();
     });
   }
 
   /**
-   * A 429 (with its Retry-After). When the refusals of late stand above those the service gives at any rate
-   * (src/submit/refusal-floor.ts), the fleet's rate is cut and the whole fleet held for the Retry-After;
-   * otherwise only the refused request waits (its job's own retry) and the 429 is only counted.
+   * A 429 (with its Retry-After). It is told to the fleet at once; when the fleet's refusals since the
+   * first of late stand above those the service gives at any rate (src/submit/refusal-floor.ts), the
+   * budget's reply makes a process cut the fleet's rate to what the service accepted of them and hold the
+   * whole fleet for the Retry-After; otherwise only the refused request waits (its job's own retry) and
+   * the 429 is only counted.
    */
-  onThrottled(httpStatus: number, retryAfterMs: number | undefined, sentAt?: number): void {
-    const now = this.#clock();
-    this.#refusals.observe(true, now, sentAt);
+  onThrottled(ticket: SendTicket, httpStatus: number, retryAfterMs: number | undefined): void {
+    this.#refusals.answered(true, ticket.sentAt, ticket.rate, this.#offset);
     if (httpStatus === 429) {
       this.throttled++;
       this.#uncounted++;
     }
-    const state = this.#state;
-    if (state === undefined) return;
-    if (!this.#refusals.overCapacity()) {
-      this.#write(undefined, 0);
-      return;
-    }
-    const at = this.#now();
-    const next = onThrottled(state, at, this.options.settings, this.#sentPerSec, this.#acceptedShare());
-    const hold = httpStatus === 429 ? Math.min(retryAfterMs ?? 0, this.options.retryAfterCapMs) : 0;
-    if (next === undefined && this.#uncounted === 0 && (hold === 0 || at + hold <= this.#heldUntil)) return;
-    this.#write(next, hold);
+    const now = this.#clock();
+    this.#retryAfters.push({ at: now, ms: Math.min(retryAfterMs ?? 0, this.options.retryAfterCapMs) });
+    while ((this.#retryAfters[0]?.at ?? now) < now - RETRY_AFTER_WINDOW_MS) this.#retryAfters.shift();
+    this.#write(undefined, 0);
   }
 
-  /** An accepted request and how long it took. */
-  onAccepted(latencyMs: number, sentAt?: number): void {
-    this.#refusals.observe(false, this.#clock(), sentAt);
+  /** An accepted request, and how long it took. */
+  onAccepted(ticket: SendTicket, latencyMs: number): void {
+    this.#refusals.answered(false, ticket.sentAt, ticket.rate, this.#offset);
     const congested = this.#latency.observe(latencyMs, this.#clock());
     const state = this.#state;
     if (state === undefined) return;
@@ -156,6 +188,11 @@ export class SendPacer {
     this.#lastCongestion = now;
     const slowed = onCongested(state, now, this.options.settings, this.#sentPerSec);
     if (slowed !== undefined) this.#write(slowed, 0);
+  }
+
+  /** Any other outcome (an outage's 503, no answer at all): nothing said of capacity, no longer in flight. */
+  onUnanswered(ticket: SendTicket): void {
+    this.#refusals.settled(ticket.sentAt);
   }
 
   /** Requests this process needs in flight for the learned rate at the latency seen, within [1, max]. */
@@ -190,23 +227,29 @@ export class SendPacer {
   #pump(): void {
     if (this.#taking || this.#waiting.length === 0) return;
     this.#taking = true;
-    const interval = spacingMs(this.#rate());
+    const rate = this.#rate();
+    const interval = spacingMs(rate);
+    const report = this.#refusals.report(this.#clock(), this.#offset);
     this.options.budget
-      .take(Math.min(this.#waiting.length, MOST_BOOKED), interval, BOOK_AHEAD_MS)
+      .take(Math.min(this.#waiting.length, MOST_BOOKED), interval, BOOK_AHEAD_MS, report)
       .then((reply) => {
         this.#absorb(reply);
         for (let i = 0; i < reply.booked; i++) {
           const go = this.#waiting.shift();
           if (go === undefined) break;
           const delay = reply.waitMs + i * interval;
-          if (delay < 1) go();
-          else setTimeout(go, delay);
+          if (delay < 1) go(rate);
+          else
+            this.#timer(() => {
+              go(rate);
+            }, delay);
         }
         this.#checkStart(reply);
         if (reply.booked > 0) this.#again(0);
         else this.#again(Math.min(reply.waitMs, 1000));
       })
       .catch((error: unknown) => {
+        this.#refusals.unreport(report);
         this.options.onError(error);
         this.#again(RETRY_BUDGET_MS);
       });
@@ -218,7 +261,7 @@ export class SendPacer {
       this.#pump();
     };
     if (ms <= 0) next();
-    else setTimeout(next, ms);
+    else this.#timer(next, ms);
   }
 
   /** The first answer of the budget: a state to start from, or a resume after a pause. */
@@ -243,17 +286,18 @@ export class SendPacer {
       next === undefined
         ? undefined
         : { from, state: JSON.stringify({ ...next, version: next.version }), version: String(next.version) };
+    const report = this.#refusals.report(this.#clock(), this.#offset);
     this.options.budget
-      .event(change, holdMs, counted)
+      .event(change, holdMs, counted, report)
       .then((reply) => {
+        this.#writing = false;
         this.#absorb(reply);
       })
       .catch((error: unknown) => {
-        this.#uncounted += counted;
-        this.options.onError(error);
-      })
-      .finally(() => {
         this.#writing = false;
+        this.#uncounted += counted;
+        this.#refusals.unreport(report);
+        this.options.onError(error);
       });
   }
 
@@ -269,17 +313,64 @@ export class SendPacer {
     }
     const parsed = rateStateSchema.safeParse(parseJson(reply.state));
     const previous = this.#state;
-    this.#state = parsed.success ? parsed.data : initialRateState(this.options.settings, reply.now);
+    const state = parsed.success ? parsed.data : initialRateState(this.options.settings, reply.now);
+    this.#state = state;
+    if (state.cutAt !== previous?.cutAt || state.returnedAt !== previous?.returnedAt)
+      this.#refusedAtStart = { refused: reply.refused, at: reply.now };
     // a cut, by this process or another: judge the answers to requests sent after it only
-    if (this.#state.refusingSince !== 0 && this.#state.at !== previous?.at)
-      this.#refusals.restart(this.#state.at - this.#offset);
+    if (state.cutAt !== undefined && state.cutAt !== previous?.cutAt) {
+      this.#refusals.restart(state.cutAt - this.#offset, state.max);
+      return;
+    }
+    this.#refusals.absorb(reply);
+    this.#judge(state, reply);
   }
 
-  /** The share of recent requests the service accepted, of those it would accept at any rate. */
-  #acceptedShare(): number {
-    const { share, answers } = this.#refusals.recent();
-    if (answers < SHARE_SAMPLE) return 1;
-    return Math.min(1, (1 - share) / (1 - Math.min(0.9, this.#refusals.floor)));
+  /** The fleet's answers, as the budget just gave them: a cut, a return to the plateau, or nothing. */
+  #judge(state: RateState, reply: BudgetReply): void {
+    if (this.#refusals.overCapacity()) {
+      const next = onThrottled(
+        state,
+        reply.now,
+        this.options.settings,
+        this.#sentPerSec,
+        this.#refusals.capacity(),
+      );
+      // Every refused request waits its own Retry-After. The whole fleet waits too when the service
+      // refuses most of what it is sent (a quota spent, an overload): the median Retry-After of the 429s
+      // of late, since refusals given at any rate may ask for longer than those for capacity. A fleet held
+      // for every overshoot of a probe would stop for a second each time a service says "Retry-After: 1".
+      const waits = this.#retryAfters.map((r) => r.ms).sort((a, b) => a - b);
+      const hold = this.#refusals.judged().share > 1 - HOLD_BELOW_SHARE ? (waits[waits.length >> 1] ?? 0) : 0;
+      if (next !== undefined || (hold > 0 && reply.now + hold > this.#heldUntil)) {
+        this.#retryAfters.length = 0;
+        this.#write(next, hold);
+      }
+      return;
+    }
+    // Refusals of the whole fleet in the last half second beyond those the service gives at any rate, before
+    // enough answers are whole to judge them: back to the plateau, or, probing from nothing, to half the
+    // rate (as TCP leaves slow start), while the answers come in.
+    const recent = this.#recentRefusals(reply);
+    const sent = (reply.sentPerSec * SOFT_WINDOW_MS) / 1000;
+    const expected = this.#refusals.floor * sent;
+    const beyond = Math.max(0.5 * expected + 3 * Math.sqrt(expected), this.#refusals.excess * sent);
+    if (recent < SOFT_REFUSALS + expected + beyond) return;
+    const rate = rateAt(state, reply.now, this.options.settings, this.#sentPerSec);
+    const back =
+      state.max <= 0
+        ? onThrottled(state, reply.now, this.options.settings, this.#sentPerSec, rate / 2)
+        : onRefusedPastPlateau(state, reply.now, this.options.settings, this.#sentPerSec);
+    if (back !== undefined) this.#write(back, 0);
+  }
+
+  /** The fleet's refusals in the last SOFT_WINDOW_MS, since the last cut or return to the plateau. */
+  #recentRefusals(reply: BudgetReply): number {
+    const seen = this.#fleetRefusals;
+    seen.push({ at: reply.now, refused: reply.refused });
+    while (seen.length > 1 && (seen[0]?.at ?? reply.now) < reply.now - SOFT_WINDOW_MS) seen.shift();
+    const since = Math.max(seen[0]?.refused ?? reply.refused, this.#refusedAtStart.refused);
+    return reply.refused - since;
   }
 }
 

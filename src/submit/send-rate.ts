@@ -3,15 +3,18 @@
  *
  * The state is shared by every process of a deployment (kept in Redis beside the queue), so the rate is a
  * function of time since the last event rather than something each answer nudges: every process computes
- * the same rate from the same state, and only the rare events (a 429, latency well above its floor, a
+ * the same rate from the same state, and only the rare events (a cut, latency well above its floor, a
  * restart) write it.
  *
  * - Probing (no capacity known yet): the rate doubles every `probeDoublingMs`, from `startRate`.
- * - After a cut (a 429): the rate is cut to `beta` of what it was (`max`), then follows a cubic in
- *   time (CUBIC, RFC 9438, scaled to `max` so it behaves alike at 10/s and 10,000/s): back to `max` after
- *   `recoverMs`, flat around it, then rising faster, and probing again by doubling past `(2 - beta)·max`.
- * - Latency well above its floor while probing past a known plateau plateaus the curve where it is (`max`
- *   = the rate now, at the flat point): the increase slows before the next 429.
+ * - A cut (429s that speak of capacity): the service's capacity is estimated from what it accepted of
+ *   what the fleet sent (src/submit/refusal-floor.ts); that estimate becomes the plateau (`max`), and the
+ *   rate goes to `beta` of it. The curve is then a cubic in time (CUBIC, RFC 9438, scaled to `max` so it
+ *   behaves alike at 10/s and 10,000/s): back at the plateau after `recoverMs`, flat around it, then
+ *   rising ever faster, so a capacity that rose is found: three times it in under four `recoverMs`, ten
+ *   times in under six.
+ * - Latency well above its floor past the plateau plateaus the curve where it is (`max` = the rate now):
+ *   the increase slows before the next 429.
  * - It never exceeds `ceiling` (SUBMIT_RATE_PER_SEC) nor twice what the fleet really sent: a rate that was
  *   never used is not a rate the service accepted.
  * docs/capacity.md has the measurements behind the constants.
@@ -23,10 +26,16 @@ export interface RateState {
   readonly rate: number;
   /** When the curve starts (epoch ms). */
   readonly at: number;
-  /** The plateau: the rate of the last cut (or latency plateau); 0 while probing from the start. */
+  /** The plateau: the capacity estimated at the last cut (or a latency plateau); 0 while probing from the start. */
   readonly max: number;
   /** When the service last refused for capacity and has accepted nothing since (epoch ms); 0: it accepts. */
   readonly refusingSince: number;
+  /** The capacity estimated at the last cuts (at most ESTIMATES_KEPT, newest last). */
+  readonly estimates?: readonly number[] | undefined;
+  /** When the last cut was (epoch ms; absent before the first): answers to requests sent before it are not judged again. */
+  readonly cutAt?: number | undefined;
+  /** When refusals past the plateau last took the rate back to it (epoch ms). */
+  readonly returnedAt?: number | undefined;
 }
 
 export interface RateSettings {
@@ -34,12 +43,12 @@ export interface RateSettings {
   readonly ceiling: number;
   /** SUBMIT_RATE_START: where probing starts with nothing learned. */
   readonly startRate: number;
-  /** The share kept on a cut. */
+  /** The share of the estimated capacity the rate goes to on a cut. */
   readonly beta: number;
   readonly probeDoublingMs: number;
   /** Time from a cut back to the plateau. */
   readonly recoverMs: number;
-  /** Answers to requests sent before a cut still come back refused: one cut per this long. */
+  /** At most one cut per this long (the processes of a fleet hear the same refusals). */
   readonly cutGuardMs: number;
   /** After this long without sending, the next pass resumes from the last learned rate with a probe. */
   readonly idleMs: number;
@@ -50,10 +59,10 @@ export interface RateSettings {
 export const DEFAULT_RATE_SETTINGS: RateSettings = {
   ceiling: 0,
   startRate: 100,
-  beta: 0.8,
+  beta: 0.9,
   probeDoublingMs: 250,
-  recoverMs: 1500,
-  cutGuardMs: 400,
+  recoverMs: 1000,
+  cutGuardMs: 100,
   idleMs: 30_000,
   minRate: 0.5,
 };
@@ -63,6 +72,16 @@ const NO_CEILING = 1_000_000;
 
 /** The most one cut takes off what was sent, whatever share of answers was refused. */
 const LEAST_SHARE = 0.3;
+/** Latency slows a probe only this far past the capacity last estimated. */
+const CONGESTED_PAST = 1.1;
+/** ... and then plateaus at this share of the rate. */
+const CONGESTED_SHARE = 0.9;
+/** Estimates of the capacity kept; the plateau is their median while they agree. */
+const ESTIMATES_KEPT = 3;
+/** An estimate this far from the plateau (as a share of it) says the capacity changed: it alone counts. */
+const CHANGED = 0.25;
+/** Refusals past the plateau return the rate to it when the rate is at most this share above it. */
+const RETURN_REACH = 0.3;
 
 export type RatePhase = "probing" | "holding" | "backing-off";
 
@@ -84,24 +103,21 @@ function curveAt(state: RateState, now: number, settings: RateSettings): number 
   const elapsed = Math.max(0, now - state.at);
   if (state.max <= 0) return state.rate * 2 ** (elapsed / settings.probeDoublingMs);
   const k = settings.recoverMs;
-  const c = 1 - settings.beta;
-  if (elapsed <= 2 * k) return state.max * (1 + c * ((elapsed - k) / k) ** 3);
-  // Past the cubic's reach without a refusal: the capacity rose; find it by doubling again.
-  return state.max * (1 + c) * 2 ** ((elapsed - 2 * k) / settings.probeDoublingMs);
+  return state.max * (1 + (1 - settings.beta) * ((elapsed - k) / k) ** 3);
 }
 
 /**
- * A 429: the new state, or undefined when a cut happened within `cutGuardMs` (the answer is to a
- * request sent before it). The rate cut from is the least of the curve, what the fleet sent
- * (`sentPerSec`), and what the service accepted of it (`acceptedShare` of the recent answers, 0–1): after
- * a drop to a third, the first cut lands near the new capacity instead of a fifth below the old one.
+ * 429s that speak of capacity: the new state, or undefined when a cut happened within `cutGuardMs`.
+ * `capacity` is what the service was seen to let through (src/submit/refusal-floor.ts), at most what the
+ * fleet was sending and at least LEAST_SHARE of it; with the last estimates it makes the plateau, and the
+ * rate goes to `beta` of it. After a drop to a third the first cut lands at the new capacity.
  */
 export function onThrottled(
   state: RateState,
   now: number,
   settings: RateSettings,
   sentPerSec?: number,
-  acceptedShare = 1,
+  capacity?: number,
 ): RateState | undefined {
   const refusingSince = state.refusingSince === 0 ? now : state.refusingSince;
   if (state.max > 0 && now - state.at < settings.cutGuardMs) {
@@ -109,20 +125,64 @@ export function onThrottled(
       ? undefined
       : { ...state, version: state.version + 1, refusingSince };
   }
-  const curve = rateAt(state, now, settings, sentPerSec);
-  const sent = sentPerSec === undefined || sentPerSec <= 0 ? curve : Math.min(curve, sentPerSec);
-  // A share from a handful of answers says little: one cut takes at most this much off.
-  const current = Math.max(settings.minRate, sent * Math.min(1, Math.max(LEAST_SHARE, acceptedShare)));
-  // Cut again below the last plateau: the capacity fell; the next plateau is set lower still (CUBIC's fast
-  // convergence), so the curve does not climb straight back to where it was refused.
-  const max = state.max > 0 && current < state.max ? (current * (1 + settings.beta)) / 2 : current;
+  const sent = rateAt(state, now, settings, sentPerSec);
+  const estimate = Math.max(
+    settings.minRate,
+    LEAST_SHARE * sent,
+    Math.min(sent, capacity ?? LEAST_SHARE * sent),
+  );
+  // One sample estimates the capacity within a tenth or so; the plateau is the median of the last
+  // estimates while they agree, and a new one alone when it says the capacity changed.
+  const known = capacityOf(state);
+  const kept = known > 0 && Math.abs(estimate - known) <= CHANGED * known ? (state.estimates ?? []) : [];
+  const estimates = [...kept, estimate].slice(-ESTIMATES_KEPT);
+  const plateau = median(estimates);
   return {
     version: state.version + 1,
-    rate: clampRate(current * settings.beta, settings),
+    rate: clampRate(Math.min(plateau, estimate) * settings.beta, settings),
     at: now,
-    max: clampRate(max, settings),
+    max: clampRate(plateau, settings),
     refusingSince,
+    estimates,
+    cutAt: now,
   };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/**
+ * Refusals while probing past the plateau, before enough answers came back to judge them: back to the
+ * plateau (the capacity estimated at the last cuts) at once, the curve's flat point, rather than on up
+ * while the sample fills. Only within RETURN_REACH of the plateau: a rate far above it has found a
+ * capacity that rose, and the cut that follows estimates it. Undefined when there is nothing to do.
+ */
+export function onRefusedPastPlateau(
+  state: RateState,
+  now: number,
+  settings: RateSettings,
+  sentPerSec?: number,
+): RateState | undefined {
+  const capacity = capacityOf(state);
+  const elapsed = now - state.at;
+  if (capacity <= 0 || elapsed <= settings.recoverMs + settings.cutGuardMs) return undefined;
+  if (rateAt(state, now, settings, sentPerSec) > (1 + RETURN_REACH) * capacity) return undefined;
+  return {
+    ...state,
+    version: state.version + 1,
+    rate: capacity,
+    at: now - settings.recoverMs,
+    max: capacity,
+    returnedAt: now,
+  };
+}
+
+/** The capacity as the last cuts estimated it (0: none yet). */
+export function capacityOf(state: RateState): number {
+  return state.estimates === undefined || state.estimates.length === 0 ? 0 : median(state.estimates);
 }
 
 /** An accepted request while the service was marked refusing: it accepts again (the only other write). */
@@ -137,14 +197,19 @@ export function onCongested(
   settings: RateSettings,
   sentPerSec?: number,
 ): RateState | undefined {
-  // Only the doubling is slowed (probing from nothing, or past the cubic's reach): the cubic is slow
-  // near its plateau already, and plateauing it again and again would stall it on noisy latency.
-  // Nor the first probe, before any capacity was seen: latency then also rises with the relay's own load
-  // (a busy host, a slow event loop), and plateauing on it held an unlimited service to a crawl.
+  // Only past the plateau: below it the rate is where a cut put it, under the capacity. Nor the first
+  // probe, before any capacity was seen: latency then also rises with the relay's own load (a busy host,
+  // a slow event loop), and plateauing on it held an unlimited service to a crawl.
   const elapsed = now - state.at;
-  if (state.max <= 0 || elapsed <= 2 * settings.recoverMs) return undefined;
+  if (state.max <= 0 || elapsed <= settings.recoverMs) return undefined;
   const current = rateAt(state, now, settings, sentPerSec);
-  return { ...state, version: state.version + 1, rate: current, at: now - settings.recoverMs, max: current };
+  // Near the capacity last seen latency is high anyway (the service's queue is full there); only a probe
+  // well past it is slowed.
+  if (current < CONGESTED_PAST * capacityOf(state)) return undefined;
+  // The service queues: the rate is near its capacity or past it already (latency lags the load), so the
+  // plateau is set a little under the rate now.
+  const plateau = clampRate(CONGESTED_SHARE * current, settings);
+  return { ...state, version: state.version + 1, rate: plateau, at: now - settings.recoverMs, max: plateau };
 }
 
 /**
@@ -160,11 +225,11 @@ export function onResume(
   if (lastSentAt === 0 || now - lastSentAt < settings.idleMs) return undefined;
   const learned = state.max > 0 ? Math.min(state.max, rateAt(state, lastSentAt, settings)) : state.rate;
   return {
+    ...state,
     version: state.version + 1,
     rate: clampRate(learned * settings.beta, settings),
     at: now,
     max: clampRate(learned, settings),
-    refusingSince: state.refusingSince,
   };
 }
 

@@ -24,7 +24,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   "use-cases": ["config", "errors", "ingest", "invoice", "ledger", "log", "queue", "results"],
   simulator: ["errors", "invoice", "log"],
   agentnet: ["config", "errors", "log", "submit"],
-  dev: ["errors", "lifecycle", "simulator"],
+  dev: ["errors", "ledger", "lifecycle", "simulator", "submit"],
   ops: ["config", "errors", "ledger", "log", "queue"],
   records: ["config", "errors", "ledger", "log"],
   workers: ["cli"],

@@ -357,7 +357,7 @@ async function driveRetention(redis: Redis, via: Interposer): Promise<void> {
   expect(await ledger.statusOf(p.key)).toBeUndefined();
 }
 
-/** send-budget: booking send times, none when the schedule is full, a state written or not, a hold. */
+/** send-budget: booking send times, none when the schedule is full, a state written or not, a hold, answers. */
 async function driveBudget(via: Interposer): Promise<void> {
   const budget = new SendBudget(via.client, testPrefix());
   expect((await budget.take(4, 10, 100)).booked).toBe(4);
@@ -367,6 +367,21 @@ async function driveBudget(via: Interposer): Promise<void> {
   expect(written.version).toBe("1");
   expect((await budget.event({ from: "0", state: '{"v":2}', version: "2" }, 1000)).version).toBe("1");
   expect((await budget.read()).heldUntil).toBeGreaterThan(0);
+  // answers reported and judged: the ring of slots and the processes' oldest requests, in the same hash
+  const t = (await budget.read()).now;
+  const reported = await budget.take(1, 10, 100, {
+    process: "p",
+    unansweredSince: undefined,
+    judgeFrom: t - 500,
+    teachFrom: t - 100,
+    teachTo: t - 40,
+    teachWithin: 1000,
+    slots: [
+      { sentAt: t - 80, accepted: 1, refused: 1, rateSum: 200 },
+      { sentAt: t - 60, accepted: 2, refused: 0, rateSum: 200 },
+    ],
+  });
+  expect(reported.judged.accepted).toBe(2);
 }
 
 describe("ledger scripts and their KEYS", () => {

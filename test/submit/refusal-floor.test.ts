@@ -1,198 +1,141 @@
 import { describe, expect, it } from "vitest";
-import type { BudgetReply } from "../../src/ledger/send-budget.js";
 import { RefusalFloor } from "../../src/submit/refusal-floor.js";
-import { SendPacer, type BudgetPort } from "../../src/submit/send-pacer.js";
-import { DEFAULT_RATE_SETTINGS } from "../../src/submit/send-rate.js";
 
 const T0 = 1_800_000_000_000;
+const none = { accepted: 0, refused: 0, whole: false };
 
-/** A deterministic stream of numbers in [0, 1) (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** A reply whose judged sample is `accepted` and `refused` answers sent over `spanMs` at `rate`. */
+function judged(accepted: number, refused: number, rate: number, spanMs = 100) {
+  return { judged: { accepted, refused, rateSum: (accepted + refused) * rate, spanMs }, taught: none };
 }
 
-/**
- * Feeds `seconds` of answers at `perSec`, each refused when `refuse` says so; a refusal judged over capacity
- * restarts the floor as the pacer's cut does (answers within 400 ms are to requests sent before it).
- * Returns the refusals, those judged over capacity, and the end.
- */
-function feed(floor: RefusalFloor, from: number, seconds: number, perSec: number, refuse: () => boolean) {
-  let judged = 0;
-  let refused = 0;
-  for (let i = 0; i < seconds * perSec; i++) {
-    const now = from + (i * 1000) / perSec;
-    const no = refuse();
-    floor.observe(no, now);
-    if (no) {
-      refused++;
-      if (floor.overCapacity()) {
-        judged++;
-        floor.restart(now + 400);
-      }
-    }
-  }
-  return { judged, refused, end: from + seconds * 1000 };
+/** A reply that closes the sample after a cut: `accepted` and `refused` answers taught the floor. */
+function taught(accepted: number, refused: number) {
+  return { judged: judged(0, 0, 0).judged, taught: { accepted, refused, whole: true } };
 }
 
 describe("the refusal floor", () => {
-  it("when nothing is known yet, then a lone 429 is not capacity but a refused tenth of the answers is", () => {
-    const floor = new RefusalFloor();
-    const { end } = feed(floor, T0, 2, 200, () => false);
-    floor.observe(true, end);
-    expect(floor.overCapacity()).toBe(false);
-    // the next half second, a quarter refused: the probe went past the capacity
-    for (let i = 1; i <= 100; i++) floor.observe(i % 4 === 0, end + i * 5);
-    expect(floor.overCapacity()).toBe(true);
-  });
-
-  it("when the answers after a cut were all accepted, then the floor is 0 and the next 429 speaks of capacity", () => {
-    const floor = new RefusalFloor();
-    floor.restart(T0 + 400);
-    const { end } = feed(floor, T0 + 400, 2, 200, () => false);
-    expect(floor.floor).toBe(0);
-    floor.observe(true, end);
-    expect(floor.overCapacity()).toBe(true);
-  });
-
-  it("when the service refuses 5 % at any rate, then the floor learns it after a cut and almost no 429 counts as capacity", () => {
-    const draw = random(7);
-    const floor = new RefusalFloor();
-    floor.restart(T0 + 400);
-    const warm = feed(floor, T0 + 400, 5, 200, () => draw() < 0.05);
-    expect(floor.floor).toBeGreaterThan(0.02);
-    expect(floor.floor).toBeLessThan(0.08);
-    const after = feed(floor, warm.end, 60, 200, () => draw() < 0.05);
-    expect(after.refused).toBeGreaterThan(400);
-    expect(after.judged / after.refused).toBeLessThan(0.02);
-  });
-
-  it("when the rate goes past the capacity on top of random refusals, then the 429s count as capacity", () => {
-    const draw = random(11);
-    const floor = new RefusalFloor();
-    floor.restart(T0 + 400);
-    const warm = feed(floor, T0 + 400, 10, 200, () => draw() < 0.05);
-    // sent 1.25 × the capacity: a fifth of the requests refused for capacity, on top of the 5 %
-    const over = feed(floor, warm.end, 1, 250, () => draw() < 0.05 || draw() < 0.2);
-    expect(over.judged).toBeGreaterThan(0);
-  });
-
-  it("when the rate was cut, then the refusals before it and the answers during the guard are not judged again", () => {
-    const floor = new RefusalFloor();
-    for (let i = 0; i < 30; i++) floor.observe(i % 2 === 0, T0 + i);
-    expect(floor.overCapacity()).toBe(true);
-    floor.restart(T0 + 400);
-    floor.observe(true, T0 + 100); // an answer to a request sent before the cut
-    expect(floor.recent()).toEqual({ share: 0, answers: 0 });
-    expect(floor.overCapacity()).toBe(false);
-    for (let i = 0; i < 30; i++) floor.observe(false, T0 + 400 + i);
-    expect(floor.recent()).toEqual({ share: 0, answers: 30 });
-  });
-
-  it("when the fleet stays above a capacity that dropped, then its refusals keep counting as capacity", () => {
-    const draw = random(3);
-    const floor = new RefusalFloor();
-    floor.restart(T0 + 400);
-    let at = feed(floor, T0 + 400, 3, 20, () => false).end;
-    // sending 20/s against 13/s, a third refused, for 10 s: the fleet must keep being told to cut
-    let judged = 0;
-    for (let second = 0; second < 10; second++) {
-      const outcome = feed(floor, at, 1, 20, () => draw() < 0.35);
-      judged += outcome.judged;
-      at = outcome.end;
-    }
-    expect(judged).toBeGreaterThanOrEqual(5);
-    expect(floor.floor).toBeLessThan(0.1);
-  });
-});
-
-/** A budget in memory: books every request at once and keeps the state and hold it is given. */
-function memoryBudget(clock: () => number) {
-  let state = "";
-  let version = "0";
-  let heldUntil = 0;
-  const changes: string[] = [];
-  const holds: number[] = [];
-  let refused = 0;
-  const reply = (booked: number): BudgetReply => ({
-    booked,
-    waitMs: 0,
-    sentPerSec: 200,
-    version,
-    state,
-    heldUntil,
-    now: clock(),
-    lastSentAt: 0,
-    refused,
-  });
-  const port: BudgetPort = {
-    take: (wanted) => Promise.resolve(reply(wanted)),
-    event: (change, holdMs, more = 0) => {
-      refused += more;
-      if (change !== undefined && change.from === version) {
-        state = change.state;
-        version = change.version;
-        changes.push(change.state);
-      }
-      if (holdMs > 0) {
-        holds.push(holdMs);
-        heldUntil = Math.max(heldUntil, clock() + holdMs);
-      }
-      return Promise.resolve(reply(0));
-    },
-  };
-  return { port, changes, holds, refused: () => refused };
-}
-
-const settle = () => new Promise((resolve) => setImmediate(resolve));
-
-describe("the send pacer against random refusals", () => {
-  it("when 429s come at random at a steady share, then the fleet's rate is not cut again and again nor held for each Retry-After, and every 429 is counted", async () => {
-    let now = T0;
-    const clock = () => now;
-    const budget = memoryBudget(clock);
-    const pacer = new SendPacer({
-      budget: budget.port,
-      settings: DEFAULT_RATE_SETTINGS,
-      retryAfterCapMs: 60_000,
-      clock,
-      onError: (error) => {
-        throw error;
-      },
+  it("when answers come back out of order, then the report names the oldest request still unanswered and slices the answers by send time on the server's clock", () => {
+    const floor = new RefusalFloor("p1");
+    floor.sent(T0);
+    floor.sent(T0 + 5);
+    floor.sent(T0 + 30);
+    floor.answered(false, T0 + 5, 300, 7);
+    floor.answered(true, T0 + 30, 300, 7);
+    const report = floor.report(T0 + 40, 7);
+    expect(report).toMatchObject({ process: "p1", unansweredSince: T0 + 7, judgeFrom: T0 + 40 - 500 + 7 });
+    // T0 + 5 + 7 falls in the 20 ms slice starting at T0; T0 + 30 + 7 in the next
+    expect(report.slots).toEqual([
+      { sentAt: T0, accepted: 1, refused: 0, rateSum: 300 },
+      { sentAt: T0 + 20, accepted: 0, refused: 1, rateSum: 300 },
+    ]);
+    floor.answered(false, T0, 300, 7);
+    expect(floor.report(T0 + 50, 7)).toMatchObject({
+      unansweredSince: undefined,
+      slots: [expect.anything()],
     });
-    await pacer.acquire();
-    await settle();
-    const draw = random(5);
-    let refusedAnswers = 0;
-    let learned = { changes: 0, holds: 0, refused: 0 };
-    // 30 s of answers at 200/s, 5 % of them 429 at random; in the first 5 s the floor is being learned
-    for (let i = 0; i < 6000; i++) {
-      if (i === 1000)
-        learned = { changes: budget.changes.length, holds: budget.holds.length, refused: refusedAnswers };
-      now += 5;
-      if (draw() < 0.05) {
-        refusedAnswers++;
-        pacer.onThrottled(429, 1000);
-      } else pacer.onAccepted(20);
-      await settle();
+  });
+
+  it("when the budget does not take a report, then its answers go with the next one", () => {
+    const floor = new RefusalFloor("p1");
+    floor.sent(T0);
+    floor.answered(true, T0, 200, 0);
+    const lost = floor.report(T0 + 10, 0);
+    floor.unreport(lost);
+    floor.sent(T0 + 1);
+    floor.answered(true, T0 + 1, 200, 0);
+    expect(floor.report(T0 + 20, 0).slots).toEqual([{ sentAt: T0, accepted: 0, refused: 2, rateSum: 400 }]);
+  });
+
+  it("when nothing is learned yet, then a refusal or two in a large sample is not capacity but a fifth refused is", () => {
+    const floor = new RefusalFloor("p1");
+    floor.absorb(judged(98, 2, 300));
+    expect(floor.overCapacity()).toBe(false);
+    floor.absorb(judged(80, 20, 300));
+    expect(floor.overCapacity()).toBe(true);
+  });
+
+  it("when the sample is small, then it is not judged, unless the fleet sends slowly: a sample of 150 ms at its rate is enough", () => {
+    const floor = new RefusalFloor("p1");
+    floor.absorb(judged(20, 20, 300)); // 40 answers at 300/s: 45 needed
+    expect(floor.overCapacity()).toBe(false);
+    floor.absorb(judged(8, 8, 100)); // 16 answers at 100/s: 15 needed
+    expect(floor.overCapacity()).toBe(true);
+    expect(floor.refusedAboveFloor()).toBe(true);
+    floor.absorb(judged(3, 1, 100));
+    expect(floor.refusedAboveFloor()).toBe(false); // too few to say anything
+  });
+
+  it("when a sample after a cut was all accepted, then the floor is 0 and a tenth refused speaks of capacity, but not a few in a hundred", () => {
+    const floor = new RefusalFloor("p1");
+    floor.restart(T0, 300);
+    floor.absorb(taught(120, 0));
+    expect(floor.floor).toBe(0);
+    floor.absorb(judged(96, 4, 300));
+    expect(floor.overCapacity()).toBe(false); // a floor learned from 120 answers may still miss a few in a hundred
+    floor.absorb(judged(90, 10, 300));
+    expect(floor.overCapacity()).toBe(true);
+  });
+
+  it("when the service refuses 5 % at any rate, then the floor learns it, and that share is not capacity while a tenth more is", () => {
+    const floor = new RefusalFloor("p1");
+    for (const refused of [6, 5, 4, 7, 5]) {
+      floor.restart(T0, 300);
+      floor.absorb(taught(100 - refused, refused));
     }
-    await settle();
-    // a cut is a state with a new start and the service marked refusing
-    const states = budget.changes.map((text) => JSON.parse(text) as { at: number; refusingSince: number });
-    const cutAt = (i: number) => (states[i]?.refusingSince ?? 0) > 0 && states[i]?.at !== states[i - 1]?.at;
-    const cuts = states.filter((_, i) => i >= learned.changes && cutAt(i)).length;
-    const holds = budget.holds.length - learned.holds;
-    const later = refusedAnswers - learned.refused;
-    expect(later).toBeGreaterThan(150);
-    expect(cuts).toBeLessThanOrEqual(5); // refused at random, the old pacer cut every 400 ms: about 60 times
-    expect(holds).toBeLessThan(later / 20);
-    expect(budget.refused()).toBe(refusedAnswers);
-    expect(pacer.throttled).toBe(refusedAnswers);
+    expect(floor.floor).toBeCloseTo(0.05);
+    floor.absorb(judged(285, 15, 300, 1000));
+    expect(floor.overCapacity()).toBe(false);
+    floor.absorb(judged(255, 45, 300, 1000));
+    expect(floor.overCapacity()).toBe(true);
+  });
+
+  it("when one sample after a cut counted capacity refusals too (the cut estimated too high), then the floor does not take it", () => {
+    const floor = new RefusalFloor("p1");
+    for (const refused of [0, 30, 1]) {
+      floor.restart(T0, 300);
+      floor.absorb(taught(100 - refused, refused));
+    }
+    expect(floor.floor).toBeCloseTo(0.01);
+    floor.restart(T0, 300);
+    floor.absorb(taught(90, 0)); // 0, 0.01, 0.3, 0: the second least
+    expect(floor.floor).toBe(0);
+  });
+
+  it("when samples after cuts are small (a slow fleet), then they add up until they are enough to teach", () => {
+    const floor = new RefusalFloor("p1");
+    floor.restart(T0, 20);
+    floor.absorb(taught(10, 0));
+    expect(floor.floor).toBe(0.05); // the prior: 10 answers say little
+    floor.restart(T0 + 2000, 20);
+    floor.absorb(taught(25, 0));
+    expect(floor.floor).toBe(0);
+  });
+
+  it("when the service let through 300 requests/s of what it was sent, then that is the capacity, with what it refuses at any rate counted back in", () => {
+    const floor = new RefusalFloor("p1");
+    floor.absorb(judged(30, 30, 600, 100));
+    expect(floor.capacity()).toBeCloseTo(300);
+    for (let i = 0; i < 3; i++) {
+      floor.restart(T0, 300);
+      floor.absorb(taught(90, 10));
+    }
+    floor.absorb(judged(27, 30, 600, 100));
+    expect(floor.capacity()).toBeCloseTo(300);
+    expect(new RefusalFloor("p2").capacity()).toBeUndefined();
+  });
+
+  it("when the rate was cut, then the judged sample starts afresh and the answers after it teach the floor within the new plateau", () => {
+    const floor = new RefusalFloor("p1");
+    floor.absorb(judged(50, 50, 600));
+    expect(floor.overCapacity()).toBe(true);
+    floor.restart(T0 + 1000, 300);
+    expect(floor.overCapacity()).toBe(false);
+    expect(floor.report(T0 + 1100, 0)).toMatchObject({
+      judgeFrom: T0 + 1000,
+      teachFrom: T0 + 1000,
+      teachTo: T0 + 1500,
+      teachWithin: 285,
+    });
   });
 });

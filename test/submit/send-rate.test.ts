@@ -5,7 +5,9 @@ import {
   concurrencyFor,
   initialRateState,
   onAccepted,
+  capacityOf,
   onCongested,
+  onRefusedPastPlateau,
   onResume,
   onThrottled,
   phaseAt,
@@ -19,11 +21,21 @@ const T0 = 1_800_000_000_000;
 const S: RateSettings = {
   ...DEFAULT_RATE_SETTINGS,
   startRate: 100,
-  beta: 0.8,
+  beta: 0.9,
   probeDoublingMs: 250,
-  recoverMs: 1500,
+  recoverMs: 1000,
+  cutGuardMs: 100,
 };
-const cutAt300: RateState = { version: 3, rate: 240, at: T0, max: 300, refusingSince: 0 };
+/** Just cut, at T0, with the capacity estimated at 300 requests/s. */
+const cutAt300: RateState = {
+  version: 3,
+  rate: 270,
+  at: T0,
+  max: 300,
+  refusingSince: 0,
+  estimates: [300],
+  cutAt: T0,
+};
 
 describe("the learned sending rate", () => {
   it("when nothing is learned yet, then it starts at the starting rate and doubles every probe interval", () => {
@@ -38,56 +50,80 @@ describe("the learned sending rate", () => {
     expect(rateAt(initialRateState({ ...S, startRate: 40 }, T0), T0, { ...S, startRate: 40 })).toBe(40);
   });
 
-  it("when a 429 comes, then the rate is cut to beta of the rate then, which becomes the plateau", () => {
+  it("when the service is over capacity, then the rate goes to beta of what it was seen to let through, which becomes the plateau", () => {
     const probing = initialRateState(S, T0);
-    const cut = onThrottled(probing, T0 + 500, S);
-    expect(cut).toMatchObject({ version: 1, at: T0 + 500, max: 400, refusingSince: T0 + 500 });
-    expect(cut?.rate).toBeCloseTo(320);
-    expect(rateAt(cut ?? probing, T0 + 500, S)).toBeCloseTo(320);
+    const cut = onThrottled(probing, T0 + 500, S, undefined, 300);
+    expect(cut).toMatchObject({
+      version: 1,
+      at: T0 + 500,
+      max: 300,
+      refusingSince: T0 + 500,
+      cutAt: T0 + 500,
+    });
+    expect(cut?.estimates).toEqual([300]);
+    expect(cut?.rate).toBeCloseTo(270);
+    expect(rateAt(cut ?? probing, T0 + 500, S)).toBeCloseTo(270);
     expect(phaseAt(cut ?? probing, T0 + 600, 0, S)).toBe("backing-off");
   });
 
-  it("when the fleet sent less than the curve allowed, or the service accepted only part of it, then the cut starts from what was really accepted", () => {
-    const probing = initialRateState(S, T0);
-    expect(onThrottled(probing, T0 + 500, S, 250)?.max).toBeCloseTo(250);
-    expect(onThrottled(probing, T0 + 500, S, 300, 1 / 3)?.max).toBeCloseTo(100);
-    expect(onThrottled(probing, T0 + 500, S, 300, 0)?.max).toBeCloseTo(90); // at most 70 % off at once
+  it("when the capacity seen is more than the fleet sent, or nothing was seen, then the cut starts from what was sent, and never takes more than 70 % off", () => {
+    const probing = initialRateState(S, T0); // 400/s at T0 + 500
+    expect(onThrottled(probing, T0 + 500, S, undefined, 900)?.max).toBeCloseTo(400);
+    expect(onThrottled(probing, T0 + 500, S, undefined, 10)?.max).toBeCloseTo(120);
+    expect(onThrottled(probing, T0 + 500, S)?.max).toBeCloseTo(120);
   });
 
   it("when more 429s come within the guard after a cut, then the rate is not cut again", () => {
     const refusing = { ...cutAt300, refusingSince: T0 };
-    expect(onThrottled(refusing, T0 + S.cutGuardMs - 1, S)).toBeUndefined();
-    expect(onThrottled(refusing, T0 + S.cutGuardMs, S)?.version).toBe(4);
+    expect(onThrottled(refusing, T0 + S.cutGuardMs - 1, S, undefined, 250)).toBeUndefined();
+    expect(onThrottled(refusing, T0 + S.cutGuardMs, S, undefined, 250)?.version).toBe(4);
   });
 
-  it("when cut below the last plateau, then the new plateau is set lower still (the capacity fell)", () => {
-    const again = onThrottled(cutAt300, T0 + 500, S);
-    const current = rateAt(cutAt300, T0 + 500, S);
-    expect(current).toBeLessThan(300);
-    expect(again?.max).toBeCloseTo((current * 1.8) / 2);
+  it("when estimates agree, then the plateau is their median; one that says the capacity changed counts alone", () => {
+    const second = onThrottled(cutAt300, T0 + 3000, S, undefined, 330) ?? cutAt300;
+    expect(second.estimates).toEqual([300, 330]);
+    expect(second.max).toBeCloseTo(315);
+    const third = onThrottled(second, T0 + 6000, S, undefined, 280) ?? second;
+    expect(third.estimates).toEqual([300, 330, 280]);
+    expect(third.max).toBeCloseTo(300);
+    expect(third.rate).toBeCloseTo(0.9 * 280); // never above the newest estimate right after a cut
+    const dropped = onThrottled(third, T0 + 9000, S, 150, 100) ?? third; // the fleet sent 150/s lately
+    expect(dropped.estimates).toEqual([100]);
+    expect(dropped.max).toBeCloseTo(100);
+    expect(capacityOf(dropped)).toBeCloseTo(100);
   });
 
-  it("when answers stay good after a cut, then the rate climbs back to the plateau in recoverMs, flattens, then rises faster", () => {
+  it("when answers stay good after a cut, then the rate climbs back to the plateau in recoverMs, flattens, then rises ever faster", () => {
     const at = (ms: number) => rateAt(cutAt300, T0 + ms, S);
-    expect(at(0)).toBeCloseTo(240);
-    expect(at(750)).toBeGreaterThan(240);
-    expect(at(1500)).toBeCloseTo(300);
-    const nearPlateau = at(1600) - at(1400);
+    expect(at(0)).toBeCloseTo(270);
+    expect(at(500)).toBeGreaterThan(270);
+    expect(at(1000)).toBeCloseTo(300);
+    const nearPlateau = at(1100) - at(900);
     const early = at(200) - at(0);
     const late = at(3000) - at(2800);
     expect(nearPlateau).toBeLessThan(early);
     expect(nearPlateau).toBeLessThan(late);
-    expect(at(3000)).toBeCloseTo(360);
-    expect(at(3250)).toBeCloseTo(720); // beyond the cubic: doubling again, the capacity rose
-    expect(phaseAt(cutAt300, T0 + 2000, 0, S)).toBe("holding");
-    expect(phaseAt(cutAt300, T0 + 3100, 0, S)).toBe("probing");
+    expect(at(2000)).toBeCloseTo(330);
+    expect(at(4000)).toBeCloseTo(300 * 3.7); // a capacity that tripled is found in under four recoveries
+    expect(phaseAt(cutAt300, T0 + 1500, 0, S)).toBe("holding");
+    expect(phaseAt(cutAt300, T0 + 2100, 0, S)).toBe("probing");
+  });
+
+  it("when the fleet is refused past the plateau, then the rate goes back to the capacity estimated, unless it is far above it", () => {
+    const probingOn = { ...cutAt300, max: 300 };
+    const back = onRefusedPastPlateau(probingOn, T0 + 2000, S);
+    expect(back).toMatchObject({ rate: 300, max: 300, at: T0 + 1000, returnedAt: T0 + 2000 });
+    expect(rateAt(back ?? probingOn, T0 + 2000, S)).toBeCloseTo(300);
+    expect(onRefusedPastPlateau(probingOn, T0 + 900, S)).toBeUndefined(); // still recovering: under it
+    expect(onRefusedPastPlateau(probingOn, T0 + 4000, S)).toBeUndefined(); // 3.7 × it: a capacity that rose
+    expect(onRefusedPastPlateau(initialRateState(S, T0), T0 + 2000, S)).toBeUndefined(); // nothing known
   });
 
   it("when SUBMIT_RATE_PER_SEC is set, then the rate never exceeds it, probing or after a cut", () => {
     const capped = { ...S, ceiling: 150 };
     expect(rateAt(initialRateState(capped, T0), T0 + 10_000, capped)).toBe(150);
-    expect(rateAt(cutAt300, T0 + 1500, capped)).toBe(150);
-    expect(onThrottled(initialRateState(capped, T0), T0 + 5000, capped)?.max).toBe(150);
+    expect(rateAt(cutAt300, T0 + 1000, capped)).toBe(150);
+    expect(onThrottled(initialRateState(capped, T0), T0 + 5000, capped, undefined, 400)?.max).toBe(150);
   });
 
   it("when the fleet sends less than the rate, then the rate stays within twice what it sent", () => {
@@ -97,7 +133,7 @@ describe("the learned sending rate", () => {
   });
 
   it("when a Retry-After holds the fleet, then the phase is backing off until it ends", () => {
-    expect(phaseAt(cutAt300, T0 + 2000, T0 + 5000, S)).toBe("backing-off");
+    expect(phaseAt(cutAt300, T0 + 1500, T0 + 5000, S)).toBe("backing-off");
     expect(phaseAt(cutAt300, T0 + 5000, T0 + 5000, S)).toBe("probing");
   });
 
@@ -107,10 +143,10 @@ describe("the learned sending rate", () => {
   });
 
   it("when the service refuses and later accepts, then refusingSince is set at the first refusal and cleared by an acceptance", () => {
-    const refused = onThrottled(cutAt300, T0 + 100, S);
-    expect(refused).toMatchObject({ refusingSince: T0 + 100, rate: 240, max: 300 }); // no cut in the guard
-    const still = onThrottled(refused ?? cutAt300, T0 + 1000, S);
-    expect(still?.refusingSince).toBe(T0 + 100);
+    const refused = onThrottled(cutAt300, T0 + 50, S, undefined, 250);
+    expect(refused).toMatchObject({ refusingSince: T0 + 50, rate: 270, max: 300 }); // no cut in the guard
+    const still = onThrottled(refused ?? cutAt300, T0 + 1000, S, undefined, 250);
+    expect(still?.refusingSince).toBe(T0 + 50);
     expect(onAccepted(still ?? cutAt300)?.refusingSince).toBe(0);
     expect(onAccepted(cutAt300)).toBeUndefined();
   });
@@ -118,16 +154,19 @@ describe("the learned sending rate", () => {
   it("when refusals go on, then the rate falls to the floor and stays there", () => {
     let state: RateState = cutAt300;
     for (let t = 1; t <= 60; t++) state = onThrottled(state, T0 + t * 1000, S, undefined, 0) ?? state;
+    expect(state.estimates?.length).toBeLessThanOrEqual(3);
     expect(rateAt(state, T0 + 60_000, S)).toBe(S.minRate);
   });
 
-  it("when latency rises well above its floor while probing past a known plateau, then the curve plateaus at the rate then and rises slowly from there", () => {
-    const beyond = T0 + 3100;
+  it("when latency rises well above its floor while probing well past the capacity, then the curve plateaus a little under the rate then and rises slowly from there", () => {
+    const beyond = T0 + 3000; // 2.6 × the capacity estimated
     const slowed = onCongested(cutAt300, beyond, S);
     const state = slowed ?? cutAt300;
-    expect(slowed?.max).toBeCloseTo(rateAt(cutAt300, beyond, S));
-    expect(rateAt(state, beyond + 500, S)).toBeLessThan(rateAt(cutAt300, beyond + 500, S) / 1.5);
-    expect(onCongested(cutAt300, T0 + 500, S)).toBeUndefined(); // on the cubic: slow already
+    expect(slowed?.max).toBeCloseTo(0.9 * rateAt(cutAt300, beyond, S)); // a little under: latency lags the load
+    expect(slowed?.estimates).toEqual([300]); // the capacity estimated stays what the cuts saw
+    expect(rateAt(state, beyond + 500, S)).toBeLessThan(rateAt(cutAt300, beyond + 500, S) / 1.2);
+    expect(onCongested(cutAt300, T0 + 500, S)).toBeUndefined(); // on the cubic: under the capacity
+    expect(onCongested(cutAt300, T0 + 1500, S)).toBeUndefined(); // near the capacity latency is high anyway
     // the first probe, before any capacity was seen, is not slowed: latency then rises with our own load too
     expect(onCongested(initialRateState(S, T0), T0 + 500, S)).toBeUndefined();
   });
@@ -135,8 +174,8 @@ describe("the learned sending rate", () => {
   it("when a pass starts after a pause, then it resumes a little below the last learned rate and probes back to it", () => {
     const learned: RateState = { ...cutAt300, at: T0 - 3_600_000 };
     const resumed = onResume(learned, T0 - 3_500_000, T0, S);
-    expect(resumed).toMatchObject({ at: T0, max: 300 });
-    expect(rateAt(resumed ?? learned, T0, S)).toBeCloseTo(240);
+    expect(resumed).toMatchObject({ at: T0, max: 300, estimates: [300] });
+    expect(rateAt(resumed ?? learned, T0, S)).toBeCloseTo(270);
     expect(rateAt(resumed ?? learned, T0 + S.recoverMs, S)).toBeCloseTo(300);
     expect(onResume(learned, T0 - 1000, T0, S)).toBeUndefined(); // sent a second ago: no pause
     expect(onResume(learned, 0, T0, S)).toBeUndefined(); // never sent: nothing learned

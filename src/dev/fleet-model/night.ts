@@ -1,0 +1,161 @@
+import { CapacityModel, type CapacityPatch } from "../../simulator/capacity.js";
+import { SendPacer } from "../../submit/send-pacer.js";
+import { DEFAULT_RATE_SETTINGS, type RateSettings } from "../../submit/send-rate.js";
+import { memoryBudget, type BudgetTrace } from "./memory-budget.js";
+import { VirtualTime, seededRandom } from "./virtual-time.js";
+
+/** A model night: a fleet of processes sends invoices to a service with a capacity, on virtual time. */
+export interface NightOptions {
+  readonly processes: number;
+  readonly invoices: number;
+  /** The service's capacity at the start: requests per second, and its burst (a tenth of a second if absent). */
+  readonly capacity: number;
+  readonly burst?: number;
+  /** Changes of the capacity, at ms after the first request. */
+  readonly changes?: readonly { readonly atMs: number; readonly patch: NonNullable<CapacityPatch> }[];
+  /** A share of admitted requests refused with a 429 at random besides (the chaos suite's: 0.05). */
+  readonly random429?: number;
+  readonly seed: number;
+  /** SUBMIT_RATE_PER_SEC and the like; the relay's defaults otherwise. */
+  readonly settings?: Partial<RateSettings>;
+  /** Stop after this much model time at the latest (ms). */
+  readonly limitMs?: number;
+}
+
+export interface NightOutcome {
+  /** When the first request went out and when the last invoice was routed (model epoch ms). */
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly routed: number;
+  /** Requests the service refused for capacity, in all, and per second (the simulator's count). */
+  readonly refused: number;
+  readonly perSecond: readonly {
+    readonly second: number;
+    readonly admitted: number;
+    readonly refused: number;
+  }[];
+  /** Admitted and refused per 100 ms from the first request, with the fleet's rate then. */
+  readonly tenths: readonly { readonly admitted: number; readonly refused: number; readonly rate: number }[];
+  /** Every state of the learned rate written, when. */
+  readonly states: readonly BudgetTrace[];
+}
+
+/** The model's epoch: any fixed time does. */
+const T0 = 1_800_000_000_000;
+/** A Redis round trip, and what a worker spends between an answer and its next invoice (ledger, BullMQ). */
+const REDIS_RTT_MS = 0.4;
+const HANDLING_MS = 3;
+/** Requests in flight per process at most (SUBMIT_CONCURRENCY's default). */
+const MAX_CONCURRENCY = 64;
+
+/**
+ * The relay's own pacers (src/submit/send-pacer.ts: the learned rate, the refusal floor, the latency
+ * floor, booking ahead) for a fleet of processes, against the simulator's own capacity model, with the
+ * budget's arithmetic in memory one round trip away (memory-budget.ts): what `npm run bench:capacity`
+ * runs with processes, sockets and Redis, in a second and the same every time for a seed. Requests reach
+ * the service 0–3 ms after their send time; a refusal is answered at once, an accepted request after
+ * 20–40 ms and the latency the capacity model adds as its bucket empties. What it leaves out (BullMQ, the
+ * event loop, a busy machine) is what the benchmark measures.
+ */
+export async function modelNight(options: NightOptions): Promise<NightOutcome> {
+  const time = new VirtualTime(T0);
+  const draw = seededRandom(options.seed);
+  const capacity = new CapacityModel(
+    {
+      ratePerSec: options.capacity,
+      burst: options.burst ?? Math.max(1, Math.round(options.capacity / 10)),
+      maxInFlight: Math.max(256, Math.round(options.capacity / 5)),
+      latencyAtCapacityMs: 20,
+    },
+    () => time.now,
+  );
+  const states: BudgetTrace[] = [];
+  const budget = memoryBudget(time, REDIS_RTT_MS, states);
+  const settings = { ...DEFAULT_RATE_SETTINGS, ...options.settings };
+  const tenths: { admitted: number; refused: number; rate: number }[] = [];
+  let waiting = options.invoices;
+  let routed = 0;
+  let startedAt = 0;
+  const pacers = Array.from(
+    { length: options.processes },
+    (_, i) =>
+      new SendPacer({
+        process: `p${i}`,
+        budget,
+        settings,
+        retryAfterCapMs: 60_000,
+        clock: () => time.now,
+        timer: (fn, ms) => {
+          time.at(ms, fn);
+        },
+        onError: (error) => {
+          throw error;
+        },
+      }),
+  );
+
+  const send = async (pacer: SendPacer): Promise<void> => {
+    const ticket = await pacer.acquire();
+    if (startedAt === 0) {
+      startedAt = ticket.sentAt;
+      for (const change of options.changes ?? [])
+        time.at(change.atMs, () => {
+          capacity.set(change.patch);
+        });
+    }
+    await time.sleep(3 * draw());
+    const admitted = capacity.admit();
+    // a random refusal comes after admission, as the simulator draws its faults for admitted requests only
+    const refusedAtRandom = admitted.admitted && draw() < (options.random429 ?? 0);
+    if (refusedAtRandom) capacity.release();
+    const tenth = (tenths[Math.floor((time.now - startedAt) / 100)] ??= { admitted: 0, refused: 0, rate: 0 });
+    if (admitted.admitted && !refusedAtRandom) tenth.admitted++;
+    else if (!admitted.admitted) tenth.refused++;
+    tenth.rate = ticket.rate;
+    if (!admitted.admitted || refusedAtRandom) {
+      await time.sleep(0.5 + draw());
+      const retryAfterMs = admitted.admitted ? 1000 : admitted.retryAfterSeconds * 1000;
+      pacer.onThrottled(ticket, 429, retryAfterMs);
+      time.at(retryAfterMs, () => {
+        waiting++;
+      });
+    } else {
+      await time.sleep(20 + 20 * draw() + admitted.extraLatencyMs);
+      capacity.release();
+      pacer.onAccepted(ticket, time.now - ticket.sentAt);
+      routed++;
+    }
+    await time.sleep(HANDLING_MS);
+  };
+
+  // each process keeps as many invoices in hand as its pacer's concurrency asks for, as the worker does
+  const inHand = pacers.map(() => 0);
+  const pump = (i: number): void => {
+    const pacer = pacers[i];
+    if (pacer === undefined) return;
+    while (waiting > 0 && (inHand[i] ?? 0) < 2 * pacer.concurrency(MAX_CONCURRENCY)) {
+      waiting--;
+      inHand[i] = (inHand[i] ?? 0) + 1;
+      void send(pacer).then(() => {
+        inHand[i] = (inHand[i] ?? 0) - 1;
+      });
+    }
+    time.at(1, () => {
+      pump(i);
+    });
+  };
+  pacers.forEach((_, i) => {
+    pump(i);
+  });
+  await time.run(() => routed >= options.invoices, options.limitMs ?? 600_000);
+  const stats = capacity.stats();
+  return {
+    startedAt,
+    endedAt: time.now,
+    routed,
+    refused: stats.refused,
+    perSecond: stats.perSecond,
+    tenths: Array.from(tenths, (t) => t ?? { admitted: 0, refused: 0, rate: 0 }),
+    states,
+  };
+}

@@ -1,0 +1,123 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SendBudget, type AnswerReport, type AnswerSlot } from "../../src/ledger/send-budget.js";
+import { testPrefix, testRedis } from "../support/redis.js";
+
+let redis: Redis;
+beforeAll(() => {
+  redis = testRedis();
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+/** A report from `process` of `slots`, judging from `judgeFrom`, with its oldest request unanswered. */
+function report(
+  process: string,
+  judgeFrom: number,
+  unansweredSince: number | undefined,
+  slots: readonly AnswerSlot[],
+  teach: Partial<Pick<AnswerReport, "teachFrom" | "teachTo" | "teachWithin">> = {},
+): AnswerReport {
+  return { process, judgeFrom, unansweredSince, teachFrom: 0, teachTo: 0, teachWithin: 0, slots, ...teach };
+}
+
+const slot = (sentAt: number, accepted: number, refused: number, rate = 300): AnswerSlot => ({
+  sentAt,
+  accepted,
+  refused,
+  rateSum: (accepted + refused) * rate,
+});
+
+/** The server's clock, rounded down to a 20 ms slot, minus `ago` slots. */
+async function slotsAgo(budget: SendBudget, ago: number): Promise<number> {
+  const { now } = await budget.read();
+  return Math.floor(now / 20) * 20 - ago * 20;
+}
+
+describe("the fleet's answers in the send budget", () => {
+  it("when two processes report answers, then the judged sample is theirs together, after the first refused slot and before the oldest request any process still waits for", async () => {
+    const budget = new SendBudget(redis, testPrefix());
+    const t = await slotsAgo(budget, 20);
+    await budget.event(
+      undefined,
+      0,
+      0,
+      report("a", t, undefined, [slot(t, 5, 0), slot(t + 20, 3, 1), slot(t + 40, 3, 2)]),
+    );
+    // b still waits for an answer to a request sent in the slot at t + 60: slots from there on are not whole
+    const reply = await budget.event(
+      undefined,
+      0,
+      0,
+      report("b", t, t + 65, [slot(t + 40, 2, 1), slot(t + 60, 0, 4), slot(t + 80, 1, 1)]),
+    );
+    // the slot of the first refusal (t + 20) starts the sample and is left out; t + 40 is in; t + 60 on are not whole
+    expect(reply.judged).toEqual({ accepted: 5, refused: 3, rateSum: 8 * 300, spanMs: 20 });
+  });
+
+  it("when the fleet sends slowly, then the judged span runs from the first slot with answers to the last, the empty ones between included", async () => {
+    const budget = new SendBudget(redis, testPrefix());
+    const t = await slotsAgo(budget, 20);
+    const slots = [slot(t, 0, 1), slot(t + 40, 1, 0), slot(t + 100, 1, 0), slot(t + 160, 0, 1)];
+    const reply = await budget.event(undefined, 0, 0, report("a", t, undefined, slots));
+    expect(reply.judged).toMatchObject({ accepted: 2, refused: 1, spanMs: 140 });
+  });
+
+  it("when a process stops reporting (its event loop busy), then after a fifth of a second it no longer keeps the fleet's answers from being whole", async () => {
+    const budget = new SendBudget(redis, testPrefix());
+    const t = await slotsAgo(budget, 10);
+    await budget.event(undefined, 0, 0, report("gone", t, t, []));
+    const held = await budget.event(
+      undefined,
+      0,
+      0,
+      report("a", t, undefined, [slot(t, 0, 1), slot(t + 20, 4, 2)]),
+    );
+    expect(held.judged.accepted + held.judged.refused).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const t2 = await slotsAgo(budget, 10);
+    const later = await budget.event(
+      undefined,
+      0,
+      0,
+      report("a", t2, undefined, [slot(t2, 0, 1), slot(t2 + 20, 4, 2)]),
+    );
+    expect(later.judged).toMatchObject({ accepted: 4, refused: 2 });
+  });
+
+  it("when answers are asked for the span after a cut, then those sent within the rate teach, and the span says when it is whole", async () => {
+    const budget = new SendBudget(redis, testPrefix());
+    const t = await slotsAgo(budget, 30);
+    const teach = { teachFrom: t, teachTo: t + 100, teachWithin: 285 };
+    const slots = [
+      slot(t, 10, 0, 270),
+      slot(t + 20, 9, 1, 280),
+      slot(t + 40, 8, 2, 400),
+      slot(t + 120, 5, 5, 270),
+    ];
+    const open = await budget.event(undefined, 0, 0, report("a", t, t + 50, slots, teach));
+    expect(open.taught).toEqual({ accepted: 19, refused: 1, whole: false });
+    const whole = await budget.event(undefined, 0, 0, report("a", t, undefined, [], teach));
+    expect(whole.taught).toEqual({ accepted: 19, refused: 1, whole: true }); // t + 40 was sent too fast to teach
+  });
+
+  it("when answers are reported for slots older than the ring holds, then they are not counted", async () => {
+    const budget = new SendBudget(redis, testPrefix());
+    const t = await slotsAgo(budget, 150);
+    const reply = await budget.event(
+      undefined,
+      0,
+      0,
+      report("a", t, undefined, [slot(t, 0, 1), slot(t + 20, 7, 0)]),
+    );
+    expect(reply.judged).toEqual({ accepted: 0, refused: 0, rateSum: 0, spanMs: 0 });
+  });
+
+  it("when requests are booked, then what the fleet sent per second is read over the last quarter of a second", async () => {
+    const budget = new SendBudget(redis, testPrefix());
+    const reply = await budget.take(16, 1, 15);
+    expect(reply.booked).toBe(16);
+    expect(reply.sentPerSec).toBeGreaterThanOrEqual(64); // 16 in a quarter of a second at least
+  });
+});
