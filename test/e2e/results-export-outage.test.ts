@@ -175,6 +175,7 @@ describe("the export when PostgreSQL or the exporter fails", () => {
         SUBMIT_CONCURRENCY: "16",
         BACKOFF_BASE_MS: "50",
         BACKOFF_CAP_MS: "500",
+        LOCK_DURATION_MS: "2000",
       },
     );
     // a night whose events wait in the outbox: PostgreSQL holds the exporter back with a lock on
@@ -214,7 +215,7 @@ describe("the export when PostgreSQL or the exporter fails", () => {
     expect(left.entries).toBeGreaterThan(0);
     expect(left.entries).toBeLessThan(backlog);
 
-    // the next process drains the rest, taking over what the killed one had read once it is idle 30 s
+    // the next process drains the rest, taking over what the killed one had read once it is idle LOCK_DURATION_MS
     const second = spawnNode("workers/cli.js", ["worker"], exporting);
     await until(
       async () =>

@@ -221,9 +221,8 @@ describe("run with RESULTS_DATABASE_URL", () => {
     const prefix = `export-${randomUUID()}`;
     const env = cliEnv(
       { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
-      {
-        RESULTS_DATABASE_URL: url,
-      },
+      // the outbox entries a process had read are taken over once idle LOCK_DURATION_MS
+      { RESULTS_DATABASE_URL: url, LOCK_DURATION_MS: "2000" },
     );
     const run = await runCli(["run", "--deadline", "8s"], env, 60_000);
     expect(run.code, run.output).toBe(1);
@@ -233,7 +232,7 @@ describe("run with RESULTS_DATABASE_URL", () => {
 
     await pool.query("ALTER TABLE attempts_away RENAME TO attempts");
     // with nothing to do, it waits for the outbox: the entries the first run had read are taken over
-    // once they have been idle 30 s
+    // once they have been idle LOCK_DURATION_MS
     const next = await runCli(["run"], env, 90_000);
     expect(next.code, next.output).toBe(0);
     expect((await outboxBacklog(redis, prefix)).entries).toBe(0);

@@ -51,7 +51,7 @@ describe("invoice-relay run with an SFTP source, killed", () => {
       const s = await setup();
       const FILES = point === "while a download is under way" ? LARGE : SMALL;
       for (const [name, n] of Object.entries(FILES)) await writeFile(join(s.inbox, name), rows(name, n));
-      const env = { ...s.env, SETTLE_MS: "200" };
+      const env = { ...s.env, SETTLE_MS: "200", LOCK_DURATION_MS: "2000" };
       const first = spawnNode("workers/cli.js", ["run"], env);
       // Watched closely (a download of this size takes tens of milliseconds): the kill must land there.
       const deadline = Date.now() + 60_000;
