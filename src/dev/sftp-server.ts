@@ -5,6 +5,7 @@ import { createServer, connect } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { DevServerError } from "./errors/dev-server-error.js";
 
 const run = promisify(execFile);
 
@@ -91,7 +92,7 @@ export async function startSftpServer(): Promise<SftpServer> {
     hostFingerprint: async () => {
       const { stdout } = await run("ssh-keygen", ["-l", "-E", "sha256", "-f", `${hostKey}.pub`]);
       const found = /SHA256:[A-Za-z0-9+/]+/.exec(stdout);
-      if (found === null) throw new Error(`no fingerprint in ${stdout}`);
+      if (found === null) throw new DevServerError(`no fingerprint in ${stdout}`);
       return found[0];
     },
     start: async () => {
@@ -176,7 +177,7 @@ async function waitListening(
 ): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (exitCode() !== null) throw new Error(`sshd exited at start: ${output()}`);
+    if (exitCode() !== null) throw new DevServerError(`sshd exited at start: ${output()}`);
     const up = await new Promise<boolean>((resolve) => {
       const socket = connect(port, "127.0.0.1");
       socket.once("connect", () => {
@@ -188,7 +189,7 @@ async function waitListening(
       });
     });
     if (up) return;
-    if (Date.now() > deadline) throw new Error(`sshd did not listen on ${port}: ${output()}`);
+    if (Date.now() > deadline) throw new DevServerError(`sshd did not listen on ${port}: ${output()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

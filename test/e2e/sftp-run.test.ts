@@ -39,7 +39,9 @@ describe("invoice-relay run with an SFTP source", () => {
     expect(await s.remote()).toEqual(["invoices-eu.csv", "late.csv.part", "notes.txt"]);
     const unknown = await runCli(["check", "--source", "nobody"], s.env);
     expect(unknown.code).toBe(1);
-    expect(unknown.output).toContain("no SFTP source named nobody in the sources file; it has acme");
+    expect(unknown.output).toContain(
+      "--source nobody: no SFTP source of that name in the sources file; it has acme",
+    );
   });
 
   it("when the mixed samples wait on the SFTP server, then each is pulled, sent, reported, archived there and its results uploaded to reports/", async () => {

@@ -64,8 +64,8 @@ async function checkSource(config: Config, name: string, json: boolean): Promise
   const sources = await loadRemoteSources(config);
   const source = sources.find((s) => s.name === name);
   if (source === undefined)
-    throw new Error(
-      `no SFTP source named ${name} in the sources file; ` +
+    throw new FlagError(
+      `--source ${name}: no SFTP source of that name in the sources file; ` +
         (sources.length === 0
           ? "it has none (docs/sftp.md)"
           : `it has ${sources.map((s) => s.name).join(", ")}`),
