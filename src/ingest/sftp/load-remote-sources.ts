@@ -1,7 +1,7 @@
 import { access, readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
-import type { ProfileProblem } from "../profiles/errors/source-profile-error.js";
+import type { ProfileProblem } from "../profiles/errors/sources-file-problems-error.js";
 import { lineAt } from "../profiles/load-profiles.js";
 import { globProblem } from "../profiles/profile-match.js";
 import { sourcesFilePath } from "../profiles/sources-file.js";
