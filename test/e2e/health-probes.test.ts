@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/dev/redis-server.js";
+import { freePort } from "../../src/dev/free-port.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { migrate } from "../../src/records/migrations.js";
