@@ -30,6 +30,16 @@ const list = z
       .filter((p) => p !== ""),
   )
   .pipe(z.array(z.string()).min(1));
+/** A duration of at least 1s (e.g. 90s, 45m, 6h, 1h30m) in ms; `examples` are named when it is not one. */
+const duration = (examples: string) =>
+  z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined || ms < 1000) {
+      ctx.addIssue({ code: "custom", message: `must be a duration of at least 1s, such as ${examples}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
 const bool = z
   .enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" })
   .transform((v) => v === "true" || v === "1" || v === "yes");
@@ -264,17 +274,7 @@ export const SETTINGS = {
     description:
       "How long a reported batch's results stay in Redis (e.g. 90d, 12h, 30m, 45s); then they are removed, " +
       "and a re-drop of the same file is sent again with the same keys. Failed rows keep their batch until retried.",
-    schema: z.string().transform((text, ctx) => {
-      const ms = parseDuration(text);
-      if (ms === undefined || ms < 1000) {
-        ctx.addIssue({
-          code: "custom",
-          message: "must be a duration of at least 1s, such as 7d, 12h, 30m or 45s",
-        });
-        return z.NEVER;
-      }
-      return ms;
-    }),
+    schema: duration("7d, 12h, 30m or 45s"),
     default: "7d",
   },
   notifyWebhookUrl: {
@@ -294,17 +294,7 @@ export const SETTINGS = {
     env: "NOTIFY_STUCK_AFTER",
     description:
       "A batch not reported this long after its drop is announced once on NOTIFY_WEBHOOK_URL (e.g. 6h, 90m).",
-    schema: z.string().transform((text, ctx) => {
-      const ms = parseDuration(text);
-      if (ms === undefined || ms < 1000) {
-        ctx.addIssue({
-          code: "custom",
-          message: "must be a duration of at least 1s, such as 6h, 90m or 45s",
-        });
-        return z.NEVER;
-      }
-      return ms;
-    }),
+    schema: duration("6h, 90m or 45s"),
     default: "6h",
   },
   consoleUrl: {

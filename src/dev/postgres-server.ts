@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { PostgresMissingError } from "./errors/postgres-missing-error.js";
-import { freePort } from "./redis-server.js";
+import { freePort } from "./free-port.js";
 
 const run = promisify(execFile);
 const DEBIAN_ROOT = "/usr/lib/postgresql";

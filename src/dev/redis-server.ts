@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, Socket } from "node:net";
+import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DevServerError } from "./errors/dev-server-error.js";
+import { freePort } from "./free-port.js";
 
 /** A private `redis-server` process in its own temporary folder, for tests, the demo and benchmarks. */
 export interface RedisServerOptions {
@@ -27,21 +28,6 @@ export function findRedisServer(): string | undefined {
     if (dir !== "" && existsSync(join(dir, "redis-server"))) return join(dir, "redis-server");
   }
   return CANDIDATES.find((p) => existsSync(p));
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
 }
 
 export class RedisServer {

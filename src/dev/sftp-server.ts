@@ -1,11 +1,12 @@
 // A private sshd for tests and `npm run bench:sftp` (Debian's openssh-server; .ci/run installs it).
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer, connect } from "node:net";
+import { connect } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { DevServerError } from "./errors/dev-server-error.js";
+import { freePort } from "./free-port.js";
 
 const run = promisify(execFile);
 
@@ -154,20 +155,6 @@ function killQuietly(pid: number): void {
   } catch {
     // gone already
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      srv.close(() => {
-        resolve(port);
-      });
-    });
-  });
 }
 
 async function waitListening(

@@ -4,6 +4,7 @@ import { lstat, open, readdir, rename, rm, unlink, type FileHandle } from "node:
 import { join } from "node:path";
 import type { Logger } from "../log/logger.js";
 import { ClaimCopyLostError } from "./errors/claim-copy-lost-error.js";
+import { syncToDisk } from "./local-files.js";
 import {
   claimedName,
   newBatchId,
@@ -83,7 +84,8 @@ async function copyInto(folder: DropFolder, source: string, target: string, clai
     if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new ClaimCopyLostError(source, temp);
     throw error;
   }
-  await syncDirectory(folder.processing);
+  // the rename is durable before the source is removed
+  await syncToDisk(folder.processing);
 }
 
 async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
@@ -91,16 +93,6 @@ async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
   while (offset < chunk.length) {
     const { bytesWritten } = await out.write(chunk, offset, chunk.length - offset);
     offset += bytesWritten;
-  }
-}
-
-/** Makes a rename in `dir` durable: without it a power cut may undo the rename after the source is gone. */
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

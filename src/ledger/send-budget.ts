@@ -5,6 +5,13 @@ import type { RedisClient } from "./redis-client.js";
 
 const script = new LuaScript("send-budget");
 
+/**
+ * send-budget.lua's own constants, for the code that must agree with the script: answers are kept by send
+ * time in SLOTS slots of SLOT_MS, a process silent for PROC_TTL_MS holds nobody's answers back, and the
+ * fleet's rate is counted per QUARTER_MS. test/ledger/send-budget.test.ts holds them to the script's.
+ */
+export const SEND_BUDGET_SCRIPT = { SLOT_MS: 20, SLOTS: 100, PROC_TTL_MS: 200, QUARTER_MS: 250 } as const;
+
 const replySchema = z
   .tuple([
     z.number(),

@@ -1,7 +1,7 @@
-import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { claimedName, moveClaimed, type DropFolder } from "../ingest/drop-folder.js";
 import { findContentChange } from "../ingest/claimed-content.js";
+import { firstExisting } from "../ingest/local-files.js";
 import { BatchLease } from "../ledger/batch-lease.js";
 import type { Logger } from "../log/logger.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
@@ -10,17 +10,9 @@ import { writeBatchReport, type WrittenReport } from "./batch-report.js";
 import type { BatchRowsDeps } from "./batch-rows.js";
 
 /** Where a batch's file is on this machine: its recorded path, or processing/ or archive/ by name. */
-async function locate(folder: DropFolder, batch: BatchMeta): Promise<string | undefined> {
+function locate(folder: DropFolder, batch: BatchMeta): Promise<string | undefined> {
   const name = claimedName(batch.id, batch.file);
-  for (const path of [batch.path, join(folder.processing, name), join(folder.archive, name)]) {
-    try {
-      await access(path);
-      return path;
-    } catch {
-      continue;
-    }
-  }
-  return undefined;
+  return firstExisting([batch.path, join(folder.processing, name), join(folder.archive, name)]);
 }
 
 /**

@@ -43,13 +43,13 @@ const ROUTES: Readonly<Record<string, Readonly<Record<string, AdminHandler>>>> =
     GET: (_req, res, sim) => {
       sendJson(res, 200, JSON.stringify({ faults: sim.faults }));
     },
-    POST: (req, res, sim) => changeFaults(req, res, sim),
+    POST: changeSetting("faults", (sim, value) => sim.setFaults(value)),
   },
   "/__sim/capacity": {
     GET: (_req, res, sim) => {
       sendJson(res, 200, JSON.stringify({ capacity: sim.capacity.limit }));
     },
-    POST: (req, res, sim) => changeCapacity(req, res, sim),
+    POST: changeSetting("capacity", (sim, value) => sim.setCapacity(value)),
   },
   "/__sim/reset": {
     POST: (_req, res, sim) => {
@@ -114,24 +114,19 @@ function publicAttempt(a: Attempt) {
   };
 }
 
-async function changeFaults(req: IncomingMessage, res: ServerResponse, sim: SimulatorState): Promise<void> {
-  const parsed = await readJsonRequest(req, res, sim.options.maxBodyBytes);
-  if (parsed === undefined) return;
-  try {
-    sendJson(res, 200, JSON.stringify({ faults: sim.setFaults(parsed.value) }));
-  } catch (error) {
-    if (!(error instanceof SimulatorOptionsError)) throw error;
-    sendProblem(res, problems.invalidBody([{ field: "faults", message: error.message }], "faults"));
-  }
-}
-
-async function changeCapacity(req: IncomingMessage, res: ServerResponse, sim: SimulatorState): Promise<void> {
-  const parsed = await readJsonRequest(req, res, sim.options.maxBodyBytes);
-  if (parsed === undefined) return;
-  try {
-    sendJson(res, 200, JSON.stringify({ capacity: sim.setCapacity(parsed.value) }));
-  } catch (error) {
-    if (!(error instanceof SimulatorOptionsError)) throw error;
-    sendProblem(res, problems.invalidBody([{ field: "capacity", message: error.message }], "capacity"));
-  }
+/**
+ * A POST that changes one of the simulator's settings: the JSON body is applied, the setting as it now
+ * stands is answered, and a value the simulator refuses is a 422 naming `field`.
+ */
+function changeSetting(field: string, apply: (sim: SimulatorState, value: unknown) => unknown): AdminHandler {
+  return async (req, res, sim) => {
+    const parsed = await readJsonRequest(req, res, sim.options.maxBodyBytes);
+    if (parsed === undefined) return;
+    try {
+      sendJson(res, 200, JSON.stringify({ [field]: apply(sim, parsed.value) }));
+    } catch (error) {
+      if (!(error instanceof SimulatorOptionsError)) throw error;
+      sendProblem(res, problems.invalidBody([{ field, message: error.message }], field));
+    }
+  };
 }

@@ -1,4 +1,9 @@
-import type { AnswerReport, AnswerSlot, BudgetReply } from "../ledger/send-budget.js";
+import {
+  SEND_BUDGET_SCRIPT,
+  type AnswerReport,
+  type AnswerSlot,
+  type BudgetReply,
+} from "../ledger/send-budget.js";
 
 /** The floor before any sample after a cut: 1 refusal in 20. */
 const PRIOR_FLOOR = 0.05;
@@ -15,8 +20,8 @@ const SAMPLES_KEPT = 5;
 /** Only answers to requests sent this far under the plateau teach the floor: a plateau a little too high
  * would otherwise teach it the capacity's own refusals. */
 const TEACH_WITHIN = 0.95;
-/** Answers are reported to the fleet by send time in slices this long (send-budget.lua's SLOT_MS). */
-const SLICE_MS = 20;
+/** Answers are reported to the fleet by send time in slices this long: the script's slots. */
+const SLICE_MS = SEND_BUDGET_SCRIPT.SLOT_MS;
 
 export interface RefusalFloorOptions {
   /** The judged sample reaches back this far at most. */

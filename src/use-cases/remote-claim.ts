@@ -1,7 +1,8 @@
-import { open, rename, rm } from "node:fs/promises";
+import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { claimedContent } from "../ingest/claimed-content.js";
 import { claimedName, type DropFolder } from "../ingest/drop-folder.js";
+import { syncToDisk } from "../ingest/local-files.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
 import type { BatchStore } from "../ledger/batch-store.js";
@@ -117,7 +118,7 @@ async function download(
       await rm(part, { force: true });
       return undefined;
     }
-    await fsync(part);
+    await syncToDisk(part);
     const earlier = await claims.takenBefore(got.sha256);
     if (earlier !== undefined) {
       await rm(part, { force: true });
@@ -126,21 +127,12 @@ async function download(
       return known;
     }
     await rename(part, local);
-    await fsync(deps.folder.processing);
+    await syncToDisk(deps.folder.processing);
     const done = { ...claim, step: "downloaded" as const, sha256: got.sha256 };
     await claims.update(claim.name, done);
     return done;
   } catch (error) {
     await rm(part, { force: true });
     throw error;
-  }
-}
-
-async function fsync(path: string): Promise<void> {
-  const handle = await open(path, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

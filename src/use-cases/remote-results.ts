@@ -1,6 +1,6 @@
-import { access } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { claimedName } from "../ingest/drop-folder.js";
+import { exists } from "../ingest/local-files.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
 import type { RemoteClaims } from "../ledger/remote-claims.js";
@@ -61,13 +61,4 @@ async function uploadWhole(session: RemoteSession, local: string, remote: string
   await session.remove(part);
   await session.upload(local, part);
   await session.rename(part, remote);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

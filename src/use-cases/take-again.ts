@@ -1,9 +1,10 @@
-import { access, link } from "node:fs/promises";
+import { link } from "node:fs/promises";
 import { join } from "node:path";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { BatchLease } from "../ledger/batch-lease.js";
 import { standingOf } from "../ingest/claimed-content.js";
 import { FileChangedError } from "../ingest/errors/file-changed-error.js";
+import { firstExisting } from "../ingest/local-files.js";
 import {
   claimedName,
   moveClaimed,
@@ -96,20 +97,9 @@ async function changedClaim(
   return { batch: meta, path, kind: standing.kind, size: standing.size, readiness };
 }
 
-async function ownFile(
-  deps: DropPassDeps,
-  meta: Pick<BatchMeta, "id" | "file">,
-): Promise<string | undefined> {
+function ownFile(deps: DropPassDeps, meta: Pick<BatchMeta, "id" | "file">): Promise<string | undefined> {
   const name = claimedName(meta.id, meta.file);
-  for (const path of [join(deps.folder.archive, name), join(deps.folder.processing, name)]) {
-    try {
-      await access(path);
-      return path;
-    } catch {
-      continue;
-    }
-  }
-  return undefined;
+  return firstExisting([join(deps.folder.archive, name), join(deps.folder.processing, name)]);
 }
 
 /**

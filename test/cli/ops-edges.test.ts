@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { recordApiKeyRefused } from "../../src/queue/api-key-refusal.js";
@@ -13,11 +13,9 @@ import { distPath } from "../support/processes.js";
 import { testPrefix, testRedisUrl } from "../support/redis.js";
 import { cli, statusJson } from "./ops-support.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /** Environment of a deployment with its own prefix; these commands need no service. */
 function envOf(prefix: string): Record<string, string> {

@@ -2,18 +2,16 @@ import { once } from "node:events";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Queue, Worker, type Job } from "bullmq";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { invoiceJson } from "../../src/invoice/key.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { INVOICE_QUEUE } from "../../src/queue/invoice-queue.js";
 import type { InvoiceJobData } from "../../src/queue/job-data.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { cli, opsSetup, statusJson, type OpsSetup } from "./ops-support.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 const CSV = "external_id,currency,destination_country,archive_policy\nINV-A,EUR,DE,eu-10y\n";
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Queue, Worker } from "bullmq";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { invoiceJson } from "../../src/invoice/key.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue, enqueueInvoices, INVOICE_QUEUE } from "../../src/queue/invoice-queue.js";
@@ -12,11 +12,9 @@ import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.
 import { enqueueBatch, startTestWorker, testConfig } from "../support/engine.js";
 import { testInvoice } from "../support/invoices.js";
 import { API_KEY } from "./ops-support.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 function deps(config: ReturnType<typeof testConfig>): RetryDeps & { redis: RedisClient } {
   const redis = createRedis(config.redisUrl, "producer");

@@ -1,14 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseReport } from "../support/drop.js";
 import { testInvoice, testInvoices } from "../support/invoices.js";
 import { cli, dropCsv, opsSetup, poisonKey, statusJson, type OpsSetup } from "./ops-support.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setup(...args: Parameters<typeof opsSetup>): Promise<OpsSetup> {
   const s = await opsSetup(...args);

@@ -1,18 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config/errors/config-error.js";
+import { problemsOf } from "./problems-of.js";
 import { loadConfig, requireSubmitConfig } from "../../src/config/load.js";
 
 const base = { INVOICE_API_URL: "https://invoices.example.com", INVOICE_API_KEY: "irs_live_a1b2c3d4e5f6" };
-
-function problemsOf(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 describe("configuration", () => {
   it("when nothing is set, then every setting with a default has it", () => {

@@ -1,18 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config/errors/config-error.js";
+import { problemsOf } from "./problems-of.js";
 import { loadConfig } from "../../src/config/load.js";
 import { describeTarget, hashTagOf, redisTarget } from "../../src/config/redis-target.js";
 import { maskUrlCredentials } from "../../src/config/url-credentials.js";
-
-function problemsOf(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 /** The one problem of a bad REDIS_CLUSTER_NODES; fails the test if there is not exactly one. */
 function clusterProblem(value: string): string {

@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startSimulator } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
@@ -10,12 +10,10 @@ import { testRedisUrl } from "../support/redis.js";
 import { RedisMonitor } from "../support/redis-monitor.js";
 import { closedWebhookUrl, startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_alerts_key_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 const noticeSchema = z.object({
   event: z.string(),

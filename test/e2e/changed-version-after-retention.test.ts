@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LedgerNames } from "../../src/ledger/names.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { migrate } from "../../src/records/migrations.js";
@@ -14,6 +14,7 @@ import { readReports, summarySchema, tempDropDir, type ReportLine } from "../sup
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 // A changed version of an invoice dropped after Redis's retention has forgotten the earlier one, with
 // RESULTS_DATABASE_URL: the results of record decide it by external_id as the ledger would within the
@@ -21,10 +22,7 @@ import { cliEnv } from "../support/cli-env.js";
 const API_KEY = "irs_live_changed_version_0123456789";
 const RETENTION_MS = 2000;
 const HEADER = "external_id,currency,destination_country,archive_policy";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setUp(): Promise<{ dropDir: string; pool: Pool; redis: Redis; dbUrl: string }> {
   const drop = await tempDropDir();

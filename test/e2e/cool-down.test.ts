@@ -1,16 +1,14 @@
 import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { cli, statusJson } from "../cli/ops-support.js";
 import { cliEnv } from "../support/cli-env.js";
 import { spawnNode, type Spawned } from "../support/processes.js";
 import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
 import { testRedisUrl } from "../support/redis.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /** The URL `invoice-relay console` serves at, once it has said so ("serving http://…/ until Ctrl-C"). */
 function servingUrl(proc: Spawned): Promise<string> {

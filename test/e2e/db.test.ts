@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort } from "../../src/dev/redis-server.js";
+import { freePort } from "../../src/dev/free-port.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { bundledMigrations, migrate, MIGRATION_LOCK } from "../../src/records/migrations.js";
 import { openPool } from "../../src/records/pool.js";

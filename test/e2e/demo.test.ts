@@ -1,14 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { testRedisUrl } from "../support/redis.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function demo(args: string[]): Promise<Spawned> {
   const dir = await mkdtemp(join(tmpdir(), "invoice-relay-demo-"));

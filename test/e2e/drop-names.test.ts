@@ -1,17 +1,15 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { claimedName, newBatchId } from "../../src/ingest/drop-folder.js";
 import { startSimulator } from "../../src/simulator/index.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { spawnNode } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /** Names a Linux file system accepts and a careless parser does not: line breaks first. */
 const ODD_NAMES = [

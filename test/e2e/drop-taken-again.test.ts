@@ -1,6 +1,6 @@
 import { open, readdir, readFile, utimes } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startSimulator } from "../../src/simulator/index.js";
 import { finish, runCli } from "../support/cli-run.js";
@@ -8,12 +8,10 @@ import { tempDropDir } from "../support/drop.js";
 import { startGate } from "../support/gate.js";
 import { spawnNode } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 const HEADER = "external_id,currency,destination_country,archive_policy\n";
 const rows = (from: number, to: number) =>

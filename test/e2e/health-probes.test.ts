@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/dev/redis-server.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/dev/free-port.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { migrate } from "../../src/records/migrations.js";
@@ -10,6 +10,7 @@ import { freshDatabase } from "../support/postgres.js";
 import { tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 let sim: SimulatorHandle;
@@ -20,10 +21,7 @@ afterAll(async () => {
   await sim.close();
 });
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 function env(httpAddr: string): Record<string, string> {
   return cliEnv(

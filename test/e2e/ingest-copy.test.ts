@@ -1,18 +1,16 @@
 import { execFileSync } from "node:child_process";
 import { lstat, open, readdir, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
 import { readReports, tempDropDir } from "../support/drop.js";
 import { finish, runCli } from "../support/cli-run.js";
 import { spawnNode, until } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 // external_id last: a row cut inside it is still a valid invoice, with the wrong id.
 const HEADER = "currency,destination_country,archive_policy,external_id\n";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readInvoiceFileBatches } from "../../src/ingest/read-invoice-file.js";
 import { resolveNamespace } from "../../src/invoice/key.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -13,6 +13,7 @@ import { readReports, tempDropDir } from "../support/drop.js";
 import { PostgresServer } from "../support/postgres-server.js";
 import { spawnNode, until } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 // PostgreSQL down while a new file arrives (docs/reliability.md, "PostgreSQL down during ingest"): the
 // invoices already queued are sent, the new file waits for its look-up, and once PostgreSQL is back each
@@ -22,10 +23,7 @@ const PASSWORD = "pg-outage-Secret-7f3a";
 const HEADER = "external_id,currency,destination_country,archive_policy";
 const QUEUED = 200;
 const NEW = 200;
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /** Each line's idempotency key, as ingest derives it. */
 async function keysOf(path: string): Promise<Map<number, string>> {

@@ -2,25 +2,23 @@ import { randomUUID } from "node:crypto";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
 import { testRedis } from "../support/redis.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const CSV = "external_id,currency,destination_country,archive_policy\nLAY-1,EUR,DE,eu-10y\n";
 let redis: Redis;
 let sim: SimulatorHandle;
-const cleanups: (() => Promise<void>)[] = [];
+const cleanups = cleanupsAfterEach();
 
 beforeAll(async () => {
   redis = testRedis();
   sim = await startSimulator({ apiKey: API_KEY, seed: 5 });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 afterAll(async () => {
   await redis.quit();

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import type { Attempt } from "../../src/simulator/index.js";
 import { readReports, summarySchema, copySamples, tempDropDir } from "../support/drop.js";
@@ -9,12 +9,10 @@ import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
 import { testRedisUrl } from "../support/redis.js";
 import { faultyService } from "../support/faulty-service.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_metrics_key_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /** The URL a serving command printed ("serving http://…/ until Ctrl-C"), once it has. */
 async function servingUrl(proc: Spawned): Promise<string> {

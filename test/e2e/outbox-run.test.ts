@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LedgerNames } from "../../src/ledger/names.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
@@ -14,14 +14,12 @@ import { readOutbox } from "../support/outbox-events.js";
 import { testRedisUrl } from "../support/redis.js";
 import { faultyService } from "../support/faulty-service.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_outbox_key_0123456789";
 /** The invoice files in samples/ (the demo's drop folder). */
 const SAMPLE_FILES = 5;
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 describe("the outbox over a nightly pass", () => {
   it("when run passes the samples against a faulty service with the outbox on, then attempts match the service's log, each key's last record event its record, and rows every report line", async () => {

@@ -3,7 +3,7 @@ import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { LedgerNames } from "../../src/ledger/names.js";
 import { Outbox } from "../../src/ledger/outbox.js";
@@ -17,16 +17,14 @@ import { tempDropDir } from "../support/drop.js";
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 // A deployment that ran with RESULTS_DATABASE_URL and is then started without it: the outbox stays on,
 // so every writing command refuses until `db detach` turns it off, and retention then sweeps again.
 const API_KEY = "irs_live_detach_key_0123456789";
 const RETENTION_MS = 2000;
 const CONSOLE_TOKEN = "console-token-for-the-detach-test";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 const fileText = (tag: string) =>
   [

@@ -3,7 +3,7 @@ import { cp, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Cluster } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { RedisCluster } from "../../src/dev/redis-cluster.js";
 import { scanKeys } from "../../src/ledger/redis-client.js";
@@ -15,6 +15,7 @@ import { readReports, tempDropDir } from "../support/drop.js";
 import { testInvoices, type KeyedInvoice } from "../support/invoices.js";
 import { spawnNode, until } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 // A private Redis Cluster of three masters, with the CLI run as an operator runs it: REDIS_CLUSTER_NODES
 // lists the nodes and QUEUE_PREFIX carries a hash tag (docs/redis-cluster.md).
@@ -22,14 +23,11 @@ const API_KEY = "irs_live_cluster_e2e_key_0123456789";
 const SAMPLES = fileURLToPath(new URL("../../samples/", import.meta.url));
 let cluster: RedisCluster;
 let admin: Cluster;
-const cleanups: (() => Promise<void>)[] = [];
+const cleanups = cleanupsAfterEach();
 
 beforeAll(async () => {
   cluster = await RedisCluster.start();
   admin = new Cluster(cluster.seedNodes(), { redisOptions: { maxRetriesPerRequest: 1 } });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 afterAll(async () => {
   admin.disconnect();

@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { LedgerNames } from "../../src/ledger/names.js";
 import { outboxBacklog } from "../../src/ledger/outbox-backlog.js";
@@ -16,6 +16,7 @@ import { readReports, summarySchema, tempDropDir, type ReportLine } from "../sup
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 // Deduplication beyond retention through the real path: `run` with RESULTS_DATABASE_URL exports a file's
 // results to PostgreSQL, a short RESULTS_RETENTION lets the next process's sweep remove the batch and its
@@ -23,10 +24,7 @@ import { cliEnv } from "../support/cli-env.js";
 const API_KEY = "irs_live_redrop_key_0123456789";
 const ROWS = 300;
 const RETENTION_MS = 2000;
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 const FILE = "vendor-redrop.csv";
 const fileText = (tag: string) =>

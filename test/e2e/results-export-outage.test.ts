@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { LedgerNames } from "../../src/ledger/names.js";
 import { outboxBacklog } from "../../src/ledger/outbox-backlog.js";
@@ -19,12 +19,10 @@ import { PostgresServer } from "../support/postgres-server.js";
 import { spawnNode, until } from "../support/processes.js";
 import { testRedisUrl } from "../support/redis.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_export_outage_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function faultySimulator(seed: number): Promise<{ sim: SimulatorHandle; seen: Attempt[] }> {
   const sim = await startSimulator({

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log/logger.js";
 import { migrate } from "../../src/records/migrations.js";
 import { openPool } from "../../src/records/pool.js";
@@ -11,12 +11,10 @@ import { parseReport, readReports, summarySchema, tempDropDir } from "../support
 import { freshDatabase } from "../support/postgres.js";
 import { spawnNode, until } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_stale_report_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 describe("the results of record after an exporter died holding a report's rows", () => {
   it("when the exporter is killed while a report's rows wait on a lock, and retry and run succeed later, then PostgreSQL shows the newer report row for row, not the older", async () => {

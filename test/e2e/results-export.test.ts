@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LedgerNames } from "../../src/ledger/names.js";
 import { outboxBacklog } from "../../src/ledger/outbox-backlog.js";
@@ -17,12 +17,10 @@ import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
 import { faultyService } from "../support/faulty-service.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_export_key_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /** A migrated database of the test's own. */
 async function migratedDatabase(): Promise<{ url: string; pool: pg.Pool }> {

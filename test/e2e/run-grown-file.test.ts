@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { appendFile, readdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openContext } from "../../src/cli/context.js";
 import { passExitCode } from "../../src/cli/pass-exit-code.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -15,6 +15,7 @@ import {
 import { tempDropDir } from "../support/drop.js";
 import { testConfig } from "../support/engine.js";
 import { startGate, type Gate } from "../support/gate.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 // `run`'s pass (the nightlyPass use case) with a writer that appends to its file at a chosen moment. The
 // moment "after the report, before the pass's exit check" is placed with the pass's own hook.
@@ -25,10 +26,7 @@ const rows = (tag: string, from: number, to: number) =>
   Array.from({ length: to - from }, (_, i) => `${tag}-${from + i},EUR,DE,eu-10y\n`).join("");
 const longAgo = () => new Date(Date.now() - 60_000);
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 interface Bench {
   readonly sim: SimulatorHandle;

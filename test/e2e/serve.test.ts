@@ -1,11 +1,12 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { CSV_HEADER, csvRow } from "../support/bad-inputs.js";
 import { tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_serve_key_0123456789";
 let sim: SimulatorHandle;
@@ -16,10 +17,7 @@ afterAll(async () => {
   await sim.close();
 });
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 function spawnCli(args: string[], environment: Record<string, string>): Spawned {
   const proc = spawnNode("workers/cli.js", args, environment);

@@ -1,15 +1,13 @@
 import { appendFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readReports } from "../support/drop.js";
 import { finish, runCli } from "../support/cli-run.js";
 import { spawnNode } from "../support/processes.js";
 import { sftpSetup, type SftpSetup } from "../support/sftp-source.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setup(): Promise<SftpSetup> {
   const s = await sftpSetup();

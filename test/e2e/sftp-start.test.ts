@@ -1,15 +1,13 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { statusJson } from "../cli/ops-support.js";
 import { readReports } from "../support/drop.js";
 import { spawnNode, until } from "../support/processes.js";
 import { sftpSetup } from "../support/sftp-source.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 const csv = (prefix: string, n: number) =>
   [

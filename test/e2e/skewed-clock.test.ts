@@ -3,20 +3,18 @@ import { mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
 import { readReports, tempDropDir } from "../support/drop.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 // A machine whose clock is hours off, as a process without NTP sees it: the whole process's Date, through
 // a module Node loads before the CLI (NODE_OPTIONS=--import), and nothing else changed.
 const API_KEY = "irs_live_skewed_key_0123456789";
 const HOUR = 3_600_000;
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 const SKEW_MODULE = `
 const offset = Number(process.env.SKEW_MS);

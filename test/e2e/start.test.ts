@@ -1,17 +1,15 @@
 import { open, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
 import { finish } from "../support/cli-run.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setup(simOptions: Parameters<typeof startSimulator>[0] = {}) {
   const sim = await startSimulator({ apiKey: API_KEY, seed: 9, ...simOptions });

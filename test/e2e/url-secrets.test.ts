@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/dev/redis-server.js";
+import { freePort } from "../../src/dev/free-port.js";
 import { CSV_HEADER, csvRow } from "../support/bad-inputs.js";
 import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";

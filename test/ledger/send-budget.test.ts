@@ -1,6 +1,12 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SendBudget, type AnswerReport, type AnswerSlot } from "../../src/ledger/send-budget.js";
+import { luaSource } from "../../src/ledger/lua-script.js";
+import {
+  SEND_BUDGET_SCRIPT,
+  SendBudget,
+  type AnswerReport,
+  type AnswerSlot,
+} from "../../src/ledger/send-budget.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 let redis: Redis;
@@ -119,5 +125,15 @@ describe("the fleet's answers in the send budget", () => {
     const reply = await budget.take(16, 1, 15);
     expect(reply.booked).toBe(16);
     expect(reply.sentPerSec).toBeGreaterThanOrEqual(64); // 16 in a quarter of a second at least
+  });
+});
+
+describe("the script's constants on the TypeScript side", () => {
+  it("when send-budget.lua's slots, process silence or rate quarter change, then SEND_BUDGET_SCRIPT says the same", () => {
+    const source = luaSource("send-budget");
+    expect(source).toContain(
+      `local SLOT_MS, SLOTS, PROC_TTL_MS = ${SEND_BUDGET_SCRIPT.SLOT_MS}, ${SEND_BUDGET_SCRIPT.SLOTS}, ${SEND_BUDGET_SCRIPT.PROC_TTL_MS}\n`,
+    );
+    expect(source).toContain(`local QUARTER_MS = ${SEND_BUDGET_SCRIPT.QUARTER_MS}\n`);
   });
 });

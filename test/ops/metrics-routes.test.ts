@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { LastPasses } from "../../src/ledger/last-pass.js";
@@ -10,6 +10,7 @@ import { metricsRoutes } from "../../src/ops/metrics/metrics-routes.js";
 import { createRelayMetrics } from "../../src/ops/metrics/relay-metrics.js";
 import { startOpsServer } from "../../src/ops/ops-server.js";
 import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const silent = createLogger({ level: "silent" });
 let redis: RedisServer;
@@ -20,10 +21,7 @@ afterAll(async () => {
   await redis.dispose();
 });
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function serveMetrics(): Promise<{ url: string; prefix: string }> {
   const prefix = `metrics-${randomUUID()}`;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { createLogger } from "../../src/log/logger.js";
@@ -8,6 +8,7 @@ import { clearApiKeyRefusal, recordApiKeyRefused } from "../../src/queue/api-key
 import { createRedis } from "../../src/queue/connection.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { until } from "../support/processes.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const silent = createLogger({ level: "silent" });
 let redis: RedisServer;
@@ -18,10 +19,7 @@ afterAll(async () => {
   await redis.dispose();
 });
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 interface Answer {
   readonly status: number;

@@ -2,19 +2,17 @@ import { connect } from "node:net";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { serveOps } from "../../src/cli/serve-ops.js";
 import { loadConfig } from "../../src/config/load.js";
 import type { HttpAddr } from "../../src/config/http-addr.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { createLogger } from "../../src/log/logger.js";
 import { testPrefix, testRedis, testRedisUrl } from "../support/redis.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const INVOICE = "INV-HOSTCHECK-0001";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 interface Served {
   readonly port: number;

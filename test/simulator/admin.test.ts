@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { Agent, get } from "node:http";
 import type { Socket } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   DEMO_API_KEY,
@@ -10,19 +10,11 @@ import {
   simulatorStatsSchema,
   startSimulator,
   type SimulatorHandle,
-  type SimulatorOptions,
 } from "../../src/simulator/index.js";
 import { header, invoice, json, problemOf, send, submit } from "./support/client.js";
+import { simulatorsPerTest } from "./support/simulators.js";
 
-const started: SimulatorHandle[] = [];
-async function start(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
-  const sim = await startSimulator(options);
-  started.push(sim);
-  return sim;
-}
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((s) => s.close()));
-});
+const start = simulatorsPerTest();
 
 const attemptsSchema = z.object({
   key: z.string(),

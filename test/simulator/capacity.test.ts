@@ -1,23 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CapacityModel, type Capacity } from "../../src/simulator/capacity.js";
-import {
-  simulatorStatsSchema,
-  startSimulator,
-  type SimulatorHandle,
-  type SimulatorOptions,
-} from "../../src/simulator/index.js";
+import { simulatorStatsSchema } from "../../src/simulator/index.js";
 import { header, json, problemOf, send, submit } from "./support/client.js";
+import { simulatorsPerTest } from "./support/simulators.js";
 
-const started: SimulatorHandle[] = [];
-async function start(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
-  const sim = await startSimulator(options);
-  started.push(sim);
-  return sim;
-}
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((s) => s.close()));
-});
+const start = simulatorsPerTest();
 
 const LIMIT: Capacity = { ratePerSec: 10, burst: 3, maxInFlight: 100, latencyAtCapacityMs: 40 };
 

@@ -1,20 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { afterEach, describe, expect, it } from "vitest";
-import { startSimulator, type SimulatorHandle, type SimulatorOptions } from "../../src/simulator/index.js";
+import { describe, expect, it } from "vitest";
+import type { SimulatorHandle } from "../../src/simulator/index.js";
 import { header, invoice, json, problemOf, submit, successSchema } from "./support/client.js";
+import { simulatorsPerTest } from "./support/simulators.js";
 
-const started: SimulatorHandle[] = [];
-
-async function start(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
-  const sim = await startSimulator(options);
-  started.push(sim);
-  return sim;
-}
-
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((s) => s.close()));
-});
+const start = simulatorsPerTest();
 
 /** Statuses of `keys` submitted one after another; a lost answer shows as "lost". */
 async function statuses(sim: SimulatorHandle, keys: readonly string[]): Promise<(number | "lost")[]> {

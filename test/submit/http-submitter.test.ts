@@ -2,17 +2,15 @@ import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { invoiceJson } from "../../src/invoice/key.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { HttpSubmitter } from "../../src/submit/http-submitter.js";
 import { testInvoice } from "../support/invoices.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const API_KEY = "irs_live_test_key_0123456789";
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 async function setup(latencyMs: number, requestTimeoutMs: number) {
   const sim: SimulatorHandle = await startSimulator({

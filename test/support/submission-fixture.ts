@@ -1,4 +1,4 @@
-import { afterEach } from "vitest";
+import { cleanupsAfterEach } from "./cleanups.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
@@ -11,10 +11,7 @@ type Config = ReturnType<typeof testConfig>;
  * the file that calls this (at its top level).
  */
 export function submissionFixture(apiKey: string) {
-  const cleanups: (() => Promise<void>)[] = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const cleanups = cleanupsAfterEach();
 
   async function simulator(options: Parameters<typeof startSimulator>[0] = {}): Promise<SimulatorHandle> {
     const sim = await startSimulator({ apiKey, seed: 7, ...options });

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
+import { START_HTTP_ADDR } from "../../config/http-addr.js";
 import { redisTarget } from "../../config/redis-target.js";
 import { startScanService, type ScanService } from "../../use-cases/scan-service.js";
 import { isScanSchedule } from "../../queue/scan-schedule.js";
@@ -7,17 +7,13 @@ import { FlagError } from "../errors/flag-error.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
 import { openRemotePass } from "../remote-sources.js";
-import { serveOps } from "../serve-ops.js";
-import { onApiKeyRefused, startServiceAlerts } from "../alerts.js";
-import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
 import { createRedis } from "../../queue/connection.js";
-import { startSubmission } from "../../queue/submission-service.js";
 import { openContext } from "../context.js";
 import { openPastResults } from "../past-results.js";
-import { startResultsExport } from "../results-export.js";
+import { openServiceEdges } from "../service-edges.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
-import { commandScope, shutdownOnSignals, submitSettings, submittingCommand } from "../runtime.js";
+import { commandScope, submitSettings, submittingCommand } from "../runtime.js";
 
 export const startCommand: CommandFactory = () =>
   submittingCommand("start")
@@ -50,31 +46,17 @@ export const startCommand: CommandFactory = () =>
         scope.defer(() => past.close());
         const ctx = await openContext(config, { dropFolder: true, logger });
         scope.defer(() => ctx.close());
-        // With RESULTS_DATABASE_URL: an old schema refuses the start; the outbox is on before any work is taken.
-        // Closed after the submission's last events: the exporter finishes the read in hand and stops.
-        const exported = await startResultsExport(config, logger);
-        scope.defer(() => exported?.close());
-        const stopping = shutdownOnSignals(logger, scope);
-        const metrics = createRelayMetrics();
-        // Before any work is taken: a port in use ends the command here.
-        const probes = await serveOps(
+        const { stopping, metrics, startSubmission } = await openServiceEdges(
           config,
-          resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),
-          stopping,
           logger,
-          metrics,
+          scope,
+          START_HTTP_ADDR,
         );
-        scope.defer(() => probes.close());
-        const alerts = startServiceAlerts(config, logger);
-        scope.defer(() => alerts.close());
         const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
         scope.defer(() => {
           scanConnection.disconnect();
         });
-        const submission = await startSubmission(config, logger, {
-          ...metrics.submission,
-          onApiKeyRefused: onApiKeyRefused(config, alerts.notifier),
-        });
+        const submission = await startSubmission();
         // The scans and the submission stop together: the grace period runs from the signal.
         const started: { scans?: ScanService } = {};
         scope.defer(() => Promise.all([started.scans?.close(), submission.close(config.shutdownGraceMs)]));

@@ -1,12 +1,8 @@
-import type { AnswerReport, BudgetReply } from "../../ledger/send-budget.js";
+import { SEND_BUDGET_SCRIPT, type AnswerReport, type BudgetReply } from "../../ledger/send-budget.js";
 import type { BudgetPort } from "../../submit/send-pacer.js";
 import type { VirtualTime } from "./virtual-time.js";
 
-/** send-budget.lua's slots and rings, as there. */
-const SLOT_MS = 20;
-const SLOTS = 100;
-const PROC_TTL_MS = 200;
-const QUARTER_MS = 250;
+const { SLOT_MS, SLOTS, PROC_TTL_MS, QUARTER_MS } = SEND_BUDGET_SCRIPT;
 
 /** What the model's budget noted, for its traces: each state written, when. */
 export interface BudgetTrace {

@@ -1,8 +1,9 @@
 import { CapacityModel, type CapacityPatch } from "../../simulator/capacity.js";
+import { mulberry32 } from "../../simulator/prng.js";
 import { SendPacer } from "../../submit/send-pacer.js";
 import { DEFAULT_RATE_SETTINGS, type RateSettings } from "../../submit/send-rate.js";
 import { memoryBudget, type BudgetTrace } from "./memory-budget.js";
-import { VirtualTime, seededRandom } from "./virtual-time.js";
+import { VirtualTime } from "./virtual-time.js";
 
 /** A model night: a fleet of processes sends invoices to a service with a capacity, on virtual time. */
 export interface NightOptions {
@@ -59,7 +60,7 @@ const MAX_CONCURRENCY = 64;
  */
 export async function modelNight(options: NightOptions): Promise<NightOutcome> {
   const time = new VirtualTime(T0);
-  const draw = seededRandom(options.seed);
+  const draw = mulberry32(options.seed);
   const capacity = new CapacityModel(
     {
       ratePerSec: options.capacity,

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
-import { SourceProfileError, type ProfileProblem } from "./errors/source-profile-error.js";
+import { SourceProfileError } from "./errors/source-profile-error.js";
+import type { ProfileProblem } from "./errors/sources-file-problems-error.js";
 import { SourcesFileMissingError } from "./errors/sources-file-missing-error.js";
 import { SourcesSyntaxError } from "./errors/sources-syntax-error.js";
 import { checkProfile } from "./profile-checks.js";

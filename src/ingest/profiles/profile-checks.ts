@@ -4,7 +4,7 @@ import { formatOf } from "../read-invoice-file.js";
 import { canonicalField, canonicalFieldHint } from "./canonical-field.js";
 import { globProblem } from "./profile-match.js";
 import { shown, type RawProfile } from "./profile-schema.js";
-import type { SourceProfile } from "./source-profile.js";
+import { readingOptions, type SourceProfile } from "./source-profile.js";
 
 /** A problem of one profile: its field as a path below the profile, and what to write instead. */
 export interface FieldProblem {
@@ -46,11 +46,7 @@ export function checkProfile(raw: RawProfile): {
     problems,
     profile: {
       match: raw.match,
-      ...(raw.format === undefined ? {} : { format: raw.format }),
-      ...(raw.delimiter === undefined ? {} : { delimiter: raw.delimiter }),
-      ...(raw.quote === undefined ? {} : { quote: raw.quote }),
-      ...(raw.encoding === undefined ? {} : { encoding: raw.encoding }),
-      ...(raw.header_row === undefined ? {} : { headerRow: raw.header_row }),
+      ...readingOptions({ ...raw, headerRow: raw.header_row }),
       columns,
       defaults,
       values,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { FlatField } from "../../invoice/normalise.js";
 import { CANONICAL_FIELDS } from "./canonical-field.js";
-import { ENCODINGS, type SourceProfile } from "./source-profile.js";
+import { ENCODINGS, readingOptions, type SourceProfile } from "./source-profile.js";
 import { FILE_FORMATS } from "../../ledger/statuses.js";
 
 const isField = (value: unknown): value is FlatField =>
@@ -30,11 +30,7 @@ export function profileSnapshot(profile: SourceProfile): string {
   return JSON.stringify({
     name: profile.name,
     match: profile.match,
-    ...(profile.format === undefined ? {} : { format: profile.format }),
-    ...(profile.delimiter === undefined ? {} : { delimiter: profile.delimiter }),
-    ...(profile.quote === undefined ? {} : { quote: profile.quote }),
-    ...(profile.encoding === undefined ? {} : { encoding: profile.encoding }),
-    ...(profile.headerRow === undefined ? {} : { headerRow: profile.headerRow }),
+    ...readingOptions(profile),
     columns: [...profile.columns],
     defaults: profile.defaults,
     values: [...profile.values].map(([f, words]) => [f, [...words]]),
@@ -48,11 +44,7 @@ export function profileFromSnapshot(snapshot: string | undefined): SourceProfile
   return {
     name: s.name,
     match: s.match,
-    ...(s.format === undefined ? {} : { format: s.format }),
-    ...(s.delimiter === undefined ? {} : { delimiter: s.delimiter }),
-    ...(s.quote === undefined ? {} : { quote: s.quote }),
-    ...(s.encoding === undefined ? {} : { encoding: s.encoding }),
-    ...(s.headerRow === undefined ? {} : { headerRow: s.headerRow }),
+    ...readingOptions(s),
     columns: new Map(s.columns),
     defaults: s.defaults,
     values: new Map(s.values.map(([f, words]) => [f, new Map(words)])),

@@ -46,3 +46,19 @@ export interface SourceProfile {
   /** Per canonical field, the vendor's words → ours (matched exactly after trimming). */
   readonly values: ReadonlyMap<FlatField, ReadonlyMap<string, string>>;
 }
+
+/** How a profile reads its files: the optional fields of SourceProfile before its mapping. */
+export type ReadingOptions = Pick<SourceProfile, "format" | "delimiter" | "quote" | "encoding" | "headerRow">;
+
+/** The reading options that are set, and only those: an option left out is detected, never `undefined`. */
+export function readingOptions(given: {
+  readonly [K in keyof ReadingOptions]?: ReadingOptions[K] | undefined;
+}): ReadingOptions {
+  return {
+    ...(given.format === undefined ? {} : { format: given.format }),
+    ...(given.delimiter === undefined ? {} : { delimiter: given.delimiter }),
+    ...(given.quote === undefined ? {} : { quote: given.quote }),
+    ...(given.encoding === undefined ? {} : { encoding: given.encoding }),
+    ...(given.headerRow === undefined ? {} : { headerRow: given.headerRow }),
+  };
+}

@@ -1,11 +1,12 @@
-import { access, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
-import type { ProfileProblem } from "../profiles/errors/source-profile-error.js";
+import type { ProfileProblem } from "../profiles/errors/sources-file-problems-error.js";
 import { lineAt } from "../profiles/load-profiles.js";
 import { globProblem } from "../profiles/profile-match.js";
 import { sourcesFilePath } from "../profiles/sources-file.js";
 import { RemoteSourceError } from "./errors/remote-source-error.js";
+import { exists } from "../local-files.js";
 import type { RemoteSource } from "./remote-source.js";
 import {
   checkRemoteSource,
@@ -80,7 +81,7 @@ export async function loadRemoteSources(settings: {
     const source = parsed.success ? checked.source : undefined;
     if (source === undefined) continue;
     for (const [field, path] of secretFiles(source)) {
-      if (!(await readable(path)))
+      if (!(await exists(path)))
         at([field], `names ${path}, which cannot be read; check the path and its permissions`);
     }
     if (
@@ -105,15 +106,6 @@ function secretFiles(source: RemoteSource): [string, string][] {
   if (source.auth.kind === "password-file") files.push(["password_file", source.auth.passwordFile]);
   if (source.hostKey.kind === "known-hosts") files.push(["known_hosts", source.hostKey.file]);
   return files;
-}
-
-async function readable(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

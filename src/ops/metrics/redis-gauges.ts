@@ -34,6 +34,25 @@ export function registerRedisGauges(
     });
     return metric;
   };
+  /** A gauge with one label: a sample per label value the reading has (none when Redis did not answer). */
+  const labelled = (
+    name: string,
+    help: string,
+    label: string,
+    samples: (s: DeploymentView) => Iterable<readonly [string, number | undefined]>,
+  ): Gauge =>
+    new Gauge({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      labelNames: [label],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const read = await snapshot();
+        if (read === undefined) return;
+        for (const [value, n] of samples(read)) if (n !== undefined) this.set({ [label]: value }, n);
+      },
+    });
 
   new Gauge({
     name: `${METRIC_PREFIX}redis_up`,
@@ -72,18 +91,15 @@ export function registerRedisGauges(
     (s) => s.sendRate?.fleetSentPerSec,
   );
   const phases = ["probing", "holding", "backing-off"] as const;
-  new Gauge({
-    name: `${METRIC_PREFIX}send_rate_phase`,
-    help: "1 for what the fleet's sending rate is doing now (probing, holding, backing-off), 0 for the others",
-    labelNames: ["phase"],
-    registers: [registry],
-    async collect() {
-      const read = await snapshot();
-      const phase = read?.sendRate?.phase;
-      this.reset();
-      if (phase !== undefined) for (const p of phases) this.set({ phase: p }, p === phase ? 1 : 0);
+  labelled(
+    "send_rate_phase",
+    "1 for what the fleet's sending rate is doing now (probing, holding, backing-off), 0 for the others",
+    "phase",
+    (s) => {
+      const phase = s.sendRate?.phase;
+      return phase === undefined ? [] : phases.map((p) => [p, p === phase ? 1 : 0] as const);
     },
-  });
+  );
   gauge(
     "service_refusing_capacity",
     "1 while the invoice service has refused every request for capacity for a minute or more (a quota spent), else 0",
@@ -99,46 +115,22 @@ export function registerRedisGauges(
     "Exit code of the latest nightly pass (0 ok, 2 finished with problems, 1 could not finish)",
     (s) => s.lastPass?.exitCode,
   );
-  new Gauge({
-    name: `${METRIC_PREFIX}ledger_invoices`,
-    help: "Records in the ledger by status (queued, retrying, succeeded, failed, superseded), whichever process wrote them",
-    labelNames: ["status"] as const,
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const read = await snapshot();
-      if (read === undefined) return;
-      for (const [status, n] of Object.entries(read.census.byStatus)) this.set({ status }, n);
-    },
-  });
-  new Gauge({
-    name: `${METRIC_PREFIX}batch_waiting_invoices`,
-    help: "Invoices an unfinished batch still waits for, by batch id (finished batches have no series)",
-    labelNames: ["batch"] as const,
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const read = await snapshot();
-      if (read === undefined) return;
-      for (const [batch, waiting] of read.census.waitingByBatch) this.set({ batch }, waiting);
-    },
-  });
+  labelled(
+    "ledger_invoices",
+    "Records in the ledger by status (queued, retrying, succeeded, failed, superseded), whichever process wrote them",
+    "status",
+    (s) => Object.entries(s.census.byStatus),
+  );
+  labelled(
+    "batch_waiting_invoices",
+    "Invoices an unfinished batch still waits for, by batch id (finished batches have no series)",
+    "batch",
+    (s) => s.census.waitingByBatch,
+  );
   const perSource = (name: string, help: string, value: (s: RemoteSourceState) => number | undefined) =>
-    new Gauge({
-      name: `${METRIC_PREFIX}${name}`,
-      help,
-      labelNames: ["source"] as const,
-      registers: [registry],
-      async collect() {
-        this.reset();
-        const read = await snapshot();
-        if (read === undefined) return;
-        for (const [source, state] of read.sftpSources) {
-          const v = value(state);
-          if (v !== undefined) this.set({ source }, v);
-        }
-      },
-    });
+    labelled(name, help, "source", (s) =>
+      [...s.sftpSources].map(([source, state]) => [source, value(state)] as const),
+    );
   perSource("sftp_last_poll_time_seconds", "When each SFTP source was last polled, Unix seconds", (s) =>
     s.lastPollAt === undefined ? undefined : s.lastPollAt / 1000,
   );

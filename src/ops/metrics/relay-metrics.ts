@@ -44,48 +44,56 @@ export function createRelayMetrics(): RelayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   const registers = [registry];
-  const finals = new Counter({
-    name: `${METRIC_PREFIX}invoices_final_total`,
-    help: "Invoices whose final answer this process wrote to the ledger, by status (succeeded, failed)",
-    labelNames: ["status"] as const,
-    registers,
-  });
-  const attempts = new Counter({
-    name: `${METRIC_PREFIX}http_attempts_total`,
-    help: "Requests sent to the invoice service, by answer class (2xx, 3xx, 4xx, 5xx, network: no answer)",
-    labelNames: ["status_class"] as const,
-    registers,
-  });
-  const retries = new Counter({
-    name: `${METRIC_PREFIX}http_retries_total`,
-    help: "Answers worth another attempt, by reason (throttled, server_error, timeout, network, in_flight, too_early)",
-    labelNames: ["reason"] as const,
-    registers,
-  });
+  /** A counter by one label, at zero for every value the label can take. */
+  const countedBy = <L extends string>(
+    name: string,
+    help: string,
+    label: L,
+    values: readonly string[],
+  ): Counter<L> => {
+    const counter = new Counter({ name: `${METRIC_PREFIX}${name}`, help, labelNames: [label], registers });
+    for (const value of values) {
+      const labels: Partial<Record<L, string>> = {};
+      labels[label] = value;
+      counter.inc(labels, 0);
+    }
+    return counter;
+  };
+  const counted = (name: string, help: string): Counter =>
+    new Counter({ name: `${METRIC_PREFIX}${name}`, help, registers });
+  const finals = countedBy(
+    "invoices_final_total",
+    "Invoices whose final answer this process wrote to the ledger, by status (succeeded, failed)",
+    "status",
+    WORKER_FINAL_STATUSES,
+  );
+  const attempts = countedBy(
+    "http_attempts_total",
+    "Requests sent to the invoice service, by answer class (2xx, 3xx, 4xx, 5xx, network: no answer)",
+    "status_class",
+    STATUS_CLASSES,
+  );
+  const retries = countedBy(
+    "http_retries_total",
+    "Answers worth another attempt, by reason (throttled, server_error, timeout, network, in_flight, too_early)",
+    "reason",
+    RETRY_REASONS,
+  );
   const duration = new Histogram({
     name: `${METRIC_PREFIX}http_request_duration_seconds`,
     help: "Time from sending a request to the invoice service to the end of its answer (or giving up on it)",
     buckets: DURATION_BUCKETS,
     registers,
   });
-  const rowsRead = new Counter({
-    name: `${METRIC_PREFIX}ingest_rows_read_total`,
-    help: "Rows (records) read from ingested files",
-    registers,
-  });
-  const rowsRejected = new Counter({
-    name: `${METRIC_PREFIX}ingest_rows_rejected_total`,
-    help: "Rows rejected at ingest (invalid records; never sent)",
-    registers,
-  });
-  const held = new Counter({
-    name: `${METRIC_PREFIX}send_held_seconds_total`,
-    help: "Time requests waited for their send time in the fleet's budget (the learned rate, a Retry-After), summed",
-    registers,
-  });
-  for (const status of WORKER_FINAL_STATUSES) finals.inc({ status }, 0);
-  for (const statusClass of STATUS_CLASSES) attempts.inc({ status_class: statusClass }, 0);
-  for (const reason of RETRY_REASONS) retries.inc({ reason }, 0);
+  const rowsRead = counted("ingest_rows_read_total", "Rows (records) read from ingested files");
+  const rowsRejected = counted(
+    "ingest_rows_rejected_total",
+    "Rows rejected at ingest (invalid records; never sent)",
+  );
+  const held = counted(
+    "send_held_seconds_total",
+    "Time requests waited for their send time in the fleet's budget (the learned rate, a Retry-After), summed",
+  );
 
   return {
     registry,
