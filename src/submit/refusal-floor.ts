@@ -249,9 +249,13 @@ export class RefusalFloor {
    * Undefined without a sample.
    */
   capacity(): number | undefined {
-    const { answers, acceptedPerSec } = this.judged();
+    const { answers, acceptedPerSec, rate, share } = this.judged();
     if (answers === 0 || acceptedPerSec <= 0) return undefined;
     const floor = this.#samples.length === 0 ? 0 : Math.min(0.9, this.floor);
-    return acceptedPerSec / (1 - floor);
+    // Over a short span the accepted answers per second overstate it (requests stamped in one slot
+    // reach the service a few milliseconds apart, and a bucket's burst lands in the first slots): never
+    // more than the accepted share of the rate they were sent at.
+    const accepted = rate > 0 ? Math.min(acceptedPerSec, rate * (1 - share)) : acceptedPerSec;
+    return accepted / (1 - floor);
   }
 }

@@ -125,6 +125,13 @@ describe("the refusal floor", () => {
     expect(new RefusalFloor("p2").capacity()).toBeUndefined();
   });
 
+  it("when a short span holds more accepted answers than the rate they were sent at could give, then the capacity is the accepted share of that rate", () => {
+    const floor = new RefusalFloor("p1");
+    // 40 accepted in 60 ms reads as 667/s, but they were sent at 500/s and a fifth was refused
+    floor.absorb(judged(40, 10, 500, 60));
+    expect(floor.capacity()).toBeCloseTo(400);
+  });
+
   it("when the rate was cut, then the judged sample starts afresh and the answers after it teach the floor within the new plateau", () => {
     const floor = new RefusalFloor("p1");
     floor.absorb(judged(50, 50, 600));
