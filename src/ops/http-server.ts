@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { fastify, type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { formatHttpAddr, type HttpAddr } from "../config/http-addr.js";
 import { HttpAddrInUseError } from "./errors/http-addr-in-use-error.js";
 import { HttpAddrUnavailableError } from "./errors/http-addr-unavailable-error.js";
@@ -25,6 +25,8 @@ export interface HttpServerOptions {
 
 /** The server's fastify instance, not listening yet (tests inject into it): the Host check, then `routes`. */
 export async function httpApp(options: HttpServerOptions): Promise<FastifyInstance> {
+  // Loaded here: a pass without HTTP_ADDR serves nothing.
+  const { fastify } = await import("fastify");
   const app = fastify({ logger: false });
   app.addHook("onRequest", hostGuard(options.hosts));
   for (const routes of options.routes) await app.register(async (scope) => routes(scope));

@@ -1,6 +1,5 @@
 import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { runner } from "node-pg-migrate";
 import type { Logger } from "../log/logger.js";
 import type { Pool } from "./pool.js";
 
@@ -34,6 +33,7 @@ export interface MigrateOptions {
  * safe (the second waits, then applies nothing). Resolves to the names applied, oldest first.
  */
 export async function migrate(pool: Pool, options: MigrateOptions): Promise<string[]> {
+  const { runner } = await import("node-pg-migrate");
   const client = await pool.connect();
   const log = options.logger.child({ component: "migrate" });
   try {

@@ -1,7 +1,6 @@
 import { EventEmitter } from "node:events";
 import { readFile } from "node:fs/promises";
-import SftpClient from "ssh2-sftp-client";
-import ssh2 from "ssh2";
+import type SftpClient from "ssh2-sftp-client";
 import { HostKeyRefusedError } from "./errors/host-key-refused-error.js";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
 import { acceptedKeys, fingerprintOf } from "./host-key.js";
@@ -46,7 +45,12 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
   // The library's default listeners print to the console; a dropped connection is seen instead by the
   // operation in flight, which fails and is retried.
   const quiet = () => undefined;
-  const client = new SftpClient(`invoice-relay:${source.name}`, { error: quiet, end: quiet, close: quiet });
+  const { SftpClient: SftpClientClass } = await import("./ssh-stack.js");
+  const client = new SftpClientClass(`invoice-relay:${source.name}`, {
+    error: quiet,
+    end: quiet,
+    close: quiet,
+  });
   // ssh2-sftp-client rewords the connection's errors; ssh2's own say which stage failed (`level`).
   let level: unknown;
   const ssh: unknown = Reflect.get(client, "client");
@@ -116,7 +120,8 @@ async function credentials(
     auth.passphraseFile === undefined
       ? undefined
       : (await read("passphrase_file", auth.passphraseFile)).toString("utf8").replace(/\r?\n$/, "");
-  if (ssh2.utils.parseKey(privateKey, passphrase) instanceof Error)
+  const { usablePrivateKey } = await import("./ssh-stack.js");
+  if (!usablePrivateKey(privateKey, passphrase))
     throw fail(
       `key_file ${auth.keyFile} is not a private key this process can use` +
         (auth.passphraseFile === undefined
