@@ -1,13 +1,16 @@
 /**
- * Whether answers come well above the fastest seen lately: the early sign of a service queueing requests,
- * before it refuses any. The floor is the least latency of the current and the previous window, so it
- * follows a service that became slower for good; the level is a moving average of recent answers.
+ * Whether answers come well above their usual latency: the early sign of a service queueing requests,
+ * before it refuses any. The level is a moving average of recent answers; the floor is the least that
+ * average was in the current and the previous window, so it follows a service that became slower for
+ * good. Both are averages, not single answers: a service whose latency is spread widely (0 to 50 ms at
+ * random) has a fastest answer near zero, and measured against that it would look queued all the time.
  */
 export class LatencyFloor {
   #floor = Infinity;
   #previousFloor = Infinity;
   #windowStart: number;
   #average: number | undefined;
+  #answers = 0;
 
   constructor(
     now: number,
@@ -26,8 +29,12 @@ export class LatencyFloor {
       this.#floor = Infinity;
       this.#windowStart = now;
     }
-    this.#floor = Math.min(this.#floor, latencyMs);
-    this.#average = this.#average === undefined ? latencyMs : this.#average * 0.9 + latencyMs * 0.1;
+    this.#average =
+      this.#average === undefined ? latencyMs : this.#average * (1 - WEIGHT) + latencyMs * WEIGHT;
+    this.#answers++;
+    // The first answers make the average; until then it is one answer's latency, not a level.
+    if (this.#answers < WARM_UP) return false;
+    this.#floor = Math.min(this.#floor, this.#average);
     return this.#average > this.floor * this.factor + this.marginMs;
   }
 
@@ -40,3 +47,8 @@ export class LatencyFloor {
     return this.#average ?? 0;
   }
 }
+
+/** The moving average's weight of one answer. */
+const WEIGHT = 0.05;
+/** Answers before the average counts as a level (two of its time constants). */
+const WARM_UP = 40;

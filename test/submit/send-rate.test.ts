@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LatencyFloor } from "../../src/submit/latency-floor.js";
+import { mulberry32 } from "../../src/simulator/prng.js";
 import {
   DEFAULT_RATE_SETTINGS,
   concurrencyFor,
@@ -189,16 +190,26 @@ describe("the learned sending rate", () => {
 });
 
 describe("the latency floor", () => {
-  it("when answers slow to well above the fastest seen, then it says so; a window later the floor follows", () => {
+  it("when answers slow to well above their usual latency, then it says so; a window later the floor follows", () => {
     const floor = new LatencyFloor(T0, 10_000);
-    expect(floor.observe(20, T0)).toBe(false);
+    for (let i = 0; i < 50; i++) expect(floor.observe(20, T0 + i)).toBe(false);
     let congested = false;
-    for (let i = 1; i <= 30; i++) congested = floor.observe(80, T0 + i);
+    for (let i = 1; i <= 30; i++) congested = floor.observe(80, T0 + 50 + i);
     expect(congested).toBe(true);
     expect(floor.floor).toBe(20);
     for (let i = 0; i < 5; i++) floor.observe(80, T0 + 10_000 + i);
     for (let i = 0; i < 5; i++) floor.observe(80, T0 + 20_000 + i);
-    expect(floor.floor).toBe(80);
+    expect(floor.floor).toBeGreaterThan(60);
     expect(floor.observe(80, T0 + 20_010)).toBe(false);
+  });
+
+  it("when latency is spread widely at random (0 to 50 ms) but no higher on average, then it never says congested", () => {
+    const floor = new LatencyFloor(T0, 10_000);
+    const random = mulberry32(8);
+    const congested = Array.from({ length: 5000 }, (_, i) => floor.observe(50 * random(), T0 + i * 5));
+    expect(congested.filter(Boolean)).toEqual([]);
+    // and when the same service then queues (its answers 60 ms slower), it does
+    const queued = Array.from({ length: 100 }, (_, i) => floor.observe(60 + 50 * random(), T0 + 25_000 + i));
+    expect(queued.at(-1)).toBe(true);
   });
 });
