@@ -5,7 +5,7 @@
 // then an export phase (the results of record in a private PostgreSQL while exporting processes are killed).
 // Size and seed: CHAOS_INVOICES (10000), CHAOS_FILES (5), CHAOS_WORKERS (2), CHAOS_WORKER_KILLS (3),
 // CHAOS_SEED (random, printed), CHAOS_TIMEOUT_S (900), CHAOS_REDIS_RESTART (term | kill | power),
-// CHAOS_CAPACITY (requests/s the simulator admits, 0 the default: no limit; bench/chaos/capacity-fault.ts), CHAOS_KEEP=1
+// CHAOS_CAPACITY (requests/s the simulator admits, 300 by default, 0: no limit; bench/chaos/capacity-fault.ts), CHAOS_KEEP=1
 // keeps the folders.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -43,7 +43,8 @@ const started = Date.now();
 const deadline = started + options.timeoutMs;
 log(
   `chaos: seed ${options.seed}; ${options.invoices} invoices in ${options.files} files; ` +
-    `${options.workers} workers killed ${options.killsPerWorker} times each; faults ${JSON.stringify(FAULTS)}`,
+    `${options.workers} workers killed ${options.killsPerWorker} times each; faults ${JSON.stringify(FAULTS)}; ` +
+    `capacity ${JSON.stringify(capacityFault(process.env).capacity)}`,
 );
 log(
   `plan: worker kills at ${plan.workerKills.map((k) => `${k.atEffects} (w${k.worker + 1})`).join(", ")} effects; ` +
