@@ -92,6 +92,8 @@ const submitEnv = {
   INVOICE_API_URL: sim.url,
   INVOICE_API_KEY: API_KEY,
   LOCK_DURATION_MS: "2000",
+  // the learned rate: the service has a capacity (CHAOS_CAPACITY) it must find under the chaos
+  SUBMIT_RATE_ADAPTIVE: "true",
   BACKOFF_BASE_MS: "50",
   BACKOFF_CAP_MS: "2000",
   SHUTDOWN_GRACE_MS: "10000",

@@ -156,9 +156,9 @@ export const SETTINGS = {
   submitRateAdaptive: {
     env: "SUBMIT_RATE_ADAPTIVE",
     description:
-      "Learn the service's capacity from its answers and share one rate across the fleet (true), or send at SUBMIT_RATE_PER_SEC with BullMQ's fixed limiter, 0 meaning no limit (false).",
+      "Learn the service's capacity from its answers and share one rate across the fleet (true), or send at SUBMIT_RATE_PER_SEC with BullMQ's fixed limiter, 0 meaning no limit (false, the default: against a service with no limit the learned rate's ramp from SUBMIT_RATE_START costs throughput).",
     schema: bool,
-    default: "true",
+    default: "false",
   },
   maxAttempts: {
     env: "MAX_ATTEMPTS",
