@@ -5,7 +5,7 @@
 // then an export phase (the results of record in a private PostgreSQL while exporting processes are killed).
 // Size and seed: CHAOS_INVOICES (10000), CHAOS_FILES (5), CHAOS_WORKERS (2), CHAOS_WORKER_KILLS (3),
 // CHAOS_SEED (random, printed), CHAOS_TIMEOUT_S (900), CHAOS_REDIS_RESTART (term | kill | power),
-// CHAOS_CAPACITY (requests/s the simulator admits, 300 by default, 0: no limit; bench/chaos/capacity-fault.ts), CHAOS_KEEP=1
+// CHAOS_CAPACITY (requests/s the simulator admits, 0 the default: no limit; bench/chaos/capacity-fault.ts), CHAOS_KEEP=1
 // keeps the folders.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -92,8 +92,8 @@ const submitEnv = {
   INVOICE_API_URL: sim.url,
   INVOICE_API_KEY: API_KEY,
   LOCK_DURATION_MS: "2000",
-  // the learned rate: the service has a capacity (CHAOS_CAPACITY) it must find under the chaos
-  SUBMIT_RATE_ADAPTIVE: "true",
+  // with a capacity (CHAOS_CAPACITY), the learned rate must find it under the chaos
+  SUBMIT_RATE_ADAPTIVE: capacityFault(process.env).capacity === null ? "false" : "true",
   BACKOFF_BASE_MS: "50",
   BACKOFF_CAP_MS: "2000",
   SHUTDOWN_GRACE_MS: "10000",
