@@ -39,12 +39,14 @@ const plan = chaosPlan(
   options.workers,
   options.killsPerWorker,
 );
+// The service's capacity, when CHAOS_CAPACITY asks for one (null: no limit).
+const { capacity } = capacityFault(process.env);
 const started = Date.now();
 const deadline = started + options.timeoutMs;
 log(
   `chaos: seed ${options.seed}; ${options.invoices} invoices in ${options.files} files; ` +
     `${options.workers} workers killed ${options.killsPerWorker} times each; faults ${JSON.stringify(FAULTS)}; ` +
-    `capacity ${JSON.stringify(capacityFault(process.env).capacity)}`,
+    `capacity ${JSON.stringify(capacity)}`,
 );
 log(
   `plan: worker kills at ${plan.workerKills.map((k) => `${k.atEffects} (w${k.worker + 1})`).join(", ")} effects; ` +
@@ -56,7 +58,7 @@ const sim = await startSimulator({
   apiKey: API_KEY,
   seed: options.seed,
   ...FAULTS,
-  ...capacityFault(process.env),
+  capacity,
 });
 // The chaos process keeps its own effect count per key from the simulator's attempt events.
 const effects = new Map<string, number>();
@@ -93,7 +95,7 @@ const submitEnv = {
   INVOICE_API_KEY: API_KEY,
   LOCK_DURATION_MS: "2000",
   // with a capacity (CHAOS_CAPACITY), the learned rate must find it under the chaos
-  SUBMIT_RATE_ADAPTIVE: capacityFault(process.env).capacity === null ? "false" : "true",
+  SUBMIT_RATE_ADAPTIVE: capacity === null ? "false" : "true",
   BACKOFF_BASE_MS: "50",
   BACKOFF_CAP_MS: "2000",
   SHUTDOWN_GRACE_MS: "10000",
