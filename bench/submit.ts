@@ -70,8 +70,18 @@ function relayConfig(prefix: string, databaseUrl?: string): SubmitConfig {
       QUEUE_PREFIX: prefix,
       SUBMIT_CONCURRENCY: String(CONCURRENCY),
       LOG_LEVEL: "silent",
+      ...submitSettingsFromEnv(),
       ...(databaseUrl === undefined ? {} : { RESULTS_DATABASE_URL: databaseUrl }),
     }),
+  );
+}
+
+/** SUBMIT_RATE_* from this process's environment reach the relay passes (to measure the rate settings). */
+function submitSettingsFromEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[0].startsWith("SUBMIT_RATE_") && entry[1] !== undefined,
+    ),
   );
 }
 

@@ -83,15 +83,18 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
   };
   /**
    * Requests in flight follow the flow-control window and, with a budget, what the learned rate needs at
-   * the latency seen (rate × latency); the invoices taken follow the requests.
+   * the latency seen (rate × latency). The invoices taken follow the flow-control window only: an
+   * invoice's time in the worker is its request and its Redis round trips, so invoices in hand sized to
+   * the request's latency alone held an unlimited service to two thirds of the relay's speed; those
+   * waiting for their send time hold no request slot and are sent at the fleet's rate whatever their number.
    */
   const followWindow = (): void => {
-    const window =
+    slots.setLimit(
       pacer === undefined
         ? flow.concurrency
-        : Math.min(flow.concurrency, pacer.concurrency(options.maxConcurrency));
-    slots.setLimit(window);
-    worker.concurrency = window * INVOICES_PER_REQUEST_SLOT;
+        : Math.min(flow.concurrency, pacer.concurrency(options.maxConcurrency)),
+    );
+    worker.concurrency = flow.concurrency * INVOICES_PER_REQUEST_SLOT;
   };
 
   const processor = async (job: Job<InvoiceJobData>, token?: string): Promise<string> => {

@@ -108,6 +108,30 @@ describe("the fleet's answers in the send budget", () => {
     expect(whole.taught).toEqual({ accepted: 19, refused: 1, whole: true }); // t + 40 was sent too fast to teach
   });
 
+  it("when the service refused nothing since the judged span began, then nothing is judged, yet the span after a cut still teaches", async () => {
+    const budget = new SendBudget(redis, testPrefix());
+    const t = await slotsAgo(budget, 40);
+    // refusals before the cut at t + 200, then only acceptances
+    await budget.event(undefined, 0, 0, report("a", t, undefined, [slot(t, 2, 3), slot(t + 20, 1, 4)]));
+    const teach = { teachFrom: t + 200, teachTo: t + 300, teachWithin: 285 };
+    const calm = await budget.event(
+      undefined,
+      0,
+      0,
+      report("a", t + 200, undefined, [slot(t + 200, 6, 0, 270), slot(t + 240, 7, 0, 270)], teach),
+    );
+    expect(calm.judged).toEqual({ accepted: 0, refused: 0, rateSum: 0, spanMs: 0 });
+    expect(calm.taught).toEqual({ accepted: 13, refused: 0, whole: true });
+    // a refusal after the cut: judged from its slot on again
+    const refused = await budget.event(
+      undefined,
+      0,
+      0,
+      report("a", t + 200, undefined, [slot(t + 320, 0, 2), slot(t + 340, 3, 1)]),
+    );
+    expect(refused.judged).toMatchObject({ accepted: 3, refused: 1 });
+  });
+
   it("when answers are reported for slots older than the ring holds, then they are not counted", async () => {
     const budget = new SendBudget(redis, testPrefix());
     const t = await slotsAgo(budget, 150);

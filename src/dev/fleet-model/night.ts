@@ -95,8 +95,12 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
       }),
   );
 
-  const send = async (pacer: SendPacer): Promise<void> => {
+  // requests in flight per process, held to the pacer's concurrency as the worker's request slots do
+  const inFlight = pacers.map(() => 0);
+  const send = async (pacer: SendPacer, i: number): Promise<void> => {
     const ticket = await pacer.acquire();
+    while ((inFlight[i] ?? 0) >= pacer.concurrency(MAX_CONCURRENCY)) await time.sleep(1);
+    inFlight[i] = (inFlight[i] ?? 0) + 1;
     if (startedAt === 0) {
       startedAt = ticket.sentAt;
       for (const change of options.changes ?? [])
@@ -116,6 +120,7 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     if (!admitted.admitted || refusedAtRandom) {
       await time.sleep(0.5 + draw());
       const retryAfterMs = admitted.admitted ? 1000 : admitted.retryAfterSeconds * 1000;
+      inFlight[i] = (inFlight[i] ?? 0) - 1;
       pacer.onThrottled(ticket, 429, retryAfterMs);
       time.at(retryAfterMs, () => {
         waiting++;
@@ -123,21 +128,22 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     } else {
       await time.sleep(20 + 20 * draw() + admitted.extraLatencyMs);
       capacity.release();
+      inFlight[i] = (inFlight[i] ?? 0) - 1;
       pacer.onAccepted(ticket, time.now - ticket.sentAt);
       routed++;
     }
     await time.sleep(HANDLING_MS);
   };
 
-  // each process keeps as many invoices in hand as its pacer's concurrency asks for, as the worker does
+  // each process keeps twice SUBMIT_CONCURRENCY's invoices in hand, as the worker does
   const inHand = pacers.map(() => 0);
   const pump = (i: number): void => {
     const pacer = pacers[i];
     if (pacer === undefined) return;
-    while (waiting > 0 && (inHand[i] ?? 0) < 2 * pacer.concurrency(MAX_CONCURRENCY)) {
+    while (waiting > 0 && (inHand[i] ?? 0) < 2 * MAX_CONCURRENCY) {
       waiting--;
       inHand[i] = (inHand[i] ?? 0) + 1;
-      void send(pacer).then(() => {
+      void send(pacer, i).then(() => {
         inHand[i] = (inHand[i] ?? 0) - 1;
       });
     }

@@ -8,6 +8,7 @@
                               one before: the fleet's rate lately, quick enough to follow a probe),
                               seen (when a request was last granted), sent (granted in all),
                               refused (requests the service refused for capacity, in all),
+                              rlast (the last slot of the ring with a refused answer),
                               answers: the service's answers by when their requests were sent, in a ring
                               of SLOTS slots of SLOT_MS (t<i> the slot held at i, a<i> accepted, r<i>
                               refused, q<i> the sum of the fleet's rates they were sent at), and procs
@@ -38,7 +39,8 @@ local SLOT_MS, SLOTS, PROC_TTL_MS = 20, 100, 200
 local budget = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local f = redis.call('HMGET', budget, 'tat', 'hold', 'sec', 'cnt', 'prev', 'v', 'state', 'seen', 'procs')
+local f = redis.call('HMGET', budget, 'tat', 'hold', 'sec', 'cnt', 'prev', 'v', 'state', 'seen', 'procs', 'rlast')
+local rlast = tonumber(f[10]) or -1
 local hold = tonumber(f[2]) or 0
 local QUARTER_MS = 250
 local sec = math.floor(now / QUARTER_MS)
@@ -98,6 +100,10 @@ for i = 0, n - 1 do
     redis.call('HINCRBY', budget, 'a' .. at, ARGV[b + 1])
     redis.call('HINCRBY', budget, 'r' .. at, ARGV[b + 2])
     redis.call('HINCRBYFLOAT', budget, 'q' .. at, ARGV[b + 3])
+    if tonumber(ARGV[b + 2]) > 0 and slot > rlast then
+      rlast = slot
+      redis.call('HSET', budget, 'rlast', rlast)
+    end
   end
 end
 
@@ -128,6 +134,16 @@ local within = tonumber(ARGV[o + 5]) or 0
 local first = math.max(math.floor(math.min(from, learn_from > 0 and learn_from or from) / SLOT_MS),
   math.floor(now / SLOT_MS) - SLOTS + 1)
 local upto = math.floor(whole / SLOT_MS) - 1
+-- No refusal since `from`: nothing to judge, and only the span that teaches is read (if any). Under a
+-- service that refuses nothing this keeps a booking to a handful of commands.
+if (rlast + 1) * SLOT_MS <= from then
+  if learn_from > 0 then
+    first = math.max(first, math.floor(learn_from / SLOT_MS))
+    upto = math.min(upto, math.floor((learn_to - 1) / SLOT_MS))
+  else
+    upto = first - 1
+  end
+end
 local started = false
 if proc ~= '' then
   for slot = first, upto do
