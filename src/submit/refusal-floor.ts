@@ -17,6 +17,8 @@ const PRIOR_FLOOR = 0.05;
 const EXCESS = 0.08;
 /** Samples after cuts the floor is made of. */
 const SAMPLES_KEPT = 5;
+/** From this many samples on the floor is their second least (see `floor`). */
+const LEARNED_SAMPLES = 3;
 /** Only answers to requests sent this far under the plateau teach the floor: a plateau a little too high
  * would otherwise teach it the capacity's own refusals. */
 const TEACH_WITHIN = 0.95;
@@ -191,7 +193,7 @@ export class RefusalFloor {
    */
   get floor(): number {
     const sorted = [...this.#samples].sort((a, b) => a - b);
-    if (sorted.length < 3) return Math.min(PRIOR_FLOOR, ...sorted);
+    if (sorted.length < LEARNED_SAMPLES) return Math.min(PRIOR_FLOOR, ...sorted);
     return sorted[1] ?? PRIOR_FLOOR;
   }
 
@@ -221,6 +223,11 @@ export class RefusalFloor {
     const { answers, rate } = this.judged();
     const enough = Math.max(10, Math.min(this.#options.minAnswers, Math.round(0.15 * rate)));
     return answers >= enough && this.#aboveFloor();
+  }
+
+  /** True once the floor is made of enough samples that one low by chance does not make it. */
+  get learned(): boolean {
+    return this.#samples.length >= LEARNED_SAMPLES;
   }
 
   /** The least share above the floor that refusals must stand at to speak of capacity. */

@@ -61,6 +61,8 @@ const RETRY_BUDGET_MS = 250;
 const SOFT_REFUSALS = 3;
 /** ... counted over this last while. */
 const SOFT_WINDOW_MS = 500;
+/** The share of the fleet's sending rate the first refusals of a probe from nothing take it to (before beta). */
+const SLOW_START_EXIT = 1;
 /** The fleet is held for Retry-After when the service accepts less than this share of what it is sent. */
 const HOLD_BELOW_SHARE = 0.5;
 /** The 429s whose Retry-After the fleet may be held for are those of this last while. */
@@ -352,18 +354,35 @@ export class SendPacer {
       return;
     }
     // Refusals of the whole fleet in the last half second beyond those the service gives at any rate, before
-    // enough answers are whole to judge them: back to the plateau, or, probing from nothing, to half the
-    // rate (as TCP leaves slow start), while the answers come in.
+    // enough answers are whole to judge them: back to the plateau, or, probing from nothing, down to
+    // SLOW_START_EXIT of the rate (as TCP leaves slow start), while the answers come in. Probing from
+    // nothing the rate doubles every quarter second, so the first few refusals end it: waiting for those
+    // beyond a prior floor of random refusals let it reach twice the capacity first (a third of a night's
+    // refusals). A service that refuses at random ends it early and low; the curve climbs from there.
     const recent = this.#recentRefusals(reply);
+    const rate = rateAt(state, reply.now, this.options.settings, this.#sentPerSec);
+    if (state.max <= 0) {
+      if (recent < SOFT_REFUSALS) return;
+      const back = onThrottled(
+        state,
+        reply.now,
+        this.options.settings,
+        this.#sentPerSec,
+        // of what the fleet sent: the curve runs up to twice ahead of it
+        SLOW_START_EXIT * Math.min(rate, reply.sentPerSec),
+      );
+      if (back !== undefined) this.#write(back, 0);
+      return;
+    }
     const sent = (reply.sentPerSec * SOFT_WINDOW_MS) / 1000;
     const expected = this.#refusals.floor * sent;
-    const beyond = Math.max(0.5 * expected + 3 * Math.sqrt(expected), this.#refusals.excess * sent);
+    // Until the floor is learned from several samples it may be 0 for a service that refuses at random:
+    // refusals must then also stand a share above it. Once learned, chance alone is the margin, so a probe
+    // past the plateau ends after a few refusals instead of a dozen.
+    const margin = this.#refusals.learned ? 0 : this.#refusals.excess * sent;
+    const beyond = Math.max(0.5 * expected + 3 * Math.sqrt(expected), margin);
     if (recent < SOFT_REFUSALS + expected + beyond) return;
-    const rate = rateAt(state, reply.now, this.options.settings, this.#sentPerSec);
-    const back =
-      state.max <= 0
-        ? onThrottled(state, reply.now, this.options.settings, this.#sentPerSec, rate / 2)
-        : onRefusedPastPlateau(state, reply.now, this.options.settings, this.#sentPerSec);
+    const back = onRefusedPastPlateau(state, reply.now, this.options.settings, this.#sentPerSec);
     if (back !== undefined) this.#write(back, 0);
   }
 
