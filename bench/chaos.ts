@@ -94,8 +94,6 @@ const submitEnv = {
   INVOICE_API_URL: sim.url,
   INVOICE_API_KEY: API_KEY,
   LOCK_DURATION_MS: "2000",
-  // with a capacity (CHAOS_CAPACITY), the learned rate must find it under the chaos
-  SUBMIT_RATE_ADAPTIVE: capacity === null ? "false" : "true",
   BACKOFF_BASE_MS: "50",
   BACKOFF_CAP_MS: "2000",
   SHUTDOWN_GRACE_MS: "10000",

@@ -156,9 +156,9 @@ export const SETTINGS = {
   submitRateAdaptive: {
     env: "SUBMIT_RATE_ADAPTIVE",
     description:
-      "Learn the service's capacity from its answers and share one rate across the fleet (true), or send at SUBMIT_RATE_PER_SEC with BullMQ's fixed limiter, 0 meaning no limit (false, the default: against a service with no limit the learned rate's ramp from SUBMIT_RATE_START costs throughput).",
+      "Learn the service's capacity from its answers and share one rate across the fleet, SUBMIT_RATE_PER_SEC being its ceiling (true, the default), or send at SUBMIT_RATE_PER_SEC with BullMQ's fixed limiter, 0 meaning no limit (false).",
     schema: bool,
-    default: "false",
+    default: "true",
   },
   maxAttempts: {
     env: "MAX_ATTEMPTS",

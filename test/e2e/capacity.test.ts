@@ -45,7 +45,7 @@ describe("a fleet against a service with a capacity it is not told", () => {
     // MAX_ATTEMPTS 2: were 429s attempts, many invoices would end failed.
     const env = cliEnv(
       { apiUrl: sim.url, apiKey: API_KEY, queuePrefix: prefix, dropDir: drop.dir },
-      { MAX_ATTEMPTS: "2", SUBMIT_RATE_ADAPTIVE: "true", SUBMIT_RATE_START: "10" },
+      { MAX_ATTEMPTS: "2", SUBMIT_RATE_START: "10" },
     );
     const workers: Spawned[] = [
       spawnNode("workers/cli.js", ["worker"], env),
