@@ -39,8 +39,11 @@ local SLOT_MS, SLOTS, PROC_TTL_MS = 20, 100, 200
 local budget = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local f = redis.call('HMGET', budget, 'tat', 'hold', 'sec', 'cnt', 'prev', 'v', 'state', 'seen', 'procs', 'rlast')
+local f = redis.call('HMGET', budget, 'tat', 'hold', 'sec', 'cnt', 'prev', 'v', 'state', 'seen', 'procs', 'rlast',
+  'refused', 'sent')
 local rlast = tonumber(f[10]) or -1
+-- The budget's own fields are written once, at the end (each write in a script costs as much as the rest).
+local w = {}
 local hold = tonumber(f[2]) or 0
 local QUARTER_MS = 250
 local sec = math.floor(now / QUARTER_MS)
@@ -52,7 +55,7 @@ if last ~= sec then
 end
 local booked, wait = 0, 0
 local v, state, seen = f[6] or '0', f[7] or '', f[8] or '0'
-local refused = tonumber(redis.call('HGET', budget, 'refused')) or 0
+local refused = tonumber(f[11]) or 0
 local o
 
 if ARGV[1] == 'take' then
@@ -62,24 +65,31 @@ if ARGV[1] == 'take' then
   if wait <= ahead then
     booked = math.min(wanted, math.floor((ahead - wait) / interval) + 1)
     cnt = cnt + booked
-    redis.call('HSET', budget, 'tat', string.format('%.3f', tat + booked * interval), 'seen', now)
-    redis.call('HINCRBY', budget, 'sent', booked)
+    w[#w + 1], w[#w + 2] = 'tat', string.format('%.3f', tat + booked * interval)
+    w[#w + 1], w[#w + 2] = 'seen', now
+    w[#w + 1], w[#w + 2] = 'sent', (tonumber(f[12]) or 0) + booked
   else
     wait = wait - ahead
   end
-  redis.call('HSET', budget, 'sec', sec, 'cnt', cnt, 'prev', prev)
+  w[#w + 1], w[#w + 2] = 'sec', sec
+  w[#w + 1], w[#w + 2] = 'cnt', cnt
+  w[#w + 1], w[#w + 2] = 'prev', prev
   o = 5
 elseif ARGV[1] == 'event' then
   if ARGV[2] ~= '' and ARGV[2] == v then
     v, state = ARGV[4], ARGV[3]
-    redis.call('HSET', budget, 'v', v, 'state', state)
+    w[#w + 1], w[#w + 2] = 'v', v
+    w[#w + 1], w[#w + 2] = 'state', state
   end
   local counted = tonumber(ARGV[6]) or 0
-  if counted > 0 then refused = redis.call('HINCRBY', budget, 'refused', counted) end
+  if counted > 0 then
+    refused = refused + counted
+    w[#w + 1], w[#w + 2] = 'refused', refused
+  end
   local ms = tonumber(ARGV[5])
   if ms > 0 and now + ms > hold then
     hold = now + ms
-    redis.call('HSET', budget, 'hold', hold)
+    w[#w + 1], w[#w + 2] = 'hold', hold
   end
   o = 7
 else
@@ -102,7 +112,7 @@ for i = 0, n - 1 do
     redis.call('HINCRBYFLOAT', budget, 'q' .. at, ARGV[b + 3])
     if tonumber(ARGV[b + 2]) > 0 and slot > rlast then
       rlast = slot
-      redis.call('HSET', budget, 'rlast', rlast)
+      w[#w + 1], w[#w + 2] = 'rlast', rlast
     end
   end
 end
@@ -122,8 +132,9 @@ if proc ~= '' then
     kept[#kept + 1] = proc .. ',' .. string.format('%d', mine) .. ',' .. now
     whole = math.min(whole, mine)
   end
-  redis.call('HSET', budget, 'procs', table.concat(kept, ';'))
+  w[#w + 1], w[#w + 2] = 'procs', table.concat(kept, ';')
 end
+if #w > 0 then redis.call('HSET', budget, unpack(w)) end
 
 -- The judged sample and the taught one, from the whole slots only.
 local ja, jr, jq, la, lr = 0, 0, 0, 0, 0
