@@ -38,7 +38,7 @@ export interface RefusalFloorOptions {
 
 export const DEFAULT_REFUSAL_FLOOR: RefusalFloorOptions = {
   windowMs: 500,
-  minAnswers: 45,
+  minAnswers: 30,
   learnMs: 500,
   sampleAnswers: 30,
 };
@@ -216,12 +216,12 @@ export class RefusalFloor {
 
   /**
    * True when the judged sample is large enough to estimate the capacity from and its refusals stand
-   * above the floor. Large enough: `minAnswers`, or the answers of 150 ms at the rate they were sent at
+   * above the floor. Large enough: `minAnswers`, or the answers of 100 ms at the rate they were sent at
    * when that is fewer (at least 10): a slow fleet would otherwise wait seconds for its sample.
    */
   overCapacity(): boolean {
     const { answers, rate } = this.judged();
-    const enough = Math.max(10, Math.min(this.#options.minAnswers, Math.round(0.15 * rate)));
+    const enough = Math.max(10, Math.min(this.#options.minAnswers, Math.round(0.1 * rate)));
     return answers >= enough && this.#aboveFloor();
   }
 

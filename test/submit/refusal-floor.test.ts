@@ -55,11 +55,11 @@ describe("the refusal floor", () => {
     expect(floor.overCapacity()).toBe(true);
   });
 
-  it("when the sample is small, then it is not judged, unless the fleet sends slowly: a sample of 150 ms at its rate is enough", () => {
+  it("when the sample is small, then it is not judged, unless the fleet sends slowly: a sample of 100 ms at its rate is enough", () => {
     const floor = new RefusalFloor("p1");
-    floor.absorb(judged(20, 20, 300)); // 40 answers at 300/s: 45 needed
+    floor.absorb(judged(14, 14, 400)); // 28 answers at 400/s: 30 needed
     expect(floor.overCapacity()).toBe(false);
-    floor.absorb(judged(8, 8, 100)); // 16 answers at 100/s: 15 needed
+    floor.absorb(judged(6, 6, 100)); // 12 answers at 100/s: 10 needed
     expect(floor.overCapacity()).toBe(true);
     expect(floor.refusedAboveFloor()).toBe(true);
     floor.absorb(judged(3, 1, 100));
