@@ -354,8 +354,8 @@ export class SendPacer {
       return;
     }
     // Refusals of the whole fleet in the last half second beyond those the service gives at any rate, before
-    // enough answers are whole to judge them: back to the plateau, or, probing from nothing, down to
-    // SLOW_START_EXIT of the rate (as TCP leaves slow start), while the answers come in. Probing from
+    // enough answers are whole to judge them: back to the plateau, or, probing from nothing, down to beta
+    // of SLOW_START_EXIT of what the fleet sent (as TCP leaves slow start), while the answers come in. Probing from
     // nothing the rate doubles every quarter second, so the first few refusals end it: waiting for those
     // beyond a prior floor of random refusals let it reach twice the capacity first (a third of a night's
     // refusals). A service that refuses at random ends it early and low; the curve climbs from there.
