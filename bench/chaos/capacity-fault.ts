@@ -1,7 +1,8 @@
 // The chaos run's capacity-limited service, when asked for: the simulator admits CHAOS_CAPACITY requests
 // a second (0, the default: no limit), a tenth of a second's burst, 429 with a Retry-After beyond it,
-// answers slowing as the bucket empties; the workers then run with the learned rate. The workers must learn that capacity while they are killed and Redis restarts, and
-// no invoice may end failed because of a 429 (verify checks every invoice's final status).
+// answers slowing as the bucket empties. The workers' learned rate must find that capacity while they are
+// killed and Redis restarts, and no invoice may end failed because of a 429 (verify checks every
+// invoice's final status).
 import type { SimulatorOptions } from "../../src/simulator/index.js";
 
 export function capacityFault(env: NodeJS.ProcessEnv): Pick<SimulatorOptions, "capacity"> {

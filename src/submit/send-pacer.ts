@@ -360,9 +360,9 @@ export class SendPacer {
     // beyond a prior floor of random refusals let it reach twice the capacity first (a third of a night's
     // refusals). A service that refuses at random ends it early and low; the curve climbs from there.
     const recent = this.#recentRefusals(reply);
-    const rate = rateAt(state, reply.now, this.options.settings, this.#sentPerSec);
     if (state.max <= 0) {
       if (recent < SOFT_REFUSALS) return;
+      const rate = rateAt(state, reply.now, this.options.settings, this.#sentPerSec);
       const back = onThrottled(
         state,
         reply.now,

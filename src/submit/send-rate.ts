@@ -159,8 +159,9 @@ function median(values: readonly number[]): number {
 /**
  * Refusals while probing past the plateau, before enough answers came back to judge them: back to the
  * plateau (the capacity estimated at the last cuts, or RETURN_SHARE of the rate now when higher) at once,
- * the curve's flat point, rather than on up while the sample fills. Only within RETURN_REACH of the plateau: a rate far above it has found a
- * capacity that rose, and the cut that follows estimates it. Undefined when there is nothing to do.
+ * the curve's flat point, rather than on up while the sample fills. Only within RETURN_REACH of the
+ * plateau: a rate far above it has found a capacity that rose, and the cut that follows estimates it.
+ * Undefined when there is nothing to do.
  */
 export function onRefusedPastPlateau(
   state: RateState,

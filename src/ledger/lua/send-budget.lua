@@ -97,6 +97,7 @@ else
 end
 
 -- The answers this process heard, into the ring by the time their requests were sent.
+local rlast_was = rlast
 local proc = ARGV[o] or ''
 local n = tonumber(ARGV[o + 6]) or 0
 for i = 0, n - 1 do
@@ -110,12 +111,10 @@ for i = 0, n - 1 do
     redis.call('HINCRBY', budget, 'a' .. at, ARGV[b + 1])
     redis.call('HINCRBY', budget, 'r' .. at, ARGV[b + 2])
     redis.call('HINCRBYFLOAT', budget, 'q' .. at, ARGV[b + 3])
-    if tonumber(ARGV[b + 2]) > 0 and slot > rlast then
-      rlast = slot
-      w[#w + 1], w[#w + 2] = 'rlast', rlast
-    end
+    if tonumber(ARGV[b + 2]) > 0 and slot > rlast then rlast = slot end
   end
 end
+if rlast ~= rlast_was then w[#w + 1], w[#w + 2] = 'rlast', rlast end
 
 -- Each process's oldest request unanswered; the answers are whole up to the least of them.
 local whole = now
