@@ -82,8 +82,6 @@ const ESTIMATES_KEPT = 3;
 const CHANGED = 0.25;
 /** Refusals past the plateau return the rate to it when the rate is at most this share above it. */
 const RETURN_REACH = 0.3;
-/** ... to the plateau, or to this share of the rate they came at when that is higher. */
-const RETURN_SHARE = 0.9;
 
 export type RatePhase = "probing" | "holding" | "backing-off";
 
@@ -158,10 +156,11 @@ function median(values: readonly number[]): number {
 
 /**
  * Refusals while probing past the plateau, before enough answers came back to judge them: back to the
- * plateau (the capacity estimated at the last cuts, or RETURN_SHARE of the rate now when higher) at once,
- * the curve's flat point, rather than on up while the sample fills. Only within RETURN_REACH of the
- * plateau: a rate far above it has found a capacity that rose, and the cut that follows estimates it.
- * Undefined when there is nothing to do.
+ * plateau (the capacity estimated at the last cuts) at once, the curve's flat point, rather than on up
+ * while the sample fills. Only within RETURN_REACH of the plateau: a rate far above it has found a
+ * capacity that rose, and the cut that follows estimates it. Undefined when there is nothing to do. (A
+ * return that lifted the plateau to 0.9 of the rate the refusals came at ratcheted it above a low
+ * capacity, where refusals are noticed late, and held the fleet past it for seconds.)
  */
 export function onRefusedPastPlateau(
   state: RateState,
@@ -172,17 +171,13 @@ export function onRefusedPastPlateau(
   const capacity = capacityOf(state);
   const elapsed = now - state.at;
   if (capacity <= 0 || elapsed <= settings.recoverMs + settings.cutGuardMs) return undefined;
-  const rate = rateAt(state, now, settings, sentPerSec);
-  if (rate > (1 + RETURN_REACH) * capacity) return undefined;
-  // The first refusals came at `rate` or a little under: a capacity that rose by less than RETURN_REACH
-  // lifts the plateau towards it rather than holding the fleet at the old one for good.
-  const plateau = clampRate(Math.max(capacity, RETURN_SHARE * rate), settings);
+  if (rateAt(state, now, settings, sentPerSec) > (1 + RETURN_REACH) * capacity) return undefined;
   return {
     ...state,
     version: state.version + 1,
-    rate: plateau,
+    rate: capacity,
     at: now - settings.recoverMs,
-    max: plateau,
+    max: capacity,
     returnedAt: now,
   };
 }
