@@ -54,6 +54,15 @@ const BOOK_AHEAD_MS = 15;
  * 16, one process's bookings topped out near 4,000/s with its event loop busy, under an unlimited service.
  */
 const MOST_BOOKED = 64;
+/**
+ * While the fleet's budget had room at the last booking (no request waiting for its time, nothing held),
+ * for this long after it requests go at once, spaced here at the learned rate, and the next booking
+ * charges them to the budget; a booking for every few requests cost a tenth of the throughput against a
+ * service with no limit.
+ */
+const ROOM_FRESH_MS = 20;
+/** With room, requests already sent are charged to the budget at most this often (one round trip each). */
+const CHARGE_EVERY_MS = 5;
 /** Latency well above its floor slows the increase at most this often. */
 const CONGESTION_EVERY_MS = 500;
 const RETRY_BUDGET_MS = 250;
@@ -109,6 +118,13 @@ export class SendPacer {
   #offset = 0;
   #taking = false;
   #writing = false;
+  /** Until when (this process's clock) the budget's last reply left room: requests go at once. */
+  #roomUntil = 0;
+  /** Requests sent on room, not yet charged to the budget. */
+  #owed = 0;
+  /** The earliest this process's next request may go (its clock): spacing at the rate, with room or not. */
+  #nextSend = 0;
+  #lastTake = 0;
   #resumeChecked = false;
   #lastCongestion = 0;
   #fleetRefused = 0;
@@ -167,6 +183,8 @@ export class SendPacer {
    */
   onThrottled(ticket: SendTicket, httpStatus: number, retryAfterMs: number | undefined): void {
     this.#refusals.answered(true, ticket.sentAt, ticket.rate, this.#offset);
+    // near the capacity every request is booked with the fleet's, evenly spaced
+    this.#roomUntil = 0;
     if (httpStatus === 429) {
       this.throttled++;
       this.#uncounted++;
@@ -230,34 +248,80 @@ export class SendPacer {
   }
 
   #pump(): void {
-    if (this.#taking || this.#waiting.length === 0) return;
-    this.#taking = true;
+    const now = this.#clock();
+    if (now < this.#roomUntil && now + this.#offset >= this.#heldUntil) this.#sendOnRoom(now);
+    if (this.#taking || (this.#waiting.length === 0 && this.#owed === 0)) return;
+    // only charges to make: not more often than CHARGE_EVERY_MS
+    const due = this.#lastTake + CHARGE_EVERY_MS - now;
+    if (this.#waiting.length === 0 && due > 0) {
+      this.#taking = true;
+      this.#again(due);
+      return;
+    }
+    this.#take(now);
+  }
+
+  /** Requests sent at once while the budget has room, spaced at the learned rate; charged later. */
+  #sendOnRoom(now: number): void {
     const rate = this.#rate();
     const interval = spacingMs(rate);
-    const report = this.#refusals.report(this.#clock(), this.#offset);
+    while (this.#waiting.length > 0) {
+      const at = Math.max(this.#nextSend, now);
+      if (at - now > BOOK_AHEAD_MS) return;
+      const go = this.#waiting.shift();
+      if (go === undefined) return;
+      this.#nextSend = at + interval;
+      this.#owed++;
+      this.#release(go, rate, at - now);
+    }
+  }
+
+  /** Books send times for the requests waiting and charges those sent on room, in one round trip. */
+  #take(now: number): void {
+    this.#taking = true;
+    this.#lastTake = now;
+    const rate = this.#rate();
+    const interval = spacingMs(rate);
+    const owed = this.#owed;
+    this.#owed = 0;
+    const wanted = owed + Math.min(this.#waiting.length, MOST_BOOKED);
+    const report = this.#refusals.report(now, this.#offset);
     this.options.budget
-      .take(Math.min(this.#waiting.length, MOST_BOOKED), interval, BOOK_AHEAD_MS, report)
+      .take(wanted, interval, BOOK_AHEAD_MS + owed * interval, report)
       .then((reply) => {
         this.#absorb(reply);
-        for (let i = 0; i < reply.booked; i++) {
+        // the first times booked pay for the requests already sent; a hold may leave some for next time
+        const charged = Math.min(reply.booked, owed);
+        this.#owed += owed - charged;
+        for (let i = charged; i < reply.booked; i++) {
           const go = this.#waiting.shift();
           if (go === undefined) break;
-          const delay = reply.waitMs + i * interval;
-          if (delay < 1) go(rate);
-          else
-            this.#timer(() => {
-              go(rate);
-            }, delay);
+          this.#release(go, rate, reply.waitMs + i * interval);
         }
+        const clock = this.#clock();
+        this.#nextSend = Math.max(this.#nextSend, clock + reply.waitMs + reply.booked * interval);
+        const room =
+          reply.booked === wanted && reply.waitMs <= 0 && reply.heldUntil <= reply.now && this.#state !== undefined;
+        this.#roomUntil = room ? clock + ROOM_FRESH_MS : 0;
         this.#checkStart(reply);
         if (reply.booked > 0) this.#again(0);
         else this.#again(Math.min(reply.waitMs, 1000));
       })
       .catch((error: unknown) => {
+        this.#owed += owed;
+        this.#roomUntil = 0;
         this.#refusals.unreport(report);
         this.options.onError(error);
         this.#again(RETRY_BUDGET_MS);
       });
+  }
+
+  #release(go: (rate: number) => void, rate: number, delay: number): void {
+    if (delay < 1) go(rate);
+    else
+      this.#timer(() => {
+        go(rate);
+      }, delay);
   }
 
   #again(ms: number): void {
@@ -324,6 +388,7 @@ export class SendPacer {
       this.#refusedAtStart = { refused: reply.refused, at: reply.now };
     // a cut, by this process or another: judge the answers to requests sent after it only
     if (state.cutAt !== undefined && state.cutAt !== previous?.cutAt) {
+      this.#roomUntil = 0;
       this.#refusals.restart(state.cutAt - this.#offset, state.max);
       return;
     }
