@@ -105,6 +105,15 @@ export interface AnswerReport {
   readonly slots: readonly AnswerSlot[];
 }
 
+/** Requests a process sent without a booked time, while the schedule had room: charged with its next booking. */
+export interface SentAlready {
+  readonly count: number;
+  /** How far back from now the first of them went (ms). */
+  readonly spanMs: number;
+}
+
+export const NOTHING_SENT: SentAlready = { count: 0, spanMs: 0 };
+
 function reportArgs(report: AnswerReport | undefined): (string | number)[] {
   if (report === undefined) return ["", "", 0, 0, 0, 0, 0];
   return [
@@ -136,17 +145,29 @@ export class SendBudget {
     this.#name = new LedgerNames(prefix).sendBudget;
   }
 
-  /** Books up to `wanted` send times `intervalMs` apart, none further than `aheadMs` from now. */
+  /**
+   * Books up to `wanted` send times `intervalMs` apart, none further than `aheadMs` from now, after
+   * charging the requests already `sent` (sent while the schedule had room, over its last `spanMs`).
+   */
   async take(
     wanted: number,
     intervalMs: number,
     aheadMs: number,
     report?: AnswerReport,
+    sent: SentAlready = NOTHING_SENT,
   ): Promise<BudgetReply> {
     const reply = await script.run(
       this.redis,
       [this.#name],
-      ["take", wanted, intervalMs.toFixed(3), aheadMs, ...reportArgs(report)],
+      [
+        "take",
+        wanted,
+        intervalMs.toFixed(3),
+        aheadMs,
+        sent.count,
+        Math.max(0, Math.round(sent.spanMs)),
+        ...reportArgs(report),
+      ],
     );
     return replySchema.parse(reply);
   }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { randomUUID } from "node:crypto";
-import type { AnswerReport, BudgetReply } from "../ledger/send-budget.js";
+import type { AnswerReport, BudgetReply, SentAlready } from "../ledger/send-budget.js";
 import { LatencyFloor } from "./latency-floor.js";
 import { RefusalFloor } from "./refusal-floor.js";
 import {
@@ -8,6 +8,7 @@ import {
   initialRateState,
   onAccepted,
   onCongested,
+  onProbeReached,
   onRefusedPastPlateau,
   onResume,
   onThrottled,
@@ -21,7 +22,13 @@ import {
 
 /** The fleet's budget as this process uses it (src/ledger/send-budget.ts). */
 export interface BudgetPort {
-  take(wanted: number, intervalMs: number, aheadMs: number, report?: AnswerReport): Promise<BudgetReply>;
+  take(
+    wanted: number,
+    intervalMs: number,
+    aheadMs: number,
+    report?: AnswerReport,
+    sent?: SentAlready,
+  ): Promise<BudgetReply>;
   event(
     change: { readonly from: string; readonly state: string; readonly version: string } | undefined,
     holdMs: number,
@@ -86,6 +93,7 @@ const rateStateSchema = z.object({
   estimates: z.array(z.number()).max(10).optional(),
   cutAt: z.number().optional(),
   returnedAt: z.number().optional(),
+  reached: z.number().optional(),
 });
 
 /** One request's place in the fleet's schedule: when it went out, and the fleet's rate it was booked at. */
@@ -120,8 +128,9 @@ export class SendPacer {
   #writing = false;
   /** Until when (this process's clock) the budget's last reply left room: requests go at once. */
   #roomUntil = 0;
-  /** Requests sent on room, not yet charged to the budget. */
+  /** Requests sent on room, not yet charged to the budget, and when the first of them went (its clock). */
   #owed = 0;
+  #owedSince = 0;
   /** The earliest this process's next request may go (its clock): spacing at the rate, with room or not. */
   #nextSend = 0;
   #lastTake = 0;
@@ -271,7 +280,7 @@ export class SendPacer {
       const go = this.#waiting.shift();
       if (go === undefined) return;
       this.#nextSend = at + interval;
-      this.#owed++;
+      this.#owe(1, at);
       this.#release(go, rate, at - now);
     }
   }
@@ -282,38 +291,42 @@ export class SendPacer {
     this.#lastTake = now;
     const rate = this.#rate();
     const interval = spacingMs(rate);
-    const owed = this.#owed;
+    const sent = { count: this.#owed, spanMs: Math.max(0, now - this.#owedSince) };
     this.#owed = 0;
-    const wanted = owed + Math.min(this.#waiting.length, MOST_BOOKED);
+    const wanted = Math.min(this.#waiting.length, MOST_BOOKED);
     const report = this.#refusals.report(now, this.#offset);
     this.options.budget
-      .take(wanted, interval, BOOK_AHEAD_MS + owed * interval, report)
+      .take(wanted, interval, BOOK_AHEAD_MS, report, sent)
       .then((reply) => {
         this.#absorb(reply);
-        // the first times booked pay for the requests already sent; a hold may leave some for next time
-        const charged = Math.min(reply.booked, owed);
-        this.#owed += owed - charged;
-        for (let i = charged; i < reply.booked; i++) {
+        for (let i = 0; i < reply.booked; i++) {
           const go = this.#waiting.shift();
           if (go === undefined) break;
           this.#release(go, rate, reply.waitMs + i * interval);
         }
         const clock = this.#clock();
         this.#nextSend = Math.max(this.#nextSend, clock + reply.waitMs + reply.booked * interval);
-        const room =
-          reply.booked === wanted && reply.waitMs <= 0 && reply.heldUntil <= reply.now && this.#state !== undefined;
+        // room: the schedule, the requests sent on room charged, is not ahead of now, and nothing is held
+        const room = reply.booked === wanted && reply.waitMs <= 0 && reply.heldUntil <= reply.now;
         this.#roomUntil = room ? clock + ROOM_FRESH_MS : 0;
         this.#checkStart(reply);
-        if (reply.booked > 0) this.#again(0);
+        if (reply.booked > 0 || wanted === 0) this.#again(0);
         else this.#again(Math.min(reply.waitMs, 1000));
       })
       .catch((error: unknown) => {
-        this.#owed += owed;
+        this.#owe(sent.count, now - sent.spanMs);
         this.#roomUntil = 0;
         this.#refusals.unreport(report);
         this.options.onError(error);
         this.#again(RETRY_BUDGET_MS);
       });
+  }
+
+  /** `count` requests sent on room, the first of them at `at` (this process's clock): charged with the next booking. */
+  #owe(count: number, at: number): void {
+    if (count <= 0) return;
+    this.#owedSince = this.#owed === 0 ? at : Math.min(this.#owedSince, at);
+    this.#owed += count;
   }
 
   #release(go: (rate: number) => void, rate: number, delay: number): void {
@@ -426,7 +439,11 @@ export class SendPacer {
     // refusals). A service that refuses at random ends it early and low; the curve climbs from there.
     const recent = this.#recentRefusals(reply);
     if (state.max <= 0) {
-      if (recent < SOFT_REFUSALS) return;
+      if (recent < SOFT_REFUSALS) {
+        const noted = onProbeReached(state, reply.sentPerSec, this.options.settings);
+        if (noted !== undefined) this.#write(noted, 0);
+        return;
+      }
       const rate = rateAt(state, reply.now, this.options.settings, this.#sentPerSec);
       const back = onThrottled(
         state,

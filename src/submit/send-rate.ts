@@ -36,6 +36,8 @@ export interface RateState {
   readonly cutAt?: number | undefined;
   /** When refusals past the plateau last took the rate back to it (epoch ms). */
   readonly returnedAt?: number | undefined;
+  /** Probing from nothing, the fleet's sending rate last noted (src/submit/send-rate.ts onProbeReached). */
+  readonly reached?: number | undefined;
 }
 
 export interface RateSettings {
@@ -80,6 +82,8 @@ const CONGESTED_SHARE = 0.9;
 const ESTIMATES_KEPT = 3;
 /** An estimate this far from the plateau (as a share of it) says the capacity changed: it alone counts. */
 const CHANGED = 0.25;
+/** Probing from nothing, the rate the fleet reached is noted each time it is this many times the last noted. */
+const PROBE_NOTED = 2;
 /** Refusals past the plateau return the rate to it when the rate is at most this share above it. */
 const RETURN_REACH = 0.3;
 
@@ -215,8 +219,24 @@ export function onCongested(
 }
 
 /**
+ * Probing from nothing, the fleet reached `sentPerSec`: at twice the rate last noted (or more), the new state
+ * notes it (`reached`), so that the next night, after a pause, probes on from it rather than from the start.
+ * Undefined when there is nothing to note: a handful of writes a night, one per doubling.
+ */
+export function onProbeReached(
+  state: RateState,
+  sentPerSec: number,
+  settings: RateSettings,
+): RateState | undefined {
+  const noted = state.reached ?? state.rate;
+  if (state.max > 0 || state.refusingSince !== 0 || sentPerSec < PROBE_NOTED * noted) return undefined;
+  return { ...state, version: state.version + 1, reached: clampRate(sentPerSec, settings) };
+}
+
+/**
  * A pass starting after a pause (`idleMs` without sending): start from the last learned rate, not from
  * scratch, a little below it, and probe back up within `recoverMs`, since the capacity may have changed.
+ * A fleet that never met a limit probes on from the rate it last reached (as `onProbeReached` noted it).
  */
 export function onResume(
   state: RateState,
@@ -225,7 +245,16 @@ export function onResume(
   settings: RateSettings,
 ): RateState | undefined {
   if (lastSentAt === 0 || now - lastSentAt < settings.idleMs) return undefined;
-  const learned = state.max > 0 ? Math.min(state.max, rateAt(state, lastSentAt, settings)) : state.rate;
+  if (state.max <= 0) {
+    const reached = Math.max(state.rate, state.reached ?? 0);
+    return {
+      ...state,
+      version: state.version + 1,
+      rate: clampRate(reached * settings.beta, settings),
+      at: now,
+    };
+  }
+  const learned = Math.min(state.max, rateAt(state, lastSentAt, settings));
   return {
     ...state,
     version: state.version + 1,

@@ -150,6 +150,22 @@ describe("the fleet's answers in the send budget", () => {
     expect(reply.booked).toBe(16);
     expect(reply.sentPerSec).toBeGreaterThanOrEqual(64); // 16 in a quarter of a second at least
   });
+
+  it("when requests already sent are charged, then they take the schedule's last while, so a fleet under its rate keeps room, and one past it does not", async () => {
+    const budget = new SendBudget(redis, testPrefix());
+    // 5 sent over the last 100 ms, at 10 ms apart: the schedule is not ahead of now
+    const under = await budget.take(0, 10, 15, undefined, { count: 5, spanMs: 100 });
+    expect(under.booked).toBe(0);
+    expect(under.waitMs).toBe(0);
+    expect(under.sentPerSec).toBeGreaterThanOrEqual(20);
+    // 20 more sent over the last 50 ms: 200 ms of the schedule, the next time is well ahead
+    const past = await budget.take(0, 10, 15, undefined, { count: 20, spanMs: 50 });
+    expect(past.waitMs).toBeGreaterThan(100);
+    // and a request that wants a time now waits for it
+    const next = await budget.take(1, 10, 15);
+    expect(next.booked).toBe(0);
+    expect(next.waitMs).toBeGreaterThan(100);
+  });
 });
 
 describe("the script's constants on the TypeScript side", () => {

@@ -12,10 +12,10 @@ function countedBudget(time: VirtualTime) {
   const inner = memoryBudget(time, 1);
   const seen = { takes: 0, booked: 0 };
   const budget: BudgetPort = {
-    take: async (wanted, interval, ahead, report) => {
+    take: async (wanted, interval, ahead, report, sent) => {
       seen.takes++;
-      const reply = await inner.take(wanted, interval, ahead, report);
-      seen.booked += reply.booked;
+      const reply = await inner.take(wanted, interval, ahead, report, sent);
+      seen.booked += reply.booked + (sent?.count ?? 0);
       return reply;
     },
     event: (change, holdMs, refused, report) => inner.event(change, holdMs, refused, report),

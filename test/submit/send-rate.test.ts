@@ -8,6 +8,7 @@ import {
   onAccepted,
   capacityOf,
   onCongested,
+  onProbeReached,
   onRefusedPastPlateau,
   onResume,
   onThrottled,
@@ -180,6 +181,27 @@ describe("the learned sending rate", () => {
     expect(rateAt(resumed ?? learned, T0 + S.recoverMs, S)).toBeCloseTo(300);
     expect(onResume(learned, T0 - 1000, T0, S)).toBeUndefined(); // sent a second ago: no pause
     expect(onResume(learned, 0, T0, S)).toBeUndefined(); // never sent: nothing learned
+  });
+
+  it("when a probe from nothing reaches twice the rate last noted, then the rate reached is noted, and the probe goes on as it was", () => {
+    const probing = initialRateState(S, T0);
+    expect(onProbeReached(probing, 150, S)).toBeUndefined(); // not twice 100 yet
+    const noted = onProbeReached(probing, 4000, S);
+    expect(noted).toMatchObject({ version: probing.version + 1, rate: 100, at: T0, max: 0, reached: 4000 });
+    expect(rateAt(noted ?? probing, T0 + 500, S, 3000)).toBe(rateAt(probing, T0 + 500, S, 3000));
+    expect(onProbeReached(noted ?? probing, 6000, S)).toBeUndefined(); // not twice 4,000
+    // once a capacity is known, or while the service refuses, nothing is noted
+    expect(onProbeReached(cutAt300, 5000, S)).toBeUndefined();
+    expect(onProbeReached({ ...probing, refusingSince: T0 }, 4000, S)).toBeUndefined();
+  });
+
+  it("when a fleet that never met a limit starts after a pause, then it probes on from a little below the rate it last reached, not from the start", () => {
+    const reached: RateState = { ...initialRateState(S, T0 - 3_600_000), reached: 4000 };
+    const resumed = onResume(reached, T0 - 3_500_000, T0, S);
+    expect(resumed).toMatchObject({ at: T0, max: 0 });
+    expect(rateAt(resumed ?? reached, T0, S, 0)).toBeCloseTo(3600);
+    // still probing: it doubles on
+    expect(rateAt(resumed ?? reached, T0 + S.probeDoublingMs, S)).toBeCloseTo(7200);
   });
 
   it("when concurrency follows rate × latency, then it is twice Little's law plus one, within [1, max]", () => {

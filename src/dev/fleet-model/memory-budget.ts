@@ -1,4 +1,9 @@
-import { SEND_BUDGET_SCRIPT, type AnswerReport, type BudgetReply } from "../../ledger/send-budget.js";
+import {
+  NOTHING_SENT,
+  SEND_BUDGET_SCRIPT,
+  type AnswerReport,
+  type BudgetReply,
+} from "../../ledger/send-budget.js";
 import type { BudgetPort } from "../../submit/send-pacer.js";
 import type { VirtualTime } from "./virtual-time.js";
 
@@ -111,19 +116,22 @@ export function memoryBudget(time: VirtualTime, roundTripMs: number, traces?: Bu
     });
 
   return {
-    take: (wanted, interval, ahead, report) =>
+    take: (wanted, interval, ahead, report, sent = NOTHING_SENT) =>
       later(() => {
         const now = time.now;
         roll(now);
-        const tat = Math.max(b.tat, now, b.hold);
+        let charged = b.tat;
+        if (sent.count > 0) charged = Math.max(charged, now - sent.spanMs) + sent.count * interval;
+        const tat = Math.max(charged, now, b.hold);
         const wait = tat - now;
-        if (wait > ahead) return reply(0, wait - ahead, report);
-        const booked = Math.min(wanted, Math.floor((ahead - wait) / interval) + 1);
+        const booked = wait > ahead ? 0 : Math.min(wanted, Math.floor((ahead - wait) / interval) + 1);
         const seen = b.seen;
-        b.tat = tat + booked * interval;
-        b.seen = now;
-        b.cnt += booked;
-        return { ...reply(booked, wait, report), lastSentAt: seen };
+        if (booked + sent.count > 0) {
+          b.tat = wait > ahead ? charged : tat + booked * interval;
+          b.seen = now;
+          b.cnt += booked + sent.count;
+        }
+        return { ...reply(booked, wait > ahead ? wait - ahead : wait, report), lastSentAt: seen };
       }),
     event: (change, holdMs, refused = 0, report) =>
       later(() => {

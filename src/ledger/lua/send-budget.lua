@@ -17,8 +17,9 @@
                               process's event loop, holds nobody's answers back)
 
   ARGV[1] 'take': ARGV[2] requests wanted, ARGV[3] ms between two requests, ARGV[4] how far ahead of now
-          a request may be booked (ms). Books up to that many evenly spaced times (GCRA); none booked when
-          the next time is further ahead, and then the ms until one can be. The report is from ARGV[5].
+          a request may be booked (ms), ARGV[5] requests already sent to charge first, ARGV[6] the ms back
+          from now they were sent over. Books up to that many evenly spaced times (GCRA); none booked when
+          the next time is further ahead, and then the ms until one can be. The report is from ARGV[7].
   ARGV[1] 'event': ARGV[2] the version the new state was computed from ('' : no new state), ARGV[3] the
           new state, ARGV[4] its version, ARGV[5] ms to hold every request back (Retry-After; 0: none),
           ARGV[6] requests refused for capacity to count. Writes the state only if the version still
@@ -60,21 +61,30 @@ local o
 
 if ARGV[1] == 'take' then
   local wanted, interval, ahead = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-  local tat = math.max(tonumber(f[1]) or 0, now, hold)
+  local owed, span = tonumber(ARGV[5]) or 0, tonumber(ARGV[6]) or 0
+  local tat = tonumber(f[1]) or 0
+  -- Requests already sent (while the schedule had room) are charged at the times they went: the
+  -- schedule from `span` ms ago on, so that a fleet under its rate still has room after the charge.
+  if owed > 0 then tat = math.max(tat, now - span) + owed * interval end
+  local charged = tat
+  tat = math.max(tat, now, hold)
   wait = tat - now
   if wait <= ahead then
     booked = math.min(wanted, math.floor((ahead - wait) / interval) + 1)
-    cnt = cnt + booked
-    w[#w + 1], w[#w + 2] = 'tat', string.format('%.3f', tat + booked * interval)
-    w[#w + 1], w[#w + 2] = 'seen', now
-    w[#w + 1], w[#w + 2] = 'sent', (tonumber(f[12]) or 0) + booked
+    charged = tat + booked * interval
   else
     wait = wait - ahead
+  end
+  if booked + owed > 0 then
+    cnt = cnt + booked + owed
+    w[#w + 1], w[#w + 2] = 'tat', string.format('%.3f', charged)
+    w[#w + 1], w[#w + 2] = 'seen', now
+    w[#w + 1], w[#w + 2] = 'sent', (tonumber(f[12]) or 0) + booked + owed
   end
   w[#w + 1], w[#w + 2] = 'sec', sec
   w[#w + 1], w[#w + 2] = 'cnt', cnt
   w[#w + 1], w[#w + 2] = 'prev', prev
-  o = 5
+  o = 7
 elseif ARGV[1] == 'event' then
   if ARGV[2] ~= '' and ARGV[2] == v then
     v, state = ARGV[4], ARGV[3]
