@@ -22,6 +22,10 @@ const LEARNED_SAMPLES = 3;
 /** Only answers to requests sent this far under the plateau teach the floor: a plateau a little too high
  * would otherwise teach it the capacity's own refusals. */
 const TEACH_WITHIN = 0.95;
+/** See `overCapacity`: a sample sent no faster than the plateau is judged on this many times the answers... */
+const UNDER_PLATEAU_ANSWERS = 3;
+/** ... unless this share of it or more was refused. */
+const UNDER_PLATEAU_SHARE = 0.25;
 /** Answers are reported to the fleet by send time in slices this long: the script's slots. */
 const SLICE_MS = SEND_BUDGET_SCRIPT.SLOT_MS;
 
@@ -147,7 +151,9 @@ export class RefusalFloor {
     const teach = this.#teach;
     return {
       process: this.process,
-      unansweredSince: oldest === undefined ? undefined : oldest + offset,
+      // none in flight: any sent from now on is, until the next report (a process that said "none" and
+      // then sent would let the fleet judge slots its answers are missing from, a capacity read low)
+      unansweredSince: (oldest ?? now) + offset,
       judgeFrom: Math.max(this.#cutAt, now - this.#options.windowMs) + offset,
       teachFrom: teach === undefined ? 0 : teach.from + offset,
       teachTo: teach === undefined ? 0 : teach.to + offset,
@@ -202,15 +208,16 @@ export class RefusalFloor {
    * the requests per second the service accepted of them (the accepted answers over the time they were
    * sent in: with the service's bucket empty from the first refusal on, what it lets through is its rate).
    */
-  judged(): { share: number; answers: number; rate: number; acceptedPerSec: number } {
+  judged(): { share: number; answers: number; rate: number; acceptedPerSec: number; sentPerSec: number } {
     const { accepted, refused, rateSum, spanMs } = this.#judged;
     const answers = accepted + refused;
-    if (answers === 0) return { share: 0, answers: 0, rate: 0, acceptedPerSec: 0 };
+    if (answers === 0) return { share: 0, answers: 0, rate: 0, acceptedPerSec: 0, sentPerSec: 0 };
     return {
       share: refused / answers,
       answers,
       rate: rateSum / answers,
       acceptedPerSec: spanMs > 0 ? (accepted * 1000) / spanMs : 0,
+      sentPerSec: spanMs > 0 ? (answers * 1000) / spanMs : 0,
     };
   }
 
@@ -218,11 +225,19 @@ export class RefusalFloor {
    * True when the judged sample is large enough to estimate the capacity from and its refusals stand
    * above the floor. Large enough: `minAnswers`, or the answers of 100 ms at the rate they were sent at
    * when that is fewer (at least 10): a slow fleet would otherwise wait seconds for its sample.
+   *
+   * A sample the fleet sent no faster than `plateau` in (the capacity last estimated; just after a cut it
+   * sends at beta of it) needs UNDER_PLATEAU_ANSWERS times as many answers, unless its refused share is
+   * UNDER_PLATEAU_SHARE or more: a few refusals among a few dozen answers are then the fleet's own
+   * unevenness against a bucket the cut left empty, and a cut on them read the fleet's rate as the
+   * capacity, a tenth low. A capacity that dropped shows as a large share at once; one a little lower,
+   * over the larger sample.
    */
-  overCapacity(): boolean {
-    const { answers, rate } = this.judged();
+  overCapacity(plateau = 0): boolean {
+    const { answers, rate, share, sentPerSec } = this.judged();
     const enough = Math.max(10, Math.min(this.#options.minAnswers, Math.round(0.1 * rate)));
-    return answers >= enough && this.#aboveFloor();
+    const under = plateau > 0 && sentPerSec <= plateau && share < UNDER_PLATEAU_SHARE;
+    return answers >= (under ? UNDER_PLATEAU_ANSWERS : 1) * enough && this.#aboveFloor();
   }
 
   /** True once the floor is made of enough samples that one low by chance does not make it. */

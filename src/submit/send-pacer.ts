@@ -411,7 +411,7 @@ export class SendPacer {
 
   /** The fleet's answers, as the budget just gave them: a cut, a return to the plateau, or nothing. */
   #judge(state: RateState, reply: BudgetReply): void {
-    if (this.#refusals.overCapacity()) {
+    if (this.#refusals.overCapacity(state.max)) {
       const next = onThrottled(
         state,
         reply.now,

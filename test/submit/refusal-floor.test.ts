@@ -30,8 +30,9 @@ describe("the refusal floor", () => {
       { sentAt: T0 + 20, accepted: 0, refused: 1, rateSum: 300 },
     ]);
     floor.answered(false, T0, 300, 7);
+    // none in flight: those it sends from now on are, until its next report
     expect(floor.report(T0 + 50, 7)).toMatchObject({
-      unansweredSince: undefined,
+      unansweredSince: T0 + 50 + 7,
       slots: [expect.anything()],
     });
   });
@@ -64,6 +65,25 @@ describe("the refusal floor", () => {
     expect(floor.refusedAboveFloor()).toBe(true);
     floor.absorb(judged(3, 1, 100));
     expect(floor.refusedAboveFloor()).toBe(false); // too few to say anything
+  });
+
+  it("when the fleet sent no faster than the capacity last estimated, then a few refusals among a few dozen answers are not judged, a large share or three times the answers are", () => {
+    const floor = new RefusalFloor("p1");
+    floor.restart(T0, 300);
+    floor.absorb(taught(200, 0)); // floor learned: 0
+    // 27 accepted, 3 refused over 100 ms: the fleet sent 300/s, the plateau is 300/s
+    floor.absorb(judged(27, 3, 300));
+    expect(floor.overCapacity(300)).toBe(false);
+    expect(floor.overCapacity()).toBe(true); // with no plateau known, as before
+    // past the plateau, the same sample is judged
+    floor.absorb(judged(27, 3, 350, 80)); // 375/s sent
+    expect(floor.overCapacity(300)).toBe(true);
+    // a third refused: the capacity dropped, judged at once
+    floor.absorb(judged(20, 10, 300));
+    expect(floor.overCapacity(300)).toBe(true);
+    // a tenth refused over three times the answers
+    floor.absorb(judged(81, 9, 300, 300));
+    expect(floor.overCapacity(300)).toBe(true);
   });
 
   it("when a sample after a cut was all accepted, then the floor is 0 and a tenth refused speaks of capacity, but not a few in a hundred", () => {
