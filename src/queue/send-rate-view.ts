@@ -1,4 +1,3 @@
-import { z } from "zod";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { SendBudget } from "../ledger/send-budget.js";
 import {
@@ -9,6 +8,7 @@ import {
   type RatePhase,
   type RateSettings,
 } from "../submit/send-rate.js";
+import { parseRateState } from "../submit/rate-state.js";
 
 export type { RatePhase, RateSettings } from "../submit/send-rate.js";
 
@@ -28,14 +28,6 @@ export interface SendRateView {
 /** How long the service must refuse everything for capacity before it is reported as such. */
 export const REFUSING_REPORTED_AFTER_MS = 60_000;
 
-const stateSchema = z.object({
-  version: z.number(),
-  rate: z.number(),
-  at: z.number(),
-  max: z.number(),
-  refusingSince: z.number(),
-});
-
 /** The settings the view computes with: the configured ceiling and starting rate. */
 export function rateSettingsOf(config: {
   readonly submitRatePerSec: number;
@@ -52,14 +44,7 @@ export async function readSendRate(
 ): Promise<SendRateView | undefined> {
   const reply = await new SendBudget(redis, prefix).read();
   if (reply.state === "") return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(reply.state);
-  } catch {
-    raw = undefined;
-  }
-  const parsed = stateSchema.safeParse(raw);
-  const state = parsed.success ? parsed.data : initialRateState(settings, reply.now);
+  const state = parseRateState(reply.state) ?? initialRateState(settings, reply.now);
   const refusingSince = state.refusingSince === 0 ? undefined : state.refusingSince;
   return {
     learnedPerSec: rateAt(state, reply.now, settings, reply.sentPerSec),

@@ -1,17 +1,15 @@
-import { z } from "zod";
 import { randomUUID } from "node:crypto";
 import type { AnswerReport, BudgetReply, SentAlready } from "../ledger/send-budget.js";
+import { FleetVerdicts } from "./fleet-verdict.js";
 import { LatencyFloor } from "./latency-floor.js";
+import { parseRateState } from "./rate-state.js";
 import { RefusalFloor } from "./refusal-floor.js";
 import {
   concurrencyFor,
   initialRateState,
   onAccepted,
   onCongested,
-  onProbeReached,
-  onRefusedPastPlateau,
   onResume,
-  onThrottled,
   phaseAt,
   rateAt,
   spacingMs,
@@ -73,28 +71,6 @@ const CHARGE_EVERY_MS = 5;
 /** Latency well above its floor slows the increase at most this often. */
 const CONGESTION_EVERY_MS = 500;
 const RETRY_BUDGET_MS = 250;
-/** Refusals of the fleet past the plateau, beyond those the floor explains, that take the rate back to it. */
-const SOFT_REFUSALS = 3;
-/** ... counted over this last while. */
-const SOFT_WINDOW_MS = 500;
-/** The share of the fleet's sending rate the first refusals of a probe from nothing take it to (before beta). */
-const SLOW_START_EXIT = 1;
-/** The fleet is held for Retry-After when the service accepts less than this share of what it is sent. */
-const HOLD_BELOW_SHARE = 0.5;
-/** The 429s whose Retry-After the fleet may be held for are those of this last while. */
-const RETRY_AFTER_WINDOW_MS = 500;
-
-const rateStateSchema = z.object({
-  version: z.number(),
-  rate: z.number(),
-  at: z.number(),
-  max: z.number(),
-  refusingSince: z.number(),
-  estimates: z.array(z.number()).max(10).optional(),
-  cutAt: z.number().optional(),
-  returnedAt: z.number().optional(),
-  reached: z.number().optional(),
-});
 
 /** One request's place in the fleet's schedule: when it went out, and the fleet's rate it was booked at. */
 export interface SendTicket {
@@ -137,19 +113,14 @@ export class SendPacer {
   #resumeChecked = false;
   #lastCongestion = 0;
   #fleetRefused = 0;
-  /** The fleet's refusals in all, and when, at the last cut or return to the plateau. */
-  #refusedAtStart = { refused: 0, at: 0 };
-  /** The fleet's refusals in all as the budget's replies of late said them. */
-  readonly #fleetRefusals: { at: number; refused: number }[] = [];
   /** 429s not yet counted in the budget (a write was under way). */
   #uncounted = 0;
-  /** The Retry-After of the 429s this process heard lately (ms, capped). */
-  readonly #retryAfters: { at: number; ms: number }[] = [];
   readonly #waiting: ((rate: number) => void)[] = [];
   readonly #clock: () => number;
   readonly #timer: (fn: () => void, ms: number) => void;
   readonly #refusals: RefusalFloor;
   readonly #latency: LatencyFloor;
+  readonly #verdicts: FleetVerdicts;
   /** Requests answered 429 by the service, and ms requests waited for their send time, in all. */
   throttled = 0;
   heldMs = 0;
@@ -162,6 +133,7 @@ export class SendPacer {
       learnMs: options.settings.recoverMs / 2,
     });
     this.#latency = new LatencyFloor(this.#clock());
+    this.#verdicts = new FleetVerdicts(options.settings, this.#refusals, options.retryAfterCapMs);
   }
 
   /**
@@ -198,9 +170,7 @@ export class SendPacer {
       this.throttled++;
       this.#uncounted++;
     }
-    const now = this.#clock();
-    this.#retryAfters.push({ at: now, ms: Math.min(retryAfterMs ?? 0, this.options.retryAfterCapMs) });
-    while ((this.#retryAfters[0]?.at ?? now) < now - RETRY_AFTER_WINDOW_MS) this.#retryAfters.shift();
+    this.#verdicts.heard(this.#clock(), retryAfterMs);
     this.#write(undefined, 0);
   }
 
@@ -393,12 +363,11 @@ export class SendPacer {
       this.#state ??= initialRateState(this.options.settings, reply.now);
       return;
     }
-    const parsed = rateStateSchema.safeParse(parseJson(reply.state));
     const previous = this.#state;
-    const state = parsed.success ? parsed.data : initialRateState(this.options.settings, reply.now);
+    const state = parseRateState(reply.state) ?? initialRateState(this.options.settings, reply.now);
     this.#state = state;
     if (state.cutAt !== previous?.cutAt || state.returnedAt !== previous?.returnedAt)
-      this.#refusedAtStart = { refused: reply.refused, at: reply.now };
+      this.#verdicts.restarted(reply.refused);
     // a cut, by this process or another: judge the answers to requests sent after it only
     if (state.cutAt !== undefined && state.cutAt !== previous?.cutAt) {
       this.#roomUntil = 0;
@@ -409,79 +378,9 @@ export class SendPacer {
     this.#judge(state, reply);
   }
 
-  /** The fleet's answers, as the budget just gave them: a cut, a return to the plateau, or nothing. */
+  /** The fleet's answers, as the budget just gave them: a cut, a hold, a return to the plateau, or nothing. */
   #judge(state: RateState, reply: BudgetReply): void {
-    if (this.#refusals.overCapacity(state.max)) {
-      const next = onThrottled(
-        state,
-        reply.now,
-        this.options.settings,
-        this.#sentPerSec,
-        this.#refusals.capacity(),
-      );
-      // Every refused request waits its own Retry-After. The whole fleet waits too when the service
-      // refuses most of what it is sent (a quota spent, an overload): the median Retry-After of the 429s
-      // of late, since refusals given at any rate may ask for longer than those for capacity. A fleet held
-      // for every overshoot of a probe would stop for a second each time a service says "Retry-After: 1".
-      const waits = this.#retryAfters.map((r) => r.ms).sort((a, b) => a - b);
-      const hold = this.#refusals.judged().share > 1 - HOLD_BELOW_SHARE ? (waits[waits.length >> 1] ?? 0) : 0;
-      if (next !== undefined || (hold > 0 && reply.now + hold > this.#heldUntil)) {
-        this.#retryAfters.length = 0;
-        this.#write(next, hold);
-      }
-      return;
-    }
-    // Refusals of the whole fleet in the last half second beyond those the service gives at any rate, before
-    // enough answers are whole to judge them: back to the plateau, or, probing from nothing, down to beta
-    // of SLOW_START_EXIT of what the fleet sent (as TCP leaves slow start), while the answers come in. Probing from
-    // nothing the rate doubles every quarter second, so the first few refusals end it: waiting for those
-    // beyond a prior floor of random refusals let it reach twice the capacity first (a third of a night's
-    // refusals). A service that refuses at random ends it early and low; the curve climbs from there.
-    const recent = this.#recentRefusals(reply);
-    if (state.max <= 0) {
-      if (recent < SOFT_REFUSALS) {
-        const noted = onProbeReached(state, reply.sentPerSec, this.options.settings);
-        if (noted !== undefined) this.#write(noted, 0);
-        return;
-      }
-      const rate = rateAt(state, reply.now, this.options.settings, this.#sentPerSec);
-      const back = onThrottled(
-        state,
-        reply.now,
-        this.options.settings,
-        this.#sentPerSec,
-        // of what the fleet sent: the curve runs up to twice ahead of it
-        SLOW_START_EXIT * Math.min(rate, reply.sentPerSec),
-      );
-      if (back !== undefined) this.#write(back, 0);
-      return;
-    }
-    const sent = (reply.sentPerSec * SOFT_WINDOW_MS) / 1000;
-    const expected = this.#refusals.floor * sent;
-    // Until the floor is learned from several samples it may be 0 for a service that refuses at random:
-    // refusals must then also stand a share above it. Once learned, chance alone is the margin, so a probe
-    // past the plateau ends after a few refusals instead of a dozen.
-    const margin = this.#refusals.learned ? 0 : this.#refusals.excess * sent;
-    const beyond = Math.max(0.5 * expected + 3 * Math.sqrt(expected), margin);
-    if (recent < SOFT_REFUSALS + expected + beyond) return;
-    const back = onRefusedPastPlateau(state, reply.now, this.options.settings, this.#sentPerSec);
-    if (back !== undefined) this.#write(back, 0);
-  }
-
-  /** The fleet's refusals in the last SOFT_WINDOW_MS, since the last cut or return to the plateau. */
-  #recentRefusals(reply: BudgetReply): number {
-    const seen = this.#fleetRefusals;
-    seen.push({ at: reply.now, refused: reply.refused });
-    while (seen.length > 1 && (seen[0]?.at ?? reply.now) < reply.now - SOFT_WINDOW_MS) seen.shift();
-    const since = Math.max(seen[0]?.refused ?? reply.refused, this.#refusedAtStart.refused);
-    return reply.refused - since;
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
+    const verdict = this.#verdicts.judge(state, reply, this.#sentPerSec, this.#heldUntil);
+    if (verdict !== undefined) this.#write(verdict.next, verdict.holdMs);
   }
 }
