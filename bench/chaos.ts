@@ -5,7 +5,7 @@
 // then an export phase (the results of record in a private PostgreSQL while exporting processes are killed).
 // Size and seed: CHAOS_INVOICES (10000), CHAOS_FILES (5), CHAOS_WORKERS (2), CHAOS_WORKER_KILLS (3),
 // CHAOS_SEED (random, printed), CHAOS_TIMEOUT_S (900), CHAOS_REDIS_RESTART (term | kill | power),
-// CHAOS_CAPACITY (requests/s the simulator admits, 0 the default: no limit; bench/chaos/capacity-fault.ts), CHAOS_KEEP=1
+// CHAOS_CAPACITY (requests/s the simulator admits, 300 unless told, 0: no limit; bench/chaos/capacity-fault.ts), CHAOS_KEEP=1
 // keeps the folders.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -39,7 +39,7 @@ const plan = chaosPlan(
   options.workers,
   options.killsPerWorker,
 );
-// The service's capacity, when CHAOS_CAPACITY asks for one (null: no limit).
+// The service's capacity (CHAOS_CAPACITY; null: no limit).
 const { capacity } = capacityFault(process.env);
 const started = Date.now();
 const deadline = started + options.timeoutMs;
