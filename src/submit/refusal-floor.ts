@@ -24,8 +24,13 @@ const LEARNED_SAMPLES = 3;
 const TEACH_WITHIN = 0.95;
 /** See `overCapacity`: a sample sent no faster than the plateau is judged on this many times the answers... */
 const UNDER_PLATEAU_ANSWERS = 3;
-/** ... unless this share of it or more was refused. */
+/** ... unless this share of it or more was refused; and at most the answers of this long at its rate. */
 const UNDER_PLATEAU_SHARE = 0.25;
+const UNDER_PLATEAU_MS = 300;
+/** The fewest answers a judged sample is ever judged on. */
+const LEAST_SAMPLE = 10;
+/** The judged sample reaches back this far at most (the budget keeps 2 s of answers). */
+const MOST_WINDOW_MS = 1500;
 /** Answers are reported to the fleet by send time in slices this long: the script's slots. */
 const SLICE_MS = SEND_BUDGET_SCRIPT.SLOT_MS;
 
@@ -140,11 +145,23 @@ export class RefusalFloor {
   }
 
   /**
+   * How far back the judged sample reaches at the fleet's `rate`: `windowMs`, or at a low rate long enough
+   * for twice the least sample (at most MOST_WINDOW_MS, within the budget's ring). Half a second holds 6
+   * answers at 13/s: a fleet sending 18/s past a capacity of 13/s was never judged, and refused a third
+   * of its requests for seconds.
+   */
+  #windowMs(rate: number): number {
+    const wanted = rate > 0 ? (2 * LEAST_SAMPLE * 1000) / rate : 0;
+    return Math.min(MOST_WINDOW_MS, Math.max(this.#options.windowMs, wanted));
+  }
+
+  /**
    * What to tell the budget with the next call: the answers heard since the last report (taken: give
    * them back with `unreport` when the call fails), this process's oldest request unanswered, and what to
-   * judge. `offset` turns this process's clock into the server's; `now` is this process's clock.
+   * judge. `offset` turns this process's clock into the server's; `now` is this process's clock; `rate`
+   * the fleet's rate (0: not known), which sets how far back the judged sample reaches.
    */
-  report(now: number, offset: number): AnswerReport {
+  report(now: number, offset: number, rate = 0): AnswerReport {
     const slots: AnswerSlot[] = [...this.#pending].map(([slice, s]) => ({ sentAt: slice, ...s }));
     this.#pending.clear();
     const oldest = this.#sendOrder[0];
@@ -154,7 +171,7 @@ export class RefusalFloor {
       // none in flight: any sent from now on is, until the next report (a process that said "none" and
       // then sent would let the fleet judge slots its answers are missing from, a capacity read low)
       unansweredSince: (oldest ?? now) + offset,
-      judgeFrom: Math.max(this.#cutAt, now - this.#options.windowMs) + offset,
+      judgeFrom: Math.max(this.#cutAt, now - this.#windowMs(rate)) + offset,
       teachFrom: teach === undefined ? 0 : teach.from + offset,
       teachTo: teach === undefined ? 0 : teach.to + offset,
       teachWithin: teach?.within ?? 0,
@@ -227,7 +244,8 @@ export class RefusalFloor {
    * when that is fewer (at least 10): a slow fleet would otherwise wait seconds for its sample.
    *
    * A sample the fleet sent no faster than `plateau` in (the capacity last estimated; just after a cut it
-   * sends at beta of it) needs UNDER_PLATEAU_ANSWERS times as many answers, unless its refused share is
+   * sends at beta of it) needs UNDER_PLATEAU_ANSWERS times as many answers (at most UNDER_PLATEAU_MS of
+   * them), unless its refused share is
    * UNDER_PLATEAU_SHARE or more: a few refusals among a few dozen answers are then the fleet's own
    * unevenness against a bucket the cut left empty, and a cut on them read the fleet's rate as the
    * capacity, a tenth low. A capacity that dropped shows as a large share at once; one a little lower,
@@ -235,9 +253,15 @@ export class RefusalFloor {
    */
   overCapacity(plateau = 0): boolean {
     const { answers, rate, share, sentPerSec } = this.judged();
-    const enough = Math.max(10, Math.min(this.#options.minAnswers, Math.round(0.1 * rate)));
+    const enough = Math.max(LEAST_SAMPLE, Math.min(this.#options.minAnswers, Math.round(0.1 * rate)));
     const under = plateau > 0 && sentPerSec <= plateau && share < UNDER_PLATEAU_SHARE;
-    return answers >= (under ? UNDER_PLATEAU_ANSWERS : 1) * enough && this.#aboveFloor();
+    // ... at most what UNDER_PLATEAU_MS of answers hold: the judged sample reaches back `windowMs` only,
+    // and at a low rate a larger one would never come (a fleet past a capacity of 13/s was never cut)
+    const larger = Math.min(
+      UNDER_PLATEAU_ANSWERS * enough,
+      Math.max(enough, Math.round((UNDER_PLATEAU_MS * sentPerSec) / 1000)),
+    );
+    return answers >= (under ? larger : enough) && this.#aboveFloor();
   }
 
   /** True once the floor is made of enough samples that one low by chance does not make it. */

@@ -264,7 +264,7 @@ export class SendPacer {
     const sent = { count: this.#owed, spanMs: Math.max(0, now - this.#owedSince) };
     this.#owed = 0;
     const wanted = Math.min(this.#waiting.length, MOST_BOOKED);
-    const report = this.#refusals.report(now, this.#offset);
+    const report = this.#refusals.report(now, this.#offset, rate);
     this.options.budget
       .take(wanted, interval, BOOK_AHEAD_MS, report, sent)
       .then((reply) => {
@@ -338,7 +338,7 @@ export class SendPacer {
       next === undefined
         ? undefined
         : { from, state: JSON.stringify({ ...next, version: next.version }), version: String(next.version) };
-    const report = this.#refusals.report(this.#clock(), this.#offset);
+    const report = this.#refusals.report(this.#clock(), this.#offset, this.#rate());
     this.options.budget
       .event(change, holdMs, counted, report)
       .then((reply) => {

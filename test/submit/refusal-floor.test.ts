@@ -37,6 +37,14 @@ describe("the refusal floor", () => {
     });
   });
 
+  it("when the fleet sends slowly, then the judged sample reaches back far enough for twice the least sample, within the budget's ring", () => {
+    const floor = new RefusalFloor("p1");
+    expect(floor.report(T0, 0, 400).judgeFrom).toBe(T0 - 500);
+    expect(floor.report(T0, 0, 25).judgeFrom).toBe(T0 - 800); // 20 answers at 25/s
+    expect(floor.report(T0, 0, 5).judgeFrom).toBe(T0 - 1500); // at most
+    expect(floor.report(T0, 0).judgeFrom).toBe(T0 - 500); // rate not known
+  });
+
   it("when the budget does not take a report, then its answers go with the next one", () => {
     const floor = new RefusalFloor("p1");
     floor.sent(T0);
@@ -84,6 +92,9 @@ describe("the refusal floor", () => {
     // a tenth refused over three times the answers
     floor.absorb(judged(81, 9, 300, 300));
     expect(floor.overCapacity(300)).toBe(true);
+    // at a low rate no more answers than 300 ms hold: 10 refused 2 at 24/s, under a plateau of 30/s
+    floor.absorb(judged(10, 2, 24, 500));
+    expect(floor.overCapacity(30)).toBe(true);
   });
 
   it("when a sample after a cut was all accepted, then the floor is 0 and a tenth refused speaks of capacity, but not a few in a hundred", () => {
