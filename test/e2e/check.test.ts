@@ -152,6 +152,22 @@ describe("invoice-relay check", () => {
     expect(broken.stderr).toContain("encoding");
   });
 
+  it("when a CSV file's lines end with CR alone (Excel's CSV (Macintosh)) or mix CR, LF and CRLF, then check reads every row at its line", async () => {
+    const s = await opsSetup();
+    setups.push(s);
+    const header = "external_id;currency;destination_country;archive_policy";
+    await writeFile(join(s.dir, "mac.csv"), `${header}\rM-1;EUR;DE;eu-10y\rM-2;EUR;FR;eu-10y\r`);
+    await writeFile(
+      join(s.dir, "mixed.csv"),
+      `${header}\r\nX-1;EUR;DE;eu-10y\rX-2;EUR;DE;eu-10y\nX-3;EUR;DE;x\n`,
+    );
+    const checked = await check(s, [join(s.dir, "mac.csv"), join(s.dir, "mixed.csv")]);
+    expect(checked.code, checked.stderr).toBe(2);
+    expect(checked.files[0]).toMatchObject({ rows: 2, valid: 2, rejected: 0, header: { line: 1 } });
+    expect(checked.files[1]).toMatchObject({ rows: 3, valid: 2, rejected: 1 });
+    expect(checked.files[1]?.errors.map((e) => [e.line, e.external_id])).toEqual([[4, "X-3"]]);
+  });
+
   it("when a file has 100,000 columns, then check lists the mapped ones and the first 20 ignored ones and says how many it left out", async () => {
     const s = await opsSetup();
     setups.push(s);

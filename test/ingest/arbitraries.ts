@@ -66,11 +66,23 @@ export const invoicesArb = fc.uniqueArray(fc.tuple(invoiceArb, spellingArb), {
 
 /** Text that may hold anything a CSV field or JSON string can: separators, quotes, line breaks. */
 export const noteArb = fc.string({
-  unit: fc.constantFrom("a", " ", ",", '"', "\n", "\r\n", "é", "😀", "{", "]"),
+  unit: fc.constantFrom("a", " ", ",", '"', "\n", "\r\n", "\r", "é", "😀", "{", "]"),
   maxLength: 10,
 });
 
+/** A line end as NDJSON takes it. */
 export const eolArb = fc.constantFrom("\n", "\r\n");
+
+/** A CSV record end: LF, CRLF, or CR alone (Excel's "CSV (Macintosh)"). */
+export const csvEolArb = fc.constantFrom("\n", "\r\n", "\r");
+
+/** The line ends of a CSV file, used in turn: one kind, or a mix. */
+export const csvEolsArb = fc.array(csvEolArb, { minLength: 1, maxLength: 3 });
+
+/** Physical lines `text` ends, as a CSV file counts them: CRLF once, a CR or LF alone once each. */
+export function lineEndsIn(text: string): number {
+  return text.match(/\r\n|\r|\n/g)?.length ?? 0;
+}
 
 /** Bytes worth throwing at a reader: random, or a valid file cut, flipped or with bytes slipped in. */
 export function damagedArb(valid: fc.Arbitrary<Uint8Array>): fc.Arbitrary<Uint8Array> {

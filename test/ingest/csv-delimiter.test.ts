@@ -43,6 +43,22 @@ describe("CSV delimiter detection", () => {
     },
   );
 
+  it.each([
+    [";", []],
+    [";", [1]],
+    ["\t", TINY],
+    [",", TINY],
+  ] as const)(
+    "when a file's lines end with CR alone and its header is split by %j (chunks %j), then that delimiter is detected and every row read",
+    async (delimiter, sizes) => {
+      const text = csvWith(delimiter, [NAMES, ...ROWS]).replaceAll("\n", "\r");
+      const { items, header } = await readThrough(text, "csv", undefined, sizes);
+      expect(header).toMatchObject({ delimiter, detected: true, line: 1 });
+      expect(header?.columns.map((c) => c.name)).toEqual(NAMES);
+      expect(outline(items)).toEqual(["valid@2", "valid@3"]);
+    },
+  );
+
   it("when every header name and value is quoted, then the delimiter between the quotes is detected", async () => {
     const quoted = (cells: readonly string[]): string[] => cells.map((c) => `"${c}"`);
     const text = csvWith(";", [quoted(NAMES), ...ROWS.map(quoted)]);
@@ -187,8 +203,12 @@ describe("CSV header_row", () => {
   it.each([
     ["\n", []],
     ["\r\n", []],
+    ["\r", []],
     ["\n", [1]],
     ["\r\n", TINY],
+    ["\r\n", [1]],
+    ["\r", [1]],
+    ["\r", TINY],
   ] as const)(
     "when a preamble with quotes and delimiters precedes the header (line end %j, chunks %j), then it is skipped and lines stay physical",
     async (eol, sizes) => {

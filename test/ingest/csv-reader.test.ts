@@ -47,21 +47,31 @@ describe("CSV reader", () => {
     },
   );
 
-  it.each([[[]], [TINY], [[1]]])(
-    "when lines end with CRLF (chunks %j), then rows read as with LF and no value keeps a CR",
-    async (sizes) => {
+  it.each([
+    ["CRLF", "\r\n", []],
+    ["CRLF", "\r\n", TINY],
+    ["CRLF", "\r\n", [1]],
+    ["CR", "\r", []],
+    ["CR", "\r", TINY],
+    ["CR", "\r", [1]],
+  ] as const)(
+    "when lines end with %s (%j, chunks %j), then rows read as with LF and no value keeps a CR",
+    async (_name, eol, sizes) => {
       const lf = csv(HEADER, row("INV-1"), row("INV-2"));
-      const items = await readAll(lf.replaceAll("\n", "\r\n"), "csv", sizes);
+      const items = await readAll(lf.replaceAll("\n", eol), "csv", sizes);
       expect(items).toEqual(await readAll(lf, "csv"));
       expect(validAt(items, 3).invoice.routing.archive_policy).toBe("eu-10y");
     },
   );
 
-  it("when a file mixes CRLF and LF line ends, then every row is read on its own line", async () => {
-    const text = `${HEADER}\r\n${row("INV-1")}\n${row("INV-2")}\r\n${row("INV-3")}\n`;
-    const items = await readAll(text, "csv");
-    expect(outline(items)).toEqual(["valid@2", "valid@3", "valid@4"]);
-  });
+  it.each([[[]], [TINY], [[1]]])(
+    "when a file mixes CRLF, LF and bare CR line ends (chunks %j), then every row is read on its own line",
+    async (sizes) => {
+      const text = `${HEADER}\r\n${row("INV-1")}\n${row("INV-2")}\r${row("INV-3")}\r\n\r${row("INV-4")}\n`;
+      const items = await readAll(text, "csv", sizes);
+      expect(outline(items)).toEqual(["valid@2", "valid@3", "valid@4", "valid@6"]);
+    },
+  );
 
   it("when quoted fields hold commas, doubled quotes and line breaks, then the fields keep them (RFC 4180)", async () => {
     const text = csv(
@@ -172,10 +182,12 @@ describe("CSV reader", () => {
   it.each([
     ["LF", "\n", []],
     ["CRLF", "\r\n", []],
+    ["CR", "\r", []],
     ["LF", "\n", TINY],
     ["CRLF", "\r\n", TINY],
+    ["CR", "\r", TINY],
   ] as const)(
-    "when a %s file has multi-line quoted fields and blank lines (chunks %j), then line is where each record starts",
+    "when a %s file has multi-line quoted fields and blank lines (%j, chunks %j), then line is where each record starts",
     async (_name, eol, sizes) => {
       const items = await readAll(MULTILINE.join(eol), "csv", sizes);
       expect(outline(items)).toEqual([
@@ -191,8 +203,8 @@ describe("CSV reader", () => {
   );
 
   it("when blank lines come before the header, then lines still count from the top of the file", async () => {
-    const items = await readAll(`\n\r\n${csv(HEADER, row("INV-1"))}`, "csv");
-    expect(outline(items)).toEqual(["valid@4"]);
+    const items = await readAll(`\n\r\n\r${csv(HEADER, row("INV-1"))}`, "csv");
+    expect(outline(items)).toEqual(["valid@5"]);
   });
 
   it("when the last row has no line end, then it is read", async () => {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { csvRecords, MAX_CSV_RECORD_CHARS, type CsvRecord } from "../../src/ingest/readers/csv-records.js";
-import { eolArb, noteArb } from "./arbitraries.js";
+import { csvEolsArb, lineEndsIn, noteArb } from "./arbitraries.js";
 
 /** Splits `text` as the reader does, fed as string chunks of the given sizes (whole when none). */
 async function split(text: string, sizes: readonly number[] = [], lineFastPath = true): Promise<CsvRecord[]> {
@@ -32,22 +32,19 @@ describe("CSV record splitter", () => {
     await fc.assert(
       fc.asyncProperty(
         recordsArb,
-        eolArb,
+        csvEolsArb,
         fc.boolean(),
         fc.array(fc.integer({ min: 1, max: 9 })),
-        async (records, eol, quoteAll, sizes) => {
+        async (records, eols, quoteAll, sizes) => {
           let text = "";
-          let line = 1;
           const expected: CsvRecord[] = [];
-          for (const fields of records) {
+          for (const [n, fields] of records.entries()) {
             // A lone empty unquoted field would be an empty line, which is skipped: quote it.
             const cells = fields.map((f) =>
               quoteAll || /[",\r\n]/.test(f) || fields.length === 1 ? quote(f) : f,
             );
-            const row = cells.join(",");
-            expected.push({ kind: "record", line, fields });
-            text += row + eol;
-            line += row.split("\n").length;
+            expected.push({ kind: "record", line: lineEndsIn(text) + 1, fields });
+            text += cells.join(",") + (eols[n % eols.length] ?? "\n");
           }
           expect(await split(text, sizes)).toEqual(expected);
         },
@@ -64,17 +61,33 @@ describe("CSV record splitter", () => {
   });
 
   it.each([[[]], [[1]], [[2]]])(
-    "when a CR is not followed by LF (chunks %j), then it is text in its field",
+    "when a CR is not followed by LF (chunks %j), then it ends the record and the line, as LF and CRLF do",
     async (sizes) => {
-      expect(await split("a\rb,c\r\n\rd,e\n", sizes)).toEqual([
-        { kind: "record", line: 1, fields: ["a\rb", "c"] },
-        { kind: "record", line: 2, fields: ["\rd", "e"] },
+      expect(await split("a\rb,c\r\n\rd,e\n\rf\r", sizes)).toEqual([
+        { kind: "record", line: 1, fields: ["a"] },
+        { kind: "record", line: 2, fields: ["b", "c"] },
+        { kind: "record", line: 4, fields: ["d", "e"] },
+        { kind: "record", line: 6, fields: ["f"] },
       ]);
     },
   );
 
-  it("when the text ends with a CR, then the CR ends the last record", async () => {
-    expect(await split("a,b\rc,d\r", [1])).toEqual([{ kind: "record", line: 1, fields: ["a", "b\rc", "d"] }]);
+  it.each([[[]], [[1]], [[2]], [[3]]])(
+    "when a quoted field holds CR, LF and CRLF (chunks %j), then they are its data and each counts one line",
+    async (sizes) => {
+      expect(await split('"a\rb\r\nc\nd",e\rf,"\r"\rg,h', sizes)).toEqual([
+        { kind: "record", line: 1, fields: ["a\rb\r\nc\nd", "e"] },
+        { kind: "record", line: 5, fields: ["f", "\r"] },
+        { kind: "record", line: 7, fields: ["g", "h"] },
+      ]);
+    },
+  );
+
+  it("when a quoted field's CR ends one chunk and its LF starts the next, then they are one line", async () => {
+    expect(await split('"a\r\nb",c\nd,e\n', [3])).toEqual([
+      { kind: "record", line: 1, fields: ["a\r\nb", "c"] },
+      { kind: "record", line: 3, fields: ["d", "e"] },
+    ]);
   });
 
   it("when a line holds only an empty quoted field or a comma, then it is a record, not an empty line", async () => {
@@ -85,11 +98,14 @@ describe("CSV record splitter", () => {
   });
 
   it("when a quoted field breaks its quoting, then that record alone is broken, whatever the chunking", async () => {
-    const text = 'a,"b"c,d\r\n"e""",f\r\n"g"\r,h\r\n';
+    const text = 'a,"b"c,d\r\n"e""",f\r\n"g"x,h\r\n"i"\r,j\r\n';
     const expected: CsvRecord[] = [
       { kind: "broken", line: 1, reason: 'has a quote inside a quoted field that is not doubled ("")' },
       { kind: "record", line: 2, fields: ['e"', "f"] },
       { kind: "broken", line: 3, reason: 'has a quote inside a quoted field that is not doubled ("")' },
+      // A CR after a closing quote ends the record, as an LF would.
+      { kind: "record", line: 4, fields: ["i"] },
+      { kind: "record", line: 5, fields: ["", "j"] },
     ];
     for (const sizes of [[], [1], [2], [3]]) expect(await split(text, sizes)).toEqual(expected);
   });

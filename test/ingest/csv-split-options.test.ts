@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { csvRecords, type CsvRecord, type CsvSplitOptions } from "../../src/ingest/readers/csv-records.js";
 import { DELIMITERS } from "../../src/ingest/profiles/source-profile.js";
-import { eolArb } from "./arbitraries.js";
+import { csvEolArb } from "./arbitraries.js";
 
 async function split(text: string, sizes: readonly number[], options: CsvSplitOptions): Promise<CsvRecord[]> {
   async function* chunks(): AsyncGenerator<string> {
@@ -40,7 +40,7 @@ describe("CSV record splitter with a delimiter, a quote and a first line", () =>
         recordsArb,
         delimiterArb,
         quoteArb,
-        eolArb,
+        csvEolArb,
         fc.integer({ min: 1, max: 50 }),
         sizesArb,
         async (records, delimiter, quote, eol, firstLine, sizes) => {

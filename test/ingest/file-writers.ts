@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import type { FileFormat } from "../../src/ingest/read-invoice-file.js";
-import { eolArb, noteArb, type Invoice, type Spelling } from "./arbitraries.js";
+import { csvEolsArb, eolArb, lineEndsIn, noteArb, type Invoice, type Spelling } from "./arbitraries.js";
 
 /** A file made from invoices, with the line (or element index) each record must be reported at. */
 export interface Written {
@@ -13,7 +13,10 @@ export interface Written {
 
 /** Choices about the file as a whole; fast-check varies them. */
 export interface Layout {
+  /** NDJSON's line end. */
   readonly eol: string;
+  /** CSV's line ends, used in turn (a mix of LF, CRLF and CR when more than one). */
+  readonly csvEols: readonly string[];
   readonly bom: boolean;
   readonly blanks: readonly number[];
   readonly notes: readonly string[] | undefined;
@@ -31,6 +34,7 @@ export interface Layout {
 
 export const layoutArb: fc.Arbitrary<Layout> = fc.record({
   eol: eolArb,
+  csvEols: csvEolsArb,
   bom: fc.boolean(),
   blanks: fc.array(fc.integer({ min: 0, max: 2 }), { maxLength: 8 }),
   notes: fc.option(fc.array(noteArb, { minLength: 8, maxLength: 8 }), { nil: undefined }),
@@ -95,8 +99,6 @@ export function objectOf(invoice: Invoice, spelling: Spelling, note?: string): R
 const quote = (value: string, always: boolean): string =>
   always || /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 
-const feedsIn = (text: string): number => text.split("\n").length - 1;
-
 export function writeCsv(rows: readonly (readonly [Invoice, Spelling])[], layout: Layout): Written {
   const prefix = layout.routingPrefix ? "routing." : "";
   const columns: string[] = [
@@ -111,13 +113,14 @@ export function writeCsv(rows: readonly (readonly [Invoice, Spelling])[], layout
   let text =
     (layout.bom ? "\uFEFF" : "") +
     order.map((name) => (layout.upperHeader ? name.toUpperCase() : name)).join(",");
-  let line = 1;
+  let ends = 0;
+  const eol = (): string => layout.csvEols[ends++ % layout.csvEols.length] ?? "\n";
   const lines: number[] = [];
   rows.forEach(([invoice, spelling], n) => {
     const blank = layout.blanks[n] ?? 0;
-    text += layout.eol.repeat(blank + 1);
-    line += blank + 1;
-    lines.push(line);
+    for (let k = 0; k <= blank; k++) text += eol();
+    // A CR then an LF is one line end wherever they meet: count the text written, not the ends added.
+    lines.push(lineEndsIn(text) + 1);
     const values: Record<string, string> = {
       ...defaultsOf(layout.defaults),
       external_id: spell(invoice, "external_id", spelling),
@@ -126,11 +129,9 @@ export function writeCsv(rows: readonly (readonly [Invoice, Spelling])[], layout
       [`${prefix}archive_policy`]: spell(invoice, "archive_policy", spelling),
       note: layout.notes?.[n] ?? "",
     };
-    const rowText = order.map((name) => quote(values[name] ?? "", layout.quoteAll)).join(",");
-    text += rowText;
-    line += feedsIn(rowText);
+    text += order.map((name) => quote(values[name] ?? "", layout.quoteAll)).join(",");
   });
-  if (layout.trailingEol) text += layout.eol;
+  if (layout.trailingEol) text += eol();
   const extra = layout.notes === undefined ? undefined : layout.upperHeader ? "NOTE" : "note";
   return { format: "csv", text, lines, extra };
 }

@@ -32,8 +32,10 @@ export interface CsvSplitOptions {
 
 /**
  * Splits text into RFC 4180 records, chunk by chunk: quoted fields may hold delimiters, doubled quotes and
- * line breaks; the delimiter (`,`) and quote (`"`) may be other characters; records end with LF or CRLF (both may occur in one file); empty lines are skipped. A
- * quote inside an unquoted field is kept as text. A malformed or over-long record is reported alone and
+ * line breaks; the delimiter (`,`) and quote (`"`) may be other characters; records end with LF, CRLF or
+ * a CR alone (Excel's "CSV (Macintosh)"), mixed in one file as they come; empty lines are skipped. Each of
+ * the three ends one physical line, inside quotes too, where it is kept as data. A quote inside an
+ * unquoted field is kept as text. A malformed or over-long record is reported alone and
  * reading goes on with the next one, so a bad row never hides the rows after it.
  * Own splitter, not csv-parse, whose skip_records_with_error loses every row after an over-long record:
  * see docs/csv-reader.md.
@@ -77,7 +79,7 @@ export class CsvSplitter {
   private started = false; // the current record has begun (it is not an empty line)
   private startLine: number;
   private line: number; // physical line of the next character
-  private pendingCr = false; // a CR outside quotes ended the last chunk: is it half of a CRLF?
+  private pendingCr = false; // a CR ended the last chunk (and its line): is it half of a CRLF?
   private problem: string | undefined;
   private oversized = false;
   private oversizedColumn = 0;
@@ -121,22 +123,26 @@ export class CsvSplitter {
     const DELIMITER = this.delimiterCode;
     let i = 0;
     if (this.pendingCr && chunk.length > 0) {
+      // The CR that ended the last chunk ended its line; an LF here is the rest of that CRLF.
       this.pendingCr = false;
-      if (chunk.charCodeAt(0) === LF) i = 1;
-      else this.bareCr();
-      if (i === 1) this.lineEnd(out);
+      if (chunk.charCodeAt(0) === LF) {
+        i = 1;
+        if (this.state === "quoted") this.add("\n");
+      }
     }
     const n = chunk.length;
-    let nextQuote = -1; // index of the next quote at or after i, or n when there is none
+    // Index of the next quote, LF and CR at or after i, or n when there is none; found again once passed.
+    let nextQuote = -1;
+    let nextLf = -1;
+    let nextCr = -1;
     while (i < n) {
       if (this.lineFastPath && this.atRecordStart()) {
-        if (nextQuote < i) {
-          const found = chunk.indexOf(this.quote, i);
-          nextQuote = found === -1 ? n : found;
-        }
-        const lf = chunk.indexOf("\n", i);
-        if (lf !== -1 && lf < nextQuote && lf - i < MAX_CSV_RECORD_CHARS) {
-          i = this.plainLine(chunk, i, lf, out);
+        if (nextQuote < i) nextQuote = indexOrEnd(chunk, this.quote, i);
+        if (nextLf < i) nextLf = indexOrEnd(chunk, "\n", i);
+        if (nextCr < i) nextCr = indexOrEnd(chunk, "\r", i);
+        const eol = nextLf < nextCr ? nextLf : nextCr;
+        if (eol < nextQuote && eol - i < MAX_CSV_RECORD_CHARS) {
+          i = this.plainLine(chunk, i, eol, out);
           continue;
         }
       }
@@ -145,7 +151,7 @@ export class CsvSplitter {
         let j = i;
         for (; j < n; j++) {
           const c = chunk.charCodeAt(j);
-          if (quoted ? c === QUOTE || c === LF : c === DELIMITER || c === LF || c === CR) break;
+          if (c === LF || c === CR || c === (quoted ? QUOTE : DELIMITER)) break;
         }
         this.add(chunk.slice(i, j));
         i = j;
@@ -155,7 +161,12 @@ export class CsvSplitter {
       if (this.state === "quoted") {
         if (c === QUOTE) this.state = "quoteInQuoted";
         else {
-          this.add("\n");
+          // A line break inside quotes is data, kept as written, and one physical line.
+          this.add(c === CR ? "\r" : "\n");
+          if (c === CR && this.restOfCrlf(chunk, i)) {
+            this.add("\n");
+            i++;
+          }
           this.line++;
         }
       } else if (c === QUOTE && this.state === "fieldStart") {
@@ -170,11 +181,8 @@ export class CsvSplitter {
       } else if (c === LF) {
         this.lineEnd(out);
       } else if (c === CR) {
-        if (i === n) this.pendingCr = true;
-        else if (chunk.charCodeAt(i) === LF) {
-          i++;
-          this.lineEnd(out);
-        } else this.bareCr();
+        if (this.restOfCrlf(chunk, i)) i++;
+        this.lineEnd(out);
       } else {
         this.text(String.fromCharCode(c));
       }
@@ -182,10 +190,7 @@ export class CsvSplitter {
   }
 
   end(out: CsvRecord[]): void {
-    if (this.pendingCr) {
-      this.pendingCr = false;
-      this.lineEnd(out);
-    }
+    this.pendingCr = false;
     if (this.state === "quoted") {
       const reason = "has a quoted field that is never closed; every opening quote needs a closing quote";
       out.push({ kind: "broken", line: this.startLine, reason });
@@ -198,17 +203,28 @@ export class CsvSplitter {
   }
 
   /**
-   * A whole line [from, lf) with no quote, shorter than the record limit, at the start of a record: its
-   * fields are exactly the text between delimiters (a CR before the LF ends the line; any other CR is text),
-   * which the native split finds far faster than the character loop. Returns where the next line starts.
+   * Whether the character at `at`, just after a CR, is that CR's LF. A CR that ends the chunk is noted
+   * (`pendingCr`), so that an LF starting the next chunk is taken as its rest, not as another line.
    */
-  private plainLine(chunk: string, from: number, lf: number, out: CsvRecord[]): number {
-    const end = lf > from && chunk.charCodeAt(lf - 1) === CR ? lf - 1 : lf;
-    // An empty line (or a lone CRLF) is skipped, as in the character loop.
+  private restOfCrlf(chunk: string, at: number): boolean {
+    if (at === chunk.length) {
+      this.pendingCr = true;
+      return false;
+    }
+    return chunk.charCodeAt(at) === LF;
+  }
+
+  /**
+   * A whole line [from, end) with no quote, shorter than the record limit, at the start of a record, ended
+   * by the LF, CR or CRLF at `end`: its fields are exactly the text between delimiters, which the native
+   * split finds far faster than the character loop. Returns where the next line starts.
+   */
+  private plainLine(chunk: string, from: number, end: number, out: CsvRecord[]): number {
+    // An empty line is skipped, as in the character loop.
     if (end > from)
       out.push({ kind: "record", line: this.line, fields: chunk.slice(from, end).split(this.delimiter) });
     this.line++;
-    return lf + 1;
+    return chunk.charCodeAt(end) === CR && this.restOfCrlf(chunk, end + 1) ? end + 2 : end + 1;
   }
 
   /** A line break outside quotes: ends the record, or is an empty line to skip. */
@@ -216,11 +232,6 @@ export class CsvSplitter {
     const record = this.started ? this.endRecord() : undefined;
     this.line++;
     if (record !== undefined) out.push(record);
-  }
-
-  /** A CR not followed by LF is text. */
-  private bareCr(): void {
-    this.text("\r");
   }
 
   /** Ordinary text outside quotes; after a closing quote it means the quoting is broken. */
@@ -275,4 +286,10 @@ export class CsvSplitter {
     if (problem !== undefined) return { kind: "broken", line, reason: problem };
     return { kind: "record", line, fields };
   }
+}
+
+/** The index of `text` in `chunk` at or after `from`, or the chunk's length when there is none. */
+function indexOrEnd(chunk: string, text: string, from: number): number {
+  const at = chunk.indexOf(text, from);
+  return at === -1 ? chunk.length : at;
 }

@@ -92,7 +92,7 @@ function unquotedDelimiter(delimiter: string): string {
 }
 
 /**
- * Reads CSV (RFC 4180: quoted delimiters, line breaks and doubled quotes; LF or CRLF; header matched
+ * Reads CSV (RFC 4180: quoted delimiters, line breaks and doubled quotes; LF, CRLF or CR; header matched
  * case-insensitively), with the delimiter, quote, header line and column names of the source profile,
  * if any; without one the delimiter is detected from the header. A row with the wrong number of fields
  * or broken quoting is rejected alone.
