@@ -2,6 +2,7 @@ import { checkCredential } from "./credentials.js";
 import { isLoopbackHost } from "./loopback.js";
 import { maskUrlCredentials } from "./url-credentials.js";
 import { ConfigError } from "./errors/config-error.js";
+import { settingProblem } from "./setting-messages.js";
 import { SETTINGS, type SettingName } from "./settings.js";
 import type { z } from "zod";
 
@@ -42,7 +43,7 @@ export function loadConfig(
       if (required.includes(name)) problems.push(`${setting.env} is not set: ${setting.description}`);
       continue;
     }
-    const parsed = setting.schema.safeParse(raw);
+    const parsed = setting.schema.safeParse(raw, { error: settingProblem });
     if (parsed.success) values[name] = parsed.data;
     else {
       // A URL or a cluster node list may carry a credential: quote the value with it masked.

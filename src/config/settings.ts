@@ -20,7 +20,20 @@ interface Setting<T extends z.ZodType = z.ZodType> {
   readonly secret?: boolean;
 }
 
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/**
+ * A whole number from `min` to `max`, in decimal digits (spaces around them allowed): `1e3`, `0x10`, `1.5`
+ * and `Infinity` are refused rather than read as something the operator did not write. Every failure says
+ * the same sentence, naming the range.
+ */
+const int = (min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z
+    .string()
+    .trim()
+    .regex(/^\d+$/, message)
+    .transform(Number)
+    .pipe(z.number().min(min, message).max(max, message));
+};
 const list = z
   .string()
   .transform((s) =>

@@ -38,6 +38,44 @@ describe("configuration", () => {
     expect(problems.find((p) => p.startsWith("REDIS_URL"))).toMatch(/redis:\/\//);
   });
 
+  it.each([
+    ["abc", "SUBMIT_CONCURRENCY"],
+    ["1.5", "SUBMIT_CONCURRENCY"],
+    ["0x10", "SUBMIT_CONCURRENCY"],
+    ["1e2", "SUBMIT_CONCURRENCY"],
+    ["Infinity", "MAX_ATTEMPTS"],
+    ["-3", "SUBMIT_CONCURRENCY"],
+    ["0", "MAX_ATTEMPTS"],
+    ["5000", "SUBMIT_CONCURRENCY"],
+    ["50", "REQUEST_TIMEOUT_MS"],
+  ])(
+    "when a number setting is %j, then the message says in plain words which whole numbers it takes",
+    (value, env) => {
+      const problems = problemsOf({ ...base, [env]: value });
+      expect(problems).toHaveLength(1);
+      const range = {
+        SUBMIT_CONCURRENCY: "1 to 1000",
+        MAX_ATTEMPTS: "1 to 1000",
+        REQUEST_TIMEOUT_MS: "100 to 600000",
+      };
+      expect(problems[0]).toBe(
+        `${env} must be a whole number from ${range[env as keyof typeof range]} (got "${value}")`,
+      );
+    },
+  );
+
+  it("when a setting outside the numbers is wrong, then its message is a sentence, never the schema library's wording", () => {
+    expect(problemsOf({ ...base, LOG_LEVEL: "loud", CORRELATION_ID_HEADERS: " , " })).toEqual([
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace or silent (got "loud")',
+      'CORRELATION_ID_HEADERS must list at least 1 value(s) (got " , ")',
+    ]);
+  });
+
+  it("when every number setting is given its bounds with padding, then each loads as that number", () => {
+    const config = loadConfig({ SUBMIT_CONCURRENCY: " 1000 ", SUBMIT_RATE_PER_SEC: "0", SETTLE_MS: "007" });
+    expect(config).toMatchObject({ submitConcurrency: 1000, submitRatePerSec: 0, settleMs: 7 });
+  });
+
   it("when the API key is invalid, then the message never shows it", () => {
     const problems = problemsOf({ ...base, INVOICE_API_KEY: "short" });
     expect(problems).toHaveLength(1);
