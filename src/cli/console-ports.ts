@@ -7,6 +7,7 @@ import { consoleRoutes } from "../ops/console/console-routes.js";
 import type { OpsContext, OpsRoutes } from "../ops/ops-server.js";
 import { RowPages } from "../results/row-pages.js";
 import { retryFailed } from "../use-cases/retry-failed.js";
+import { checkOutboxDatabase } from "../ledger/outbox-detach.js";
 
 /**
  * The web console with its ports, all on the ops server's connection: the batches, a batch's rows (from
@@ -26,6 +27,11 @@ export function consoleOps(): OpsRoutes {
       });
     },
     ledger: (ctx) => new RedisLedger(ctx.redis(), ctx.config.queuePrefix),
+    writesRefused: (ctx) => () =>
+      checkOutboxDatabase(ctx.redis(), ctx.config.queuePrefix, {
+        hasDatabase: ctx.config.resultsDatabaseUrl !== undefined,
+        use: "reads",
+      }),
     retry: (ctx: OpsContext) => async (batchId) => {
       const prefix = ctx.config.queuePrefix;
       const queue = createInvoiceQueue(ctx.redis(), prefix, ctx.config.maxAttempts);

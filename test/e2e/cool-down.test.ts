@@ -3,36 +3,12 @@ import { describe, expect, it } from "vitest";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { cli, statusJson } from "../cli/ops-support.js";
 import { cliEnv } from "../support/cli-env.js";
-import { spawnNode, type Spawned } from "../support/processes.js";
+import { servingUrl, spawnNode } from "../support/processes.js";
 import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
 import { testRedisUrl } from "../support/redis.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 
 const cleanups = cleanupsAfterEach();
-
-/** The URL `invoice-relay console` serves at, once it has said so ("serving http://…/ until Ctrl-C"). */
-function servingUrl(proc: Spawned): Promise<string> {
-  const said = () => /serving (http:\/\/127\.0\.0\.1:\d+)\/ until Ctrl-C/.exec(proc.output())?.[1];
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const url = said();
-      if (url === undefined) return;
-      stop();
-      resolve(url);
-    };
-    const ended = () => {
-      stop();
-      reject(new Error(`the console ended without serving:\n${proc.output()}`));
-    };
-    const stop = () => {
-      proc.child.stderr?.off("data", check);
-      proc.child.off("exit", ended);
-    };
-    proc.child.stderr?.on("data", check);
-    proc.child.once("exit", ended);
-    check();
-  });
-}
 
 /** The seconds left the queue page's banner names; undefined when it shows none. */
 function bannerSeconds(page: string): number | undefined {

@@ -13,6 +13,7 @@ import { migrate } from "../../src/records/migrations.js";
 import { openPool } from "../../src/records/pool.js";
 import { startSimulator } from "../../src/simulator/index.js";
 import { runCli } from "../support/cli-run.js";
+import { servingUrl, spawnNode } from "../support/processes.js";
 import { tempDropDir } from "../support/drop.js";
 import { freshDatabase } from "../support/postgres.js";
 import { testRedisUrl } from "../support/redis.js";
@@ -75,14 +76,7 @@ describe("the outbox left on by a deployment that no longer has RESULTS_DATABASE
 
     // Without it: each writing command is refused before it claims or writes anything.
     await writeFile(join(drop.dir, "night-2.csv"), fileText(`2-${randomUUID().slice(0, 8)}`));
-    const refusals = [
-      ["run"],
-      ["start"],
-      ["worker"],
-      ["ingest"],
-      ["retry"],
-      ["console"], // with CONSOLE_TOKEN: its retry action writes
-    ];
+    const refusals = [["run"], ["start"], ["worker"], ["ingest"], ["retry"]];
     for (const args of refusals) {
       const refused = await runCli(args, { ...withoutDb, CONSOLE_TOKEN }, 30_000);
       expect([args[0], refused.code]).toEqual([args[0], 1]);
@@ -137,6 +131,32 @@ describe("the outbox left on by a deployment that no longer has RESULTS_DATABASE
     expect([after.code, after.output]).toEqual([0, expect.stringContaining("nothing kept")]);
     expect(after.output).not.toContain("db detach");
   }, 240_000);
+});
+
+describe("the console while the deployment refuses writing", () => {
+  it("when the outbox is on and RESULTS_DATABASE_URL is not set, then console comes up even with CONSOLE_TOKEN, its pages say why writing commands refuse, and its retry is refused", async () => {
+    const env = cliEnv({ name: "console-refusal" }, { HTTP_ADDR: "127.0.0.1:0", CONSOLE_TOKEN });
+    const prefix = env["QUEUE_PREFIX"] ?? "";
+    const redis = adminRedis();
+    await new Outbox(redis, prefix).enable();
+    const batches = new BatchStore(redis, prefix);
+    const id = "20261120T010000Z-abc123";
+    await batches.open({ id, file: "a.csv", format: "csv", path: "/nowhere/a.csv", host: "h" });
+    await batches.update(id, { state: "reported", rows: 1, counts: '{"failed":1}' });
+    const console = spawnNode("workers/cli.js", ["console"], env);
+    cleanups.push(async () => {
+      if (console.child.exitCode === null && console.child.signalCode === null) console.child.kill("SIGTERM");
+      await console.exited;
+    });
+    const url = await servingUrl(console);
+    const bearer = { authorization: `Bearer ${CONSOLE_TOKEN}` };
+    const page = await (await fetch(`${url}/batches/${id}`, { headers: bearer })).text();
+    expect(page).toContain("RESULTS_DATABASE_URL is not set: commands that write refuse to start");
+    expect(page).toContain("invoice-relay db detach");
+    const retry = await fetch(`${url}/batches/${id}/retry`, { method: "POST", headers: bearer });
+    expect(retry.status).toBe(503);
+    expect(await retry.text()).toContain("RESULTS_DATABASE_URL is not set");
+  }, 60_000);
 });
 
 describe("status of a batch whose retention has passed while its events wait in the outbox", () => {

@@ -37,3 +37,27 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number, wh
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** The URL `invoice-relay console` serves at, once it has said so ("serving http://…/ until Ctrl-C"). */
+export function servingUrl(proc: Spawned): Promise<string> {
+  const said = () => /serving (http:\/\/127\.0\.0\.1:\d+)\/ until Ctrl-C/.exec(proc.output())?.[1];
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const url = said();
+      if (url === undefined) return;
+      stop();
+      resolve(url);
+    };
+    const ended = () => {
+      stop();
+      reject(new Error(`the console ended without serving:\n${proc.output()}`));
+    };
+    const stop = () => {
+      proc.child.stderr?.off("data", check);
+      proc.child.off("exit", ended);
+    };
+    proc.child.stderr?.on("data", check);
+    proc.child.once("exit", ended);
+    check();
+  });
+}

@@ -17,9 +17,10 @@ export const consoleCommand: CommandFactory = () =>
     .action(async (options: Record<string, unknown>) => {
       const { config, logger } = commandSettings(options, "invoice-relay-console");
       // Connects and checks Redis as every command does: a Redis to refuse is refused before serving.
-      // Without CONSOLE_TOKEN the console only reads; with it, its retry action writes.
-      const outbox = config.consoleToken === undefined ? "reads" : "writes";
-      await (await openContext(config, { logger, outbox })).close();
+      // It comes up even while the deployment refuses writing (its outbox on without
+      // RESULTS_DATABASE_URL), so the operator can look: its pages say why, and its retry action is
+      // refused with that reason for as long as it holds (checked at each request).
+      await (await openContext(config, { logger, outbox: "reads" })).close();
       await commandScope(logger, async (scope) => {
         const stopping = shutdownOnSignals(logger, scope);
         const server = await serveOps(

@@ -20,6 +20,11 @@ export type Proof =
 export class ConsoleAuth {
   readonly #token: string | undefined;
   readonly #now: () => number;
+  /**
+   * Why the deployment refuses writing now, whoever asks (WritesRefusedPort, read at each request):
+   * the pages say it and every write action is refused with it.
+   */
+  refusal: string | undefined;
 
   constructor(token: string | undefined, now: () => number = Date.now) {
     this.#token = token === undefined || token === "" ? undefined : token;

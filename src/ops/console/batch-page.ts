@@ -116,7 +116,7 @@ function rowsTable(page: RowsPage): SafeHtml {
 
 function retryControl(meta: BatchMeta, viewer: Viewer, base: string): SafeHtml {
   const failed = countsOf(meta)?.["failed"] ?? 0;
-  if (!viewer.writable || failed === 0) return html``;
+  if (!viewer.writable || failed === 0 || viewer.refusal !== undefined) return html``;
   if (!viewer.signedIn)
     return html`<p class="muted">
       <a href="/login">Sign in</a> to retry this batch's ${failed} failed row(s).

@@ -24,7 +24,7 @@ const csrfBody = z.object({ csrf: z.string().max(200).optional() }).catch({});
 
 /**
  * The console's writes: sign in and out, and "retry this batch's failed rows". Without CONSOLE_TOKEN
- * every POST is 403; with it, a POST without a token or session is 401, and a session's form post must
+ * every POST is 403; while the deployment refuses writing (`auth.refusal`) every action is 503 saying why; with it, a POST without a token or session is 401, and a session's form post must
  * carry its CSRF token and come from a page of a served host name (else 403). A bearer token needs
  * neither: no browser sends one on its own. Wrong tokens are held back by `deps.wrongTokens`.
  */
@@ -43,7 +43,10 @@ export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
         "Read-only",
         "This console is read-only: set CONSOLE_TOKEN to enable its actions.",
       );
-    if (request.routeOptions.url === "/login") {
+    const url = request.routeOptions.url;
+    if (auth.refusal !== undefined && url !== "/login" && url !== "/logout")
+      return sendProblem(reply, viewer, 503, "Writing refused", auth.refusal);
+    if (url === "/login") {
       if (!fromConsole(request)) return forged(reply, request, auth);
       return;
     }

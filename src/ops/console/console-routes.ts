@@ -18,6 +18,7 @@ import {
   type BatchRowsPort,
   type DeploymentPort,
   type RetryBatchPort,
+  type WritesRefusedPort,
 } from "./ports.js";
 import { queuePage } from "./queue-page.js";
 import { SECURITY_HEADERS, sendPage, sendProblem, viewerOf } from "./respond.js";
@@ -38,6 +39,7 @@ export interface ConsolePorts {
   /** The deployment's view, the queue page's one reading; closed with the server. */
   readonly deployment: (ctx: OpsContext) => DeploymentPort;
   readonly retry: (ctx: OpsContext) => RetryBatchPort;
+  readonly writesRefused: (ctx: OpsContext) => WritesRefusedPort;
   /** The ledger the search reads (src/ledger/ledger.ts). */
   readonly ledger: (ctx: OpsContext) => Pick<Ledger, "keyOfExternalId" | "getMany">;
   /** The clock of sessions and of the wrong-token counts (tests move it). */
@@ -73,6 +75,10 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       await deployment.close();
     });
     await app.register(formbody, { bodyLimit: 4096 });
+    const writesRefused = ports.writesRefused(ctx);
+    app.addHook("onRequest", async () => {
+      auth.refusal = await writesRefused();
+    });
     app.addHook("onRequest", bearerCheck(wrongTokens));
     app.addHook("onSend", async (_request, reply, payload) => {
       reply.headers(SECURITY_HEADERS);

@@ -4,6 +4,8 @@ import { html, type SafeHtml } from "./html.js";
 export interface Viewer {
   /** CONSOLE_TOKEN is set: write actions exist for a signed-in visitor. */
   readonly writable: boolean;
+  /** Why the deployment refuses writing now (shown on every page), if it does. */
+  readonly refusal?: string | undefined;
   /** Signed in by session cookie or bearer token. */
   readonly signedIn: boolean;
   /** The session's CSRF token, for forms that post (cookie sessions only). */
@@ -40,6 +42,11 @@ export function page(title: string, viewer: Viewer, body: SafeHtml): string {
           <span class="account">${account}</span>
         </header>
         <main>
+          ${
+            viewer.refusal === undefined
+              ? html``
+              : html`<p class="notice bad">Writing is refused: ${viewer.refusal}</p>`
+          }
           <h1>${title}</h1>
           ${body}
         </main>

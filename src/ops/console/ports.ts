@@ -46,6 +46,13 @@ export interface RetryBatchOutcome {
   readonly noDocument: number;
 }
 
+/**
+ * Why the deployment refuses writing commands now (its outbox is on and this process has no
+ * RESULTS_DATABASE_URL: src/ledger/outbox-detach.ts), or undefined when it does not. Asked at every
+ * request, so a `db detach` meanwhile is seen at once.
+ */
+export type WritesRefusedPort = () => Promise<string | undefined>;
+
 /** Re-enqueues the batch's failed rows with their keys (src/use-cases/retry-failed.ts). */
 export type RetryBatchPort = (batchId: string) => Promise<RetryBatchOutcome>;
 

@@ -20,6 +20,7 @@ export function viewerOf(auth: ConsoleAuth, request: FastifyRequest): Viewer {
   const proof = auth.proofOf(request.headers.authorization, request.headers.cookie);
   return {
     writable: auth.writable,
+    refusal: auth.refusal,
     signedIn: proof.kind !== "none",
     csrf: proof.kind === "session" ? auth.csrfOf(proof.nonce) : undefined,
   };

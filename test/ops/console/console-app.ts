@@ -5,6 +5,7 @@ import { newBatchId } from "../../../src/ledger/batch-id.js";
 import { BatchStore } from "../../../src/ledger/batch-store.js";
 import type { RedisClient } from "../../../src/ledger/redis-client.js";
 import { RedisLedger } from "../../../src/ledger/redis-ledger.js";
+import { checkOutboxDatabase } from "../../../src/ledger/outbox-detach.js";
 import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { consoleRoutes } from "../../../src/ops/console/console-routes.js";
 import type { ConsoleRow, RowsQuery } from "../../../src/ops/console/ports.js";
@@ -80,6 +81,11 @@ export async function consoleApp(
       },
     }),
     ledger: () => new RedisLedger(redis, prefix),
+    writesRefused: () => () =>
+      checkOutboxDatabase(redis, prefix, {
+        hasDatabase: config.resultsDatabaseUrl !== undefined,
+        use: "reads",
+      }),
     retry: () => (batchId) => {
       retried.push(batchId);
       return Promise.resolve({ requeued: 1, busy: 0, superseded: 0, noDocument: 0 });

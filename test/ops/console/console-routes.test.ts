@@ -4,6 +4,7 @@ import { escapeHtml, html } from "../../../src/ops/console/html.js";
 import { consoleApp, reportedBatch, TOKEN, type ConsoleApp } from "./console-app.js";
 import { RemoteClaims } from "../../../src/ledger/remote-claims.js";
 import { createInvoiceQueue } from "../../../src/queue/invoice-queue.js";
+import { Outbox } from "../../../src/ledger/outbox.js";
 
 const apps: ConsoleApp[] = [];
 afterEach(async () => {
@@ -184,6 +185,43 @@ describe("write access", () => {
     expect(post.statusCode).toBe(303);
     expect(post.headers.location).toBe(`/batches/${id}?retried=1`);
     expect(c.retried).toEqual([id]);
+  });
+
+  it("when the outbox is on and RESULTS_DATABASE_URL is not set, then every page comes up saying why writing is refused, and retry is refused with that reason, calling no port", async () => {
+    const c = await open(TOKEN);
+    const id = await reportedBatch(c.batches, "a.csv", { failed: 2 });
+    await new Outbox(c.redis, c.prefix).enable();
+    for (const url of ["/", `/batches/${id}`, "/queue"]) {
+      const page = await c.app.inject({ url, headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(page.statusCode, url).toBe(200);
+      expect(page.body, url).toContain("RESULTS_DATABASE_URL is not set");
+      expect(page.body, url).toContain("invoice-relay db detach");
+    }
+    const batch = await c.app.inject({
+      url: `/batches/${id}`,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(batch.body).not.toContain('action="/batches/');
+    const post = await c.app.inject({
+      method: "POST",
+      url: `/batches/${id}/retry`,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(post.statusCode).toBe(503);
+    expect(post.body).toContain("RESULTS_DATABASE_URL is not set");
+    expect(c.retried).toEqual([]);
+
+    // Detached (or the database given again): writing works at once, without a restart.
+    await c.redis.del(c.batches.names.outboxOn);
+    const again = await c.app.inject({
+      method: "POST",
+      url: `/batches/${id}/retry`,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(again.statusCode).toBe(303);
+    expect(c.retried).toEqual([id]);
+    const page = await c.app.inject({ url: "/", headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(page.body).not.toContain("RESULTS_DATABASE_URL is not set");
   });
 
   it("when signing in, then the cookie is HttpOnly and SameSite=Strict and never carries the token; a wrong token is 401", async () => {
