@@ -16,6 +16,7 @@ import { silentLogger } from "../src/log/logger.js";
 import { createRedis } from "../src/queue/connection.js";
 import { createInvoiceQueue } from "../src/queue/invoice-queue.js";
 import { dropPass } from "../src/use-cases/drop-pass.js";
+import type { PulledFile } from "../src/use-cases/ingest-claimed.js";
 import { pullRemoteSources } from "../src/use-cases/remote-pull.js";
 import { hostSpeed } from "./support.js";
 import { writeCsv } from "./generate.js";
@@ -49,7 +50,7 @@ try {
       logger: silentLogger(),
     };
   };
-  const ingest = async (d: Awaited<ReturnType<typeof deps>>, pulled?: ReadonlySet<string>) => {
+  const ingest = async (d: Awaited<ReturnType<typeof deps>>, pulled?: ReadonlyMap<string, PulledFile>) => {
     const passed = await dropPass({ ...d, pulled }, 0);
     const result = passed[0]?.result;
     if (passed.length !== 1 || result?.kind !== "ingested" || result.enqueued !== ROWS)
@@ -103,7 +104,7 @@ try {
     if (pulled?.taken !== 1)
       throw new Error(`the pull took ${pulled?.taken ?? 0} files: ${String(pulled?.error)}`);
     const pullSeconds = (performance.now() - started) / 1000;
-    await ingest(remote, new Set(pulled.batches));
+    await ingest(remote, pulled.unopened);
     const sftpSeconds = (performance.now() - started) / 1000;
     const ratio = localSeconds / sftpSeconds;
     ratios.push(ratio);

@@ -20,5 +20,6 @@ export function openRemotePass(
     openSession: openSftpSession,
     sources,
     settleMs: config.settleMs,
+    retentionMs: config.resultsRetention,
   });
 }

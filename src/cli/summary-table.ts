@@ -28,7 +28,11 @@ export function summaryTable(batches: readonly BatchMeta[]): string {
           : (b.report_csv ?? "(not written)");
     const replaced =
       b.replaced_by === undefined ? "" : `; replaced by ${b.replaced_by}, the whole file taken again`;
-    return [b.file, b.id, ...columns.map((s) => String(counts[s])), `${report}${replaced}`];
+    const same =
+      b.same_content_as === undefined
+        ? ""
+        : `; the same bytes as ${b.same_content_as.file} (batch ${b.same_content_as.batch})`;
+    return [b.file, b.id, ...columns.map((s) => String(counts[s])), `${report}${replaced}${same}`];
   });
   const widths = header.map((h, i) =>
     Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? 0 : (r[i] ?? "").length))),

@@ -14,6 +14,16 @@ const optionalInt = z.coerce.number().int().optional();
 const writeScript = new LuaScript("batch-write");
 type BatchWrite = "open" | "update" | "changed" | "report";
 
+const sameContentSchema = z.object({ batch: z.string(), file: z.string() });
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A batch (one drop of one file) as kept in its Redis hash. */
 export const batchMetaSchema = z.object({
   id: z.string(),
@@ -47,6 +57,20 @@ export const batchMetaSchema = z.object({
    * report covers every row of the file, this one's only the rows it claimed.
    */
   replaced_by: z.string().optional(),
+  /**
+   * The earlier batch, and its file, that took the same bytes from the same SFTP source (JSON): this
+   * file was sent again, perhaps under another name; its rows come out as that batch's did.
+   */
+  same_content_as: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = sameContentSchema.safeParse(safeJson(text));
+      if (parsed.success) return parsed.data;
+      ctx.addIssue({ code: "custom", message: "not a batch and file" });
+      return z.NEVER;
+    })
+    .optional()
+    .catch(undefined),
 });
 
 export type BatchMeta = z.infer<typeof batchMetaSchema>;
@@ -64,6 +88,8 @@ export interface NewBatch {
   readonly profile?: string | undefined;
   /** Its snapshot (opaque here), kept so that re-reads use the profile the batch was ingested with. */
   readonly profileJson?: string | undefined;
+  /** See BatchMeta's `same_content_as`. */
+  readonly sameContentAs?: { readonly batch: string; readonly file: string } | undefined;
 }
 
 /**
@@ -116,6 +142,7 @@ export class BatchStore {
       sha256: batch.sha256,
       profile: batch.profile,
       profile_json: batch.profileJson,
+      same_content_as: batch.sameContentAs === undefined ? undefined : JSON.stringify(batch.sameContentAs),
     });
     return this.require(batch.id);
   }

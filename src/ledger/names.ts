@@ -161,9 +161,17 @@ export class LedgerNames {
     return `${this.#base}:sftp:${source}:seen`;
   }
 
-  /** Hash SHA-256 → the batch that took that content from the source: the same file again is known. */
+  /**
+   * Hash SHA-256 → the batch that took that content from the source, under which name and when (JSON):
+   * the same bytes again, under any name, are reported as such. Kept for RESULTS_RETENTION.
+   */
   remoteContent(source: string): string {
     return `${this.#base}:sftp:${source}:content`;
+  }
+
+  /** Sorted set of the SHA-256s of `remoteContent`, scored by when each was taken: what retention reads. */
+  remoteContentTimes(source: string): string {
+    return `${this.#base}:sftp:${source}:content-times`;
   }
 
   /** Hash batch id → what is left to do on the server for it (archive the file, upload the results). */

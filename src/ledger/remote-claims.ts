@@ -4,21 +4,42 @@ import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
 
 /**
- * - `downloading`: a batch id is given to the remote file; the local copy may be partial or missing;
- * - `downloaded`: the whole file is in processing/ under its claimed name (fsynced, then renamed);
- * - `recognised`: its content was taken before (`earlier`): nothing is ingested, the file is only moved.
- * The claim ends when the file is moved or removed on the server (`finish`).
+ * - `downloading`: a batch id is given to the remote file; the local copy may be partial or missing, and
+ *   the file may already be in the server's processing/ (moved there before it was checked);
+ * - `downloaded`: the whole file is in processing/ under its claimed name (fsynced, then renamed), and
+ *   the server's copy was read again and found to hold the same bytes.
+ * The claim ends when the file is in the server's processing/ (or removed) and checked (`finish`).
  */
 const claimSchema = z.object({
   batch: z.string(),
   name: z.string(),
+  /** The size and modification time the file had when it was claimed (or last seen, while settling). */
   size: z.number().int().nonnegative(),
   mtimeMs: z.number().nonnegative(),
-  step: z.enum(["downloading", "downloaded", "recognised"]),
+  // `recognised` (same content as an earlier batch) was a step before such files became batches.
+  step: z.preprocess(
+    (step) => (step === "recognised" ? "downloading" : step),
+    z.enum(["downloading", "downloaded"]),
+  ),
   sha256: z.string().optional(),
-  earlier: z.string().optional(),
+  /** Where the file is taken from when not where it was listed: a copy in processing/ taken again. */
+  from: z.string().optional(),
+  /**
+   * Set while the file must settle before it is taken (its server copy changed as it was being taken):
+   * since when `size` and `mtimeMs` have been seen unchanged.
+   */
+  settlingSince: z.number().optional(),
 });
 export type RemoteClaim = z.infer<typeof claimSchema>;
+
+/** The field of a claim in the claims hash: the name listed, or the server path it is taken again from. */
+export function claimKey(claim: Pick<RemoteClaim, "name" | "from">): string {
+  return claim.from ?? claim.name;
+}
+
+/** The batch that took a content (by SHA-256) from the source, under which name, and when. */
+const takenSchema = z.object({ batch: z.string(), name: z.string(), at: z.number() });
+export type TakenContent = z.infer<typeof takenSchema>;
 
 const seenSchema = z.object({ size: z.number(), mtimeMs: z.number(), at: z.number() });
 export type SeenFile = z.infer<typeof seenSchema>;
@@ -31,8 +52,22 @@ const pulledSchema = z.object({
   archived: z.boolean(),
   /** `pending`: its results are to be uploaded once reported; `off`: the source uploads none. */
   report: z.enum(["pending", "uploaded", "off"]),
+  /**
+   * The server copy as checked when it was taken (absent for a removed one): its size, SHA-256 and
+   * modification time. Before it is archived it is compared again; one that grew or changed is taken
+   * again, whole, as a new batch (`takenAgainAs`), as the drop folder does.
+   */
+  size: z.number().int().nonnegative().optional(),
+  sha256: z.string().optional(),
+  mtimeMs: z.number().optional(),
+  takenAgainAs: z.string().optional(),
+  /** An earlier batch of the source took the same bytes, perhaps under another name. */
+  sameAs: z.object({ batch: z.string(), file: z.string() }).optional(),
 });
 export type PulledBatch = z.infer<typeof pulledSchema>;
+
+/** Content records forgotten per poll at most: one poll never holds Redis long. */
+const FORGOTTEN_PER_POLL = 1000;
 
 const sourceStateSchema = z.object({
   lastPollAt: z.number().optional(),
@@ -48,8 +83,9 @@ export type RemoteSourceState = z.infer<typeof sourceStateSchema>;
 
 /**
  * What invoice-relay has taken from each SFTP source, so that a pass cut at any step is finished by the
- * next one: the claim in progress per remote path, the sizes seen by the last poll, the content taken
- * (by SHA-256), what is left to do on the server per batch, and each source's state for `status`.
+ * next one: the claim in progress per remote file, the sizes seen by the last poll, the content taken
+ * (by SHA-256, for RESULTS_RETENTION), what is left to do on the server per batch, and each source's
+ * state for `status`.
  */
 export class RemoteClaims {
   readonly #names: LedgerNames;
@@ -79,38 +115,84 @@ export class RemoteClaims {
     return (await this.claims()).get(path) ?? claim;
   }
 
-  async update(path: string, claim: RemoteClaim): Promise<void> {
+  async update(claim: RemoteClaim): Promise<void> {
     await this.redis.hset(
       this.#names.remoteClaims(this.source),
-      path,
+      claimKey(claim),
       JSON.stringify(claimSchema.parse(claim)),
     );
   }
 
-  /** The batch that took this content before, if any. */
-  async takenBefore(sha256: string): Promise<string | undefined> {
-    return (await this.redis.hget(this.#names.remoteContent(this.source), sha256)) ?? undefined;
+  /** The batch that took this content before, if the source's record of it is kept yet. */
+  async takenBefore(sha256: string): Promise<TakenContent | undefined> {
+    const raw = await this.redis.hget(this.#names.remoteContent(this.source), sha256);
+    return raw === null ? undefined : parsedValue(raw, takenSchema);
   }
 
   /**
-   * The file is moved (or removed) on the server: its claim ends, its content is known from now on, and
-   * a downloaded one waits for its report to be archived and uploaded.
+   * The file is taken, in the server's processing/ (or removed) and checked: its claim ends, its content
+   * is known from `at` on (ledger time; the first batch that took it stays the one named), and it waits
+   * for its report to be archived and uploaded. `again`: the claim that takes its changed server copy
+   * again, in the same step.
    */
-  async finish(path: string, claim: RemoteClaim, pulled: PulledBatch | undefined): Promise<void> {
+  async finish(claim: RemoteClaim, pulled: PulledBatch, at: number, again?: RemoteClaim): Promise<void> {
+    const key = claimKey(claim);
+    const claimsKey = this.#names.remoteClaims(this.source);
     const multi = this.redis
       .multi()
-      .hdel(this.#names.remoteClaims(this.source), path)
-      .hdel(this.#names.remoteSeen(this.source), path);
-    if (claim.sha256 !== undefined && claim.step === "downloaded")
-      multi.hset(this.#names.remoteContent(this.source), claim.sha256, claim.batch);
-    if (pulled !== undefined)
-      multi.hset(this.#names.remoteBatches(this.source), claim.batch, JSON.stringify(pulled));
+      .hdel(claimsKey, key)
+      .hdel(this.#names.remoteSeen(this.source), key)
+      .hset(this.#names.remoteBatches(this.source), claim.batch, JSON.stringify(pulledSchema.parse(pulled)));
+    if (again !== undefined)
+      multi.hsetnx(claimsKey, claimKey(again), JSON.stringify(claimSchema.parse(again)));
+    if (claim.sha256 !== undefined) {
+      const taken: TakenContent = { batch: claim.batch, name: claim.name, at };
+      multi
+        .hsetnx(this.#names.remoteContent(this.source), claim.sha256, JSON.stringify(taken))
+        .zadd(this.#names.remoteContentTimes(this.source), "NX", at, claim.sha256);
+    }
     await multi.exec();
   }
 
-  /** Drops the claim of a file that went away before it was taken (nothing of it was kept). */
-  async abandon(path: string): Promise<void> {
-    await this.redis.hdel(this.#names.remoteClaims(this.source), path);
+  /**
+   * Forgets the content taken before `cutoff` (ledger time: RESULTS_RETENTION ago), as the ledger forgets
+   * its batches; a record from before times were kept (in the hash only) goes too.
+   */
+  async forgetContentBefore(cutoff: number): Promise<void> {
+    const hash = this.#names.remoteContent(this.source);
+    const times = this.#names.remoteContentTimes(this.source);
+    const old = await this.redis.zrangebyscore(times, "-inf", `(${cutoff}`, "LIMIT", 0, FORGOTTEN_PER_POLL);
+    if (old.length > 0)
+      await this.redis
+        .multi()
+        .hdel(hash, ...old)
+        .zrem(times, ...old)
+        .exec();
+    if ((await this.redis.hlen(hash)) <= (await this.redis.zcard(times))) return;
+    const timed = new Set(await this.redis.zrange(times, 0, -1));
+    const untimed = Object.keys(await this.redis.hgetall(hash)).filter((sha) => !timed.has(sha));
+    if (untimed.length > 0) await this.redis.hdel(hash, ...untimed);
+  }
+
+  /**
+   * The server copy of a pulled batch grew or changed after it was taken: the batch keeps what it took,
+   * and the copy is given to a new claim (`claim`, a new batch) that takes it again, whole, once settled.
+   */
+  async takeAgain(batch: string, pulled: PulledBatch, claim: RemoteClaim): Promise<void> {
+    await this.redis
+      .multi()
+      .hsetnx(
+        this.#names.remoteClaims(this.source),
+        claimKey(claim),
+        JSON.stringify(claimSchema.parse(claim)),
+      )
+      .hset(this.#names.remoteBatches(this.source), batch, JSON.stringify(pulledSchema.parse(pulled)))
+      .exec();
+  }
+
+  /** Drops the claim of a file that went away or changed before it was taken (nothing of it was kept). */
+  async abandon(claim: RemoteClaim): Promise<void> {
+    await this.redis.hdel(this.#names.remoteClaims(this.source), claimKey(claim));
   }
 
   async seen(): Promise<Map<string, SeenFile>> {
@@ -167,14 +249,19 @@ async function readSourceStates(
 function parsedHash<T>(raw: Record<string, string>, schema: z.ZodType<T>): Map<string, T> {
   const out = new Map<string, T>();
   for (const [field, value] of Object.entries(raw)) {
-    let json: unknown;
-    try {
-      json = JSON.parse(value);
-    } catch {
-      continue;
-    }
-    const parsed = schema.safeParse(json);
-    if (parsed.success) out.set(field, parsed.data);
+    const parsed = parsedValue(value, schema);
+    if (parsed !== undefined) out.set(field, parsed);
   }
   return out;
+}
+
+function parsedValue<T>(value: string, schema: z.ZodType<T>): T | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
 }

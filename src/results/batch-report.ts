@@ -25,6 +25,8 @@ export interface BatchSummary {
    * report covers every row of the file (this report's rows keep what this batch itself did).
    */
   readonly replaced_by?: Replacement;
+  /** The file is the same bytes an earlier batch took from the same SFTP source (perhaps under another name). */
+  readonly same_content_as?: { readonly batch_id: string; readonly file: string };
 }
 
 export interface Replacement {
@@ -124,6 +126,9 @@ export async function writeBatchReport(
     ...(batch.replaced_by === undefined
       ? {}
       : { replaced_by: replacementOf(reportsDir, batch.file, batch.replaced_by) }),
+    ...(batch.same_content_as === undefined
+      ? {}
+      : { same_content_as: { batch_id: batch.same_content_as.batch, file: batch.same_content_as.file } }),
   };
   await writeSummary(paths.summary, summary);
   return { csvPath: paths.csv, summaryPath: paths.summary, summary };

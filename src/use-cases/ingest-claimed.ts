@@ -46,10 +46,16 @@ export interface DropPassDeps {
   /** The results of record (RESULTS_DATABASE_URL), asked about keys Redis's retention has forgotten. */
   readonly beyondRetention?: BeyondRetention | undefined;
   /**
-   * Batch ids of files this pass put in processing/ itself, pulled from an SFTP source (remote-pull.ts):
+   * Files an SFTP source put in processing/ (remote-pull.ts) with no batch record yet, by batch id:
    * ingested as new, not resumed.
    */
-  readonly pulled?: ReadonlySet<string> | undefined;
+  readonly pulled?: ReadonlyMap<string, PulledFile> | undefined;
+}
+
+/** What the SFTP pull knows of a file it put in processing/. */
+export interface PulledFile {
+  /** An earlier batch of the same source took the same bytes, under this name or another. */
+  readonly sameContentAs?: { readonly batch: string; readonly file: string } | undefined;
 }
 
 /** `changed`: a resumed file is no longer what was claimed; it is kept in processing/, never reported. */
@@ -87,6 +93,7 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
     path: file.path,
     host: hostname(),
     ...measured,
+    sameContentAs: deps.pulled?.get(file.batchId)?.sameContentAs,
   });
   const claimed = { size: meta.size ?? measured.size, sha256: meta.sha256 ?? measured.sha256 };
   const lease = new BatchLease(deps.redis, deps.batches.names.ingestLease(file.batchId));

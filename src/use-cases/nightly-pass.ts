@@ -1,7 +1,7 @@
 import { access } from "node:fs/promises";
 import type { SubmitConfig } from "../config/load.js";
 import { describeTarget, redisTarget } from "../config/redis-target.js";
-import { dropPass, type DropPassDeps } from "./drop-pass.js";
+import { dropPass, resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
@@ -14,7 +14,7 @@ import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
-import type { RemotePass } from "./remote-pull.js";
+import type { RemoteLeft, RemotePass } from "./remote-pull.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly config: SubmitConfig;
@@ -53,6 +53,11 @@ export interface GrowingFile {
    * `settled`: the pass was stopped before it took the file again.
    */
   readonly readiness: Readiness;
+  /**
+   * For a file of an SFTP source: its name. Its copy on the server grew or changed after it was taken
+   * and is still being written; `batch` is the batch it is taken again as, `size` its size last seen.
+   */
+  readonly source?: string | undefined;
 }
 
 export interface PassProgress {
@@ -137,12 +142,55 @@ export async function nightlyPass(
       const since = service.pacer?.snapshot()?.refusingSince ?? 0;
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
-    const outcome = await waitForBatches(passDeps, targets, { ...options, onRound: sending, refusing });
-    if (outcome.kind === "finished") await deps.remote?.finish(options.signal);
-    return outcome;
+    const waitOptions = { ...options, onRound: sending, refusing };
+    const outcome = await waitForBatches(passDeps, targets, waitOptions);
+    return outcome.kind === "finished"
+      ? await finishRemote(passDeps, targets, outcome, waitOptions)
+      : outcome;
   } finally {
     await service.close(config.shutdownGraceMs);
   }
+}
+
+/**
+ * Archives and reports back the SFTP sources' batches. A server copy that grew or changed after its batch
+ * took it is taken again, whole, as a new batch (remote-results.ts): its rows are sent and waited for in
+ * this pass, as a local file that grew is. One still being written when the pass must end is named in
+ * `growing`, so `run` never says all is well while a server's copy holds rows nobody read.
+ */
+async function finishRemote(
+  deps: NightlyPassDeps & DropPassDeps,
+  targets: Set<string>,
+  finished: NightlyOutcome & { kind: "finished" },
+  options: NightlyPassOptions & { readonly onRound: () => void; readonly refusing: () => boolean },
+): Promise<NightlyOutcome> {
+  let outcome: NightlyOutcome = finished;
+  while (deps.remote !== undefined && outcome.kind === "finished") {
+    const { taken, again } = await deps.remote.finish(options.signal);
+    if (taken.size === 0 && again.length === 0) break;
+    if (taken.size === 0) {
+      const ending =
+        options.signal.aborted || (options.deadline !== undefined && Date.now() > options.deadline);
+      if (ending) return { ...outcome, growing: [...outcome.growing, ...again.map(remoteGrowing)] };
+      await new Promise((r) => setTimeout(r, Math.max(options.pollMs ?? POLL_MS, deps.config.settleMs)));
+      continue;
+    }
+    for (const passed of await resumeClaimedFiles({ ...deps, pulled: taken }))
+      targets.add(passed.file.batchId);
+    outcome = await waitForBatches(deps, targets, options);
+  }
+  return outcome;
+}
+
+function remoteGrowing(left: RemoteLeft): GrowingFile {
+  return {
+    file: left.file,
+    batch: left.batch,
+    claimed: left.size,
+    size: left.size,
+    readiness: "writing",
+    source: left.source,
+  };
 }
 
 async function waitForBatches(

@@ -1,29 +1,27 @@
-import { rename, rm } from "node:fs/promises";
-import { join } from "node:path";
-import { claimedContent } from "../ingest/claimed-content.js";
-import { claimedName, type DropFolder } from "../ingest/drop-folder.js";
-import { syncToDisk } from "../ingest/local-files.js";
-import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
+import { newBatchId } from "../ingest/drop-folder.js";
+import type { RemoteSource } from "../ingest/sftp/remote-source.js";
+import type { RemoteStanding } from "../ingest/sftp/remote-content.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
-import type { BatchStore } from "../ledger/batch-store.js";
-import type { RemoteClaim, RemoteClaims } from "../ledger/remote-claims.js";
-import type { Logger } from "../log/logger.js";
+import { ledgerNow } from "../ledger/clock.js";
+import type { PulledBatch, RemoteClaim, RemoteClaims } from "../ledger/remote-claims.js";
+import { serverPaths, takeFile, type ClaimDeps } from "./remote-take.js";
 
-export interface ClaimDeps {
-  readonly folder: DropFolder;
-  readonly batches: BatchStore;
-  readonly logger: Logger;
-}
+export type { ClaimDeps };
 
-/** `taken`: a new batch's file is in processing/; `known`: same content as an earlier batch; `left`: not taken. */
-export type ClaimEnd = "taken" | "known" | "left";
+/**
+ * `taken`: the claim's batch has its file in processing/ (this call put it there or finished it);
+ * `settling`: its server copy changed while it was being taken and is taken once settled; `left`: not
+ * taken (changed or gone before it was moved).
+ */
+export type ClaimEnd = "taken" | "settling" | "left";
 
 /**
  * Takes one remote file, or finishes taking it after a pass was cut (the claim in Redis says how far it
- * got). Each step is safe to repeat and is recorded before the next: the batch id is given first; the
- * file is downloaded under a dot-name in processing/, measured, fsynced and renamed to its claimed name
- * (the drop pass ingests it from there); only then is it moved to the server's processing/ (or removed).
- * A file that changed or went away before it was whole here is left, nothing of it kept.
+ * got), each step recorded before the next: the batch id is given first; the file is downloaded, moved to
+ * the server's processing/ and read there again (remote-take.ts); only a copy found the same is renamed
+ * into processing/ here, for the drop pass to ingest. With `after_claim: delete` the file is read again
+ * where it is and removed once found the same. A claim resumed after a cut checks the server's copy
+ * again: bytes that changed meanwhile are never archived or removed unread (docs/sftp.md).
  */
 export async function finishClaim(
   deps: ClaimDeps,
@@ -33,106 +31,73 @@ export async function finishClaim(
   start: RemoteClaim,
 ): Promise<ClaimEnd> {
   const log = deps.logger.child({ source: source.name, file: start.name, batch: start.batch });
-  const remotePath = join(source.path, start.name);
   let claim = start;
+  let standing: RemoteStanding | undefined;
   if (claim.step === "downloading") {
-    const fetched = await download(deps, session, claims, source, claim);
-    if (fetched === undefined) {
-      await claims.abandon(claim.name);
-      log.info("remote file changed or went away before it was downloaded whole; it is taken once settled");
-      return "left";
-    }
-    claim = fetched;
+    const taken = await takeFile(deps, session, claims, source, claim, log);
+    if (taken.kind !== "taken") return taken.kind;
+    claim = taken.claim;
+    standing = taken.standing;
   }
-  const folders = remoteFolders(source);
-  const target = join(
-    claim.step === "recognised" ? folders.archive : folders.processing,
-    claimedName(claim.batch, claim.name),
-  );
-  let remote: string | undefined = target;
-  if (source.afterClaim === "delete" || (await session.stat(target)) === undefined) {
-    const now = await session.stat(remotePath);
-    const same = now !== undefined && now.size === claim.size && now.mtimeMs === claim.mtimeMs;
-    if (!same) {
-      remote = undefined;
-      if (source.afterClaim === "move")
-        log.warn(
-          "remote file was gone or replaced before it was moved to processing/; the copy here is kept",
-        );
-    } else if (source.afterClaim === "move") await session.rename(remotePath, target);
-    else {
-      await session.remove(remotePath);
-      remote = undefined;
-    }
-  }
-  if (source.doneMarker !== undefined) await session.remove(`${remotePath}${source.doneMarker}`);
-  const taken = claim.step === "downloaded";
-  await claims.finish(
-    claim.name,
-    claim,
-    taken
-      ? {
-          name: claim.name,
-          ...(remote === undefined ? {} : { remote }),
-          archived: remote === undefined,
-          report: source.reports ? "pending" : "off",
-        }
-      : undefined,
-  );
-  if (taken) log.info("pulled from the SFTP source");
-  else
+  const { listed, target } = serverPaths(source, claim);
+  const copy = target !== undefined && (await session.stat(target)) !== undefined ? target : listed;
+  standing ??= await session.standing(copy, { size: claim.size, sha256: claim.sha256 ?? "" });
+  const earlier = claim.sha256 === undefined ? undefined : await claims.takenBefore(claim.sha256);
+  const pulled: PulledBatch = {
+    name: claim.name,
+    archived: true,
+    report: source.reports ? "pending" : "off",
+    size: claim.size,
+    ...(claim.sha256 === undefined ? {} : { sha256: claim.sha256 }),
+    ...(earlier === undefined || earlier.batch === claim.batch
+      ? {}
+      : { sameAs: { batch: earlier.batch, file: earlier.name } }),
+  };
+  let again: RemoteClaim | undefined;
+  if (standing.kind === "intact") {
+    if (target !== undefined && copy !== target) await session.rename(copy, target); // claimed before this order
+    if (target === undefined) await session.remove(listed);
+    else Object.assign(pulled, { remote: target, archived: false, mtimeMs: standing.mtimeMs });
+  } else if (standing.kind === "gone") {
+    log.warn("remote file went away from the server after it was taken; nothing is left there to archive");
+  } else if (copy === target) {
+    // Our copy in the server's processing/ changed after it was taken: the new bytes are a new batch.
+    again = retake(claim, copy, standing);
+    pulled.takenAgainAs = again.batch;
     log.warn(
-      { earlier: claim.earlier },
-      "remote file has the content an earlier batch took: archived, not sent again",
+      { claimed: claim.size, now: standing.size, as: again.batch },
+      `remote file ${standing.kind} after it was taken: taken again, whole, as a new batch once settled`,
     );
-  return taken ? "taken" : "known";
+  } else {
+    log.warn(
+      { claimed: claim.size, now: standing.size },
+      `remote file ${standing.kind} after it was taken: left on the server, and taken again once settled`,
+    );
+  }
+  if (source.doneMarker !== undefined) await session.remove(`${listed}${source.doneMarker}`);
+  await claims.finish(claim, pulled, await ledgerNow(deps.redis, deps.now), again);
+  if (pulled.sameAs !== undefined)
+    log.warn(
+      { earlier: pulled.sameAs },
+      "remote file has the same bytes as a file taken before: a batch of its own, whose rows come out as that file's did",
+    );
+  log.info("pulled from the SFTP source");
+  return "taken";
 }
 
-async function download(
-  deps: ClaimDeps,
-  session: RemoteSession,
-  claims: RemoteClaims,
-  source: RemoteSource,
-  claim: RemoteClaim,
-): Promise<RemoteClaim | undefined> {
-  const local = join(deps.folder.processing, claimedName(claim.batch, claim.name));
-  // Renamed before a crash that came before the step was recorded: the file here is whole.
-  const known = await deps.batches.get(claim.batch);
-  const here = await claimedContent(local).catch(() => undefined);
-  if (known !== undefined || here !== undefined) {
-    const done = { ...claim, step: "downloaded" as const, sha256: known?.sha256 ?? here?.sha256 };
-    await claims.update(claim.name, done);
-    return done;
-  }
-  const remotePath = join(source.path, claim.name);
-  const before = await session.stat(remotePath);
-  if (before === undefined || before.size !== claim.size || before.mtimeMs !== claim.mtimeMs)
-    return undefined;
-  const part = join(deps.folder.processing, `.${claimedName(claim.batch, claim.name)}.download`);
-  await rm(part, { force: true });
-  try {
-    await session.download(remotePath, part);
-    const got = await claimedContent(part);
-    const after = await session.stat(remotePath);
-    if (got.size !== claim.size || after?.size !== claim.size || after.mtimeMs !== claim.mtimeMs) {
-      await rm(part, { force: true });
-      return undefined;
-    }
-    await syncToDisk(part);
-    const earlier = await claims.takenBefore(got.sha256);
-    if (earlier !== undefined) {
-      await rm(part, { force: true });
-      const known = { ...claim, step: "recognised" as const, sha256: got.sha256, earlier };
-      await claims.update(claim.name, known);
-      return known;
-    }
-    await rename(part, local);
-    await syncToDisk(deps.folder.processing);
-    const done = { ...claim, step: "downloaded" as const, sha256: got.sha256 };
-    await claims.update(claim.name, done);
-    return done;
-  } catch (error) {
-    await rm(part, { force: true });
-    throw error;
-  }
+/** The claim that takes a changed server copy again, whole, as a new batch once it has settled. */
+export function retake(
+  claim: Pick<RemoteClaim, "name">,
+  from: string,
+  seen: { readonly size: number; readonly mtimeMs: number },
+): RemoteClaim {
+  return {
+    batch: newBatchId(),
+    name: claim.name,
+    from,
+    size: seen.size,
+    mtimeMs: seen.mtimeMs,
+    step: "downloading",
+    settlingSince: Date.now(),
+  };
 }

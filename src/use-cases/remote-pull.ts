@@ -6,7 +6,9 @@ import { settleListing, type RemoteCandidate } from "../ingest/sftp/remote-settl
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { OpenSession, RemoteSession } from "../ingest/sftp/session.js";
 import type { RedisClient } from "../ledger/redis-client.js";
-import { RemoteClaims, type RemoteSourceState } from "../ledger/remote-claims.js";
+import { RemoteClaims, type RemoteClaim, type RemoteSourceState } from "../ledger/remote-claims.js";
+import { ledgerNow } from "../ledger/clock.js";
+import type { PulledFile } from "./ingest-claimed.js";
 import { finishClaim, type ClaimDeps } from "./remote-claim.js";
 import { finishPulledBatches } from "./remote-results.js";
 
@@ -16,6 +18,8 @@ export interface RemotePullDeps extends ClaimDeps {
   readonly openSession: OpenSession;
   readonly sources: readonly RemoteSource[];
   readonly settleMs: number;
+  /** RESULTS_RETENTION: how long a source's record of the content it gave is kept (none: for ever). */
+  readonly retentionMs?: number | undefined;
   /** Connection attempts per source and pass, with backoff between them (default 3). */
   readonly attempts?: number | undefined;
   readonly backoffMs?: number | undefined;
@@ -27,12 +31,28 @@ export interface SourcePull {
   readonly taken: number;
   /** The batch ids of the files taken: in processing/, ingested by the drop pass. */
   readonly batches: readonly string[];
+  /**
+   * Every batch of the source whose file is in processing/ with no batch record yet (those taken now,
+   * and those a pass cut before its ingest left): the drop pass opens them as pulled.
+   */
+  readonly unopened?: ReadonlyMap<string, PulledFile> | undefined;
+  /** Files whose server copy grew or changed after it was taken, waiting to settle to be taken again. */
+  readonly again?: readonly RemoteLeft[] | undefined;
   /** Files seen but not settled yet (or waiting for their done-marker). */
   readonly waiting: number;
   /** Of those, the files changed since the last poll or first seen now: polled again by `pullSettled`. */
   readonly settling?: number | undefined;
   /** Set when the source could not be polled this pass (the others went on). */
   readonly error?: Error | undefined;
+}
+
+/** A file of a source whose server copy is to be taken again, whole, as a new batch once it has settled. */
+export interface RemoteLeft {
+  readonly source: string;
+  readonly file: string;
+  /** The batch it is taken again as. */
+  readonly batch: string;
+  readonly size: number;
 }
 
 /**
@@ -76,6 +96,7 @@ export async function pullSettled(deps: RemotePullDeps, signal?: AbortSignal): P
       ...p,
       taken: p.taken + (pulls[i]?.taken ?? 0),
       batches: [...(pulls[i]?.batches ?? []), ...p.batches],
+      unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
     }));
   }
   return pulls;
@@ -138,7 +159,7 @@ async function pollOnce(
   source: RemoteSource,
   options: PullOptions,
 ): Promise<{
-  result: { taken: number; batches: string[]; waiting: number; settling: number };
+  result: Omit<SourcePull, "source" | "error">;
   state: Partial<RemoteSourceState>;
 }> {
   const session = await deps.openSession(source);
@@ -147,28 +168,42 @@ async function pollOnce(
     await session.mkdirp(source.afterClaim === "move" ? folders.processing : source.path);
     if (source.afterClaim === "move") await session.mkdirp(folders.archive);
     if (source.reports) await session.mkdirp(folders.reports);
+    if (deps.retentionMs !== undefined)
+      await claims.forgetContentBefore((await ledgerNow(deps.redis, deps.now)) - deps.retentionMs);
     const batches: string[] = [];
-    for (const claim of (await claims.claims()).values())
-      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
+    let settling = 0;
+    const finish = async (claim: RemoteClaim) => {
+      const end = await finishClaim(deps, session, claims, source, claim);
+      if (end === "taken") batches.push(claim.batch);
+      if (end === "settling") settling += 1;
+    };
+    for (const claim of (await claims.claims()).values()) await finish(claim);
     const candidates = options.take ? await listCandidates(deps, session, claims, source) : [];
-    for (const c of candidates.filter((c) => c.readiness === "settled")) {
-      const claim = await claims.begin(c.entry.name, {
-        batch: newBatchId(),
-        name: c.entry.name,
-        size: c.entry.size,
-        mtimeMs: c.entry.mtimeMs,
-        step: "downloading",
-      });
-      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
-    }
+    for (const c of candidates.filter((c) => c.readiness === "settled"))
+      await finish(
+        await claims.begin(c.entry.name, {
+          batch: newBatchId(),
+          name: c.entry.name,
+          size: c.entry.size,
+          mtimeMs: c.entry.mtimeMs,
+          step: "downloading",
+        }),
+      );
     const taken = batches.length;
-    const settling = candidates.filter((c) => c.readiness === "writing").length;
+    settling += candidates.filter((c) => c.readiness === "writing").length;
     const waiting = settling + candidates.filter((c) => c.readiness === "unmarked").length;
-    const reportsPending = await finishPulledBatches(deps, session, claims, source);
+    const left = await finishPulledBatches(deps, session, claims, source);
+    const again = [...(await claims.claims()).values()]
+      .filter((c) => c.settlingSince !== undefined)
+      .map((c) => ({ source: source.name, file: c.name, batch: c.batch, size: c.size }));
     const state = options.take ? { waiting } : {};
     return {
-      result: { taken, batches, waiting, settling },
-      state: { ...state, reportsPending, claimed: (await claims.state()).claimed + taken },
+      result: { taken, batches, waiting, settling, unopened: left.unopened, again },
+      state: {
+        ...state,
+        reportsPending: left.reportsPending,
+        claimed: (await claims.state()).claimed + taken,
+      },
     };
   } finally {
     await session.close();
@@ -196,12 +231,24 @@ export async function listCandidates(
 
 /** The SFTP sources as a pass sees them: take settled files first, report back at the end. */
 export interface RemotePass {
-  /** Takes every settled file (waiting once for files first seen now when `settle`); the batch ids taken. */
-  take(signal: AbortSignal | undefined, settle: boolean): Promise<ReadonlySet<string>>;
-  /** Finishes claims, archives and uploads results of reported batches; takes nothing new. */
-  finish(signal?: AbortSignal): Promise<void>;
+  /**
+   * Takes every settled file (waiting once for files first seen now when `settle`): the batches whose
+   * files are in processing/ for the drop pass to open, those taken now and any a cut pass left.
+   */
+  take(signal: AbortSignal | undefined, settle: boolean): Promise<ReadonlyMap<string, PulledFile>>;
+  /**
+   * Finishes claims, archives and uploads results of reported batches; lists nothing new. Returns the
+   * files taken again now, whole, because their server copy grew or changed after their batch took it
+   * (for the drop pass to open), and those still waiting to settle to be taken again.
+   */
+  finish(signal?: AbortSignal): Promise<RemoteFinish>;
   /** The sources that failed in this pass, the latest error of each. */
   failures(): ReadonlyMap<string, Error>;
+}
+
+export interface RemoteFinish {
+  readonly taken: ReadonlyMap<string, PulledFile>;
+  readonly again: readonly RemoteLeft[];
 }
 
 export function remotePass(deps: RemotePullDeps): RemotePass {
@@ -216,10 +263,16 @@ export function remotePass(deps: RemotePullDeps): RemotePass {
     take: async (signal, settle) => {
       const pulls = settle ? await pullSettled(deps, signal) : await pullRemoteSources(deps, signal);
       note(pulls);
-      return new Set(pulls.flatMap((p) => p.batches));
+      return new Map(pulls.flatMap((p) => [...(p.unopened ?? [])]));
     },
     finish: async (signal) => {
-      note(await pullRemoteSources(deps, signal, { take: false }));
+      const pulls = await pullRemoteSources(deps, signal, { take: false });
+      note(pulls);
+      const taken = new Set(pulls.flatMap((p) => p.batches));
+      return {
+        taken: new Map(pulls.flatMap((p) => [...(p.unopened ?? [])].filter(([id]) => taken.has(id)))),
+        again: pulls.flatMap((p) => p.again ?? []),
+      };
     },
     failures: () => failures,
   };

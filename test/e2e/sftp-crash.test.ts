@@ -61,6 +61,9 @@ describe("invoice-relay run with an SFTP source, killed", () => {
 
       const again = await runCli(["run"], env, 120_000);
       expect(again.code, again.output).toBe(0);
+      expect(again.output, "a pulled file is never taken for one Redis lost").not.toContain(
+        "Redis lost data",
+      );
       const stats = s.sim.stats();
       expect(stats.effects.externalIdsWithMultipleEffects).toBe(0);
       expect(stats.effects.distinctExternalIds).toBe(FILES["a.csv"] + FILES["b.csv"]);

@@ -70,14 +70,24 @@ describe("invoice-relay run with an SFTP source", () => {
     const [acme] = (await statusJson(s.env)).sftp_sources;
     expect(acme).toMatchObject({ name: "acme", taken: 3, waiting: 0, reports_pending: 0, last_error: null });
 
-    // The same content uploaded again is known: no second batch, nothing sent again.
+    // The same bytes uploaded again under another name: a batch of their own, reported and uploaded,
+    // naming the file that brought them first; nothing is sent again.
     const sent = s.sim.stats().requests.total;
-    await s.uploadSamples(["invoices-eu.csv"]);
+    await copyFile(
+      join(import.meta.dirname, "../../samples/invoices-eu.csv"),
+      join(s.inbox, "monday-resend.csv"),
+    );
     const again = await runCli(["run"], s.env, 60_000);
-    expect(again.code, again.output).toBe(0);
-    expect((await readReports(s.dir)).size).toBe(3);
+    expect(again.code, again.output).toBe(2); // its rejected rows are rejected again
+    expect(again.output).toMatch(/monday-resend\.csv: the same bytes as invoices-eu\.csv \(batch \S+\)/);
+    const resent = (await readReports(s.dir)).get("monday-resend.csv");
+    expect(resent?.summary).toMatchObject({ same_content_as: { file: "invoices-eu.csv" } });
+    expect(resent?.rows.filter((r) => r.status === "succeeded")).toEqual([]);
+    expect(resent?.rows.some((r) => r.status === "duplicate")).toBe(true);
     expect(s.sim.stats().requests.total).toBe(sent);
     expect(await s.remote()).toEqual(["archive", "processing", "reports"]);
+    expect(await s.remote("archive")).toHaveLength(4);
+    expect((await s.remote("reports")).filter((n) => n.startsWith("monday-resend.csv."))).toHaveLength(2);
   });
 
   it("when the server offers a host key other than the one pinned, then run exits 1 naming the expected and the offered key, and takes nothing", async () => {

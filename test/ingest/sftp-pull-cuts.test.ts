@@ -49,6 +49,7 @@ function cutting(
     list: wrap(inner.list),
     stat: wrap(inner.stat),
     download: wrap(inner.download),
+    standing: wrap(inner.standing),
     upload: wrap(inner.upload),
     rename: wrap(inner.rename),
     remove: wrap(inner.remove),

@@ -166,7 +166,19 @@ function render(outcome: NightlyOutcome, dropDir: string): number {
         say(
           `${m.file}: batch ${m.id} is replaced by batch ${m.replaced_by ?? ""}, the whole file taken again`,
         );
-      for (const g of outcome.growing)
+      for (const m of outcome.batches)
+        if (m.same_content_as !== undefined)
+          say(
+            `${m.file}: the same bytes as ${m.same_content_as.file} (batch ${m.same_content_as.batch}), ` +
+              `taken before from its SFTP source: batch ${m.id}'s rows come out as that file's did`,
+          );
+      for (const g of outcome.growing.filter((g) => g.source !== undefined))
+        say(
+          `${g.file} on SFTP source ${g.source ?? ""} grew or changed on the server after it was taken, and is ` +
+            `still being written (${g.size} bytes now): its other rows are not sent yet. The next pass takes ` +
+            `it again, whole, as batch ${g.batch}, once it has settled.`,
+        );
+      for (const g of outcome.growing.filter((g) => g.source === undefined))
         say(
           `${g.file} grew or changed after batch ${g.batch} claimed it (claimed ${g.claimed} bytes, now ${g.size}) ` +
             (g.readiness === "writing"

@@ -1,9 +1,12 @@
 import { EventEmitter } from "node:events";
 import { readFile } from "node:fs/promises";
+import type { SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
+import type { ClaimedContent } from "../claimed-content.js";
 import { HostKeyRefusedError } from "./errors/host-key-refused-error.js";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
 import { acceptedKeys, fingerprintOf } from "./host-key.js";
+import { remoteStanding, type RemoteStanding } from "./remote-content.js";
 import { describeSource, type RemoteSource } from "./remote-source.js";
 
 /** One entry of a remote folder. */
@@ -21,6 +24,8 @@ export interface RemoteSession {
   /** Undefined when there is nothing at `path`. */
   readonly stat: (path: string) => Promise<{ size: number; mtimeMs: number } | undefined>;
   readonly download: (remote: string, local: string) => Promise<void>;
+  /** Reads `path` again to tell whether it still holds the content taken (remote-content.ts). */
+  readonly standing: (path: string, claimed: ClaimedContent) => Promise<RemoteStanding>;
   readonly upload: (local: string, remote: string) => Promise<void>;
   /** Fails when `to` exists (SFTP v3 rename), which tells a second mover it came too late. */
   readonly rename: (from: string, to: string) => Promise<void>;
@@ -58,8 +63,9 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
     ssh.prependListener("error", (error: unknown) => {
       level ??= (error as { level?: unknown } | undefined)?.level;
     });
+  let sftp: SFTPWrapper;
   try {
-    await client.connect({
+    sftp = await client.connect({
       host: source.host,
       port: source.port,
       username: source.user,
@@ -91,7 +97,7 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
       `could not connect to ${describeSource(source)}: ${errorText(error)}`,
     );
   }
-  return sessionOf(client);
+  return sessionOf(client, sftp);
 }
 
 async function credentials(
@@ -131,7 +137,7 @@ async function credentials(
   return passphrase === undefined ? { privateKey } : { privateKey, passphrase };
 }
 
-function sessionOf(client: SftpClient): RemoteSession {
+function sessionOf(client: SftpClient, sftp: SFTPWrapper): RemoteSession {
   return {
     list: async (dir) =>
       (await client.list(dir)).map((e) => ({
@@ -148,6 +154,7 @@ function sessionOf(client: SftpClient): RemoteSession {
     download: async (remote, local) => {
       await client.fastGet(remote, local, { concurrency: 16, chunkSize: 64 * 1024 });
     },
+    standing: (path, claimed) => remoteStanding(sftp, path, claimed),
     upload: async (local, remote) => {
       await client.fastPut(local, remote);
     },

@@ -1,0 +1,159 @@
+import { rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { claimedContent } from "../ingest/claimed-content.js";
+import { claimedName, type DropFolder } from "../ingest/drop-folder.js";
+import { syncToDisk } from "../ingest/local-files.js";
+import type { RemoteStanding } from "../ingest/sftp/remote-content.js";
+import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
+import type { RemoteSession } from "../ingest/sftp/session.js";
+import type { BatchStore } from "../ledger/batch-store.js";
+import type { LedgerClock } from "../ledger/clock.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import type { RemoteClaim, RemoteClaims } from "../ledger/remote-claims.js";
+import type { Logger } from "../log/logger.js";
+
+export interface ClaimDeps {
+  readonly folder: DropFolder;
+  readonly batches: BatchStore;
+  readonly logger: Logger;
+  readonly redis: RedisClient;
+  /** A file taken again (its server copy changed) must be unchanged this long first. */
+  readonly settleMs: number;
+  /** The ledger's clock (src/ledger/clock.ts): when a content was taken, for RESULTS_RETENTION. */
+  readonly now?: LedgerClock | undefined;
+}
+
+/**
+ * - `taken`: the file is here, whole, in processing/ under its claimed name, and the server's copy was
+ *   read again and holds the same bytes (`standing`, absent when a cut pass had got that far);
+ * - `settling`: the server's copy changed while it was being taken, after it was moved to the server's
+ *   processing/ (or it is a copy taken again): it is taken once it has settled;
+ * - `left`: the file changed or went away before it was moved: nothing of it is kept, the claim is
+ *   dropped, and the listing takes it again once it has settled.
+ */
+export type Take =
+  | { readonly kind: "taken"; readonly claim: RemoteClaim; readonly standing?: RemoteStanding | undefined }
+  | { readonly kind: "settling" | "left" };
+
+/** Where the server's copy of a claimed file is: where it was listed (or taken again from), or processing/. */
+export interface ServerPaths {
+  readonly listed: string;
+  /** The server's processing/<batch id>--<name> (`after_claim: move`), undefined with `delete`. */
+  readonly target: string | undefined;
+}
+
+export function serverPaths(source: RemoteSource, claim: RemoteClaim): ServerPaths {
+  return {
+    listed: claim.from ?? join(source.path, claim.name),
+    target:
+      source.afterClaim === "move"
+        ? join(remoteFolders(source).processing, claimedName(claim.batch, claim.name))
+        : undefined,
+  };
+}
+
+/** The temporary name a download is written under in processing/, until it is checked and renamed. */
+export function partPath(deps: ClaimDeps, claim: RemoteClaim): string {
+  return join(deps.folder.processing, `.${claimedName(claim.batch, claim.name)}.download`);
+}
+
+/**
+ * Downloads a claimed file and makes sure what was read is what the server keeps: the file is moved to
+ * the server's processing/ first (with `after_claim: move`; nobody writes there by name), then read again
+ * there and compared, by size and SHA-256, with the download (with `delete`, read again where it is).
+ * Only then is the download renamed to its claimed name here. A partial download left by a cut or kill
+ * is removed first, whatever comes of the file. Each step is safe to repeat.
+ */
+export async function takeFile(
+  deps: ClaimDeps,
+  session: RemoteSession,
+  claims: RemoteClaims,
+  source: RemoteSource,
+  start: RemoteClaim,
+  log: Logger,
+): Promise<Take> {
+  const local = join(deps.folder.processing, claimedName(start.batch, start.name));
+  const part = partPath(deps, start);
+  await rm(part, { force: true });
+  // Renamed here before a crash came before the step was recorded: the file here is whole and checked.
+  const here = await claimedContent(local).catch(() => undefined);
+  if (here !== undefined) {
+    const done = { ...start, step: "downloaded" as const, sha256: start.sha256 ?? here.sha256 };
+    await claims.update(done);
+    return { kind: "taken", claim: done };
+  }
+  const { listed, target } = serverPaths(source, start);
+  const moved = target !== undefined && (await session.stat(target)) !== undefined;
+  let at = moved && target !== undefined ? target : listed;
+  // Changed before it could be taken: `listed` is left to the listing; a copy of ours settles first.
+  const changed = async (seen: { size: number; mtimeMs: number } | undefined): Promise<Take> => {
+    await rm(part, { force: true });
+    if (seen === undefined || (at === listed && start.from === undefined)) {
+      await claims.abandon(start);
+      log.info("remote file changed or went away before it was taken whole; it is taken once settled");
+      return { kind: "left" };
+    }
+    return settle(claims, start, seen);
+  };
+  const before = await session.stat(at);
+  if (before === undefined || before.size !== start.size || before.mtimeMs !== start.mtimeMs)
+    return changed(before);
+  if (start.settlingSince !== undefined && Date.now() - start.settlingSince < deps.settleMs)
+    return { kind: "settling" };
+  let got;
+  try {
+    await session.download(at, part);
+    got = await claimedContent(part);
+  } catch (error) {
+    await rm(part, { force: true });
+    throw error;
+  }
+  const after = await session.stat(at);
+  if (got.size !== start.size || after?.size !== start.size || after.mtimeMs !== start.mtimeMs)
+    return changed(after);
+  if (target !== undefined && at !== target) {
+    try {
+      await session.rename(at, target);
+    } catch (error) {
+      // Gone since the download (removed or renamed by the partner): left, as before the download.
+      if ((await session.stat(at)) === undefined && (await session.stat(target)) === undefined)
+        return changed(undefined);
+      throw error;
+    }
+    at = target;
+  }
+  const standing = await session.standing(at, got);
+  if (standing.kind !== "intact") {
+    log.warn(
+      { claimed: got.size, now: standing.kind === "gone" ? undefined : standing.size },
+      `remote file ${standing.kind === "gone" ? "went away" : standing.kind} while it was taken; ` +
+        "nothing of it is kept, and it is taken again, whole, once settled",
+    );
+    return changed(standing.kind === "gone" ? undefined : standing);
+  }
+  await syncToDisk(part);
+  const checked: RemoteClaim = {
+    ...start,
+    sha256: got.sha256,
+    size: standing.size,
+    mtimeMs: standing.mtimeMs,
+    settlingSince: undefined,
+  };
+  await claims.update(checked);
+  await rename(part, local);
+  await syncToDisk(deps.folder.processing);
+  const done = { ...checked, step: "downloaded" as const };
+  await claims.update(done);
+  return { kind: "taken", claim: done, standing };
+}
+
+/** Waits for a copy of ours to settle: noted when its size or time changed, taken once SETTLE_MS passed. */
+async function settle(
+  claims: RemoteClaims,
+  claim: RemoteClaim,
+  seen: { readonly size: number; readonly mtimeMs: number },
+): Promise<Take> {
+  if (claim.settlingSince === undefined || seen.size !== claim.size || seen.mtimeMs !== claim.mtimeMs)
+    await claims.update({ ...claim, size: seen.size, mtimeMs: seen.mtimeMs, settlingSince: Date.now() });
+  return { kind: "settling" };
+}
