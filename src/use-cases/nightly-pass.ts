@@ -130,10 +130,6 @@ export async function nightlyPass(
     const again = await takeChangedFilesAgain(passDeps, config.settleMs);
     for (const taken of again.passed) targets.add(taken.file.batchId);
     for (const waiting of again.waiting) targets.add(waiting.batch.id);
-    if (targets.size === 0) {
-      await deps.remote?.finish(options.signal);
-      return { kind: "nothing-to-do" };
-    }
     const sending = (): void => {
       const snapshot = service.pacer?.snapshot();
       if (snapshot !== undefined) options.onSending?.(snapshot);
@@ -143,6 +139,17 @@ export async function nightlyPass(
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
     const waitOptions = { ...options, onRound: sending, refusing };
+    if (targets.size === 0) {
+      // Nothing here; a server copy being taken again (still settling) may still be.
+      const outcome = await finishRemote(
+        passDeps,
+        targets,
+        { kind: "finished", batches: [], growing: [] },
+        waitOptions,
+      );
+      const none = outcome.kind === "finished" && outcome.batches.length + outcome.growing.length === 0;
+      return none ? { kind: "nothing-to-do" } : outcome;
+    }
     const outcome = await waitForBatches(passDeps, targets, waitOptions);
     return outcome.kind === "finished"
       ? await finishRemote(passDeps, targets, outcome, waitOptions)
