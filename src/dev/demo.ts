@@ -65,13 +65,16 @@ async function main(): Promise<number> {
         SETTLE_MS: "0",
         BACKOFF_BASE_MS: "200",
         LOG_LEVEL: process.env["LOG_LEVEL"] ?? "warn",
+        // Read by a person even through a pipe: warnings as words, not JSON lines.
+        LOG_FORMAT: process.env["LOG_FORMAT"] ?? "pretty",
       };
       const code = await cli(["run", "--drop-dir", dropDir], env);
       const stats = sim.stats();
       say(`\nrun exited with ${code}: ${meaning(code)}`);
       say(
-        `the simulator saw ${stats.requests.total} requests: ${stats.faults.error} answered 503, ${stats.faults.throttle} answered 429, ` +
-          `${stats.faults.lost} responses lost, ${stats.replays} idempotent replays`,
+        `the simulator saw ${stats.requests.total} requests: ${stats.faults.error} answered 503 and ` +
+          `${stats.faults.throttle} answered 429 by its random faults, ${stats.faults.lost} responses lost, ` +
+          `${stats.replays} idempotent replays`,
       );
       say(
         `effects: ${stats.effects.total} invoices accepted, ${stats.effects.keysWithMultipleEffects} accepted twice`,

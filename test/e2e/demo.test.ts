@@ -43,10 +43,16 @@ describe("npm run demo", () => {
     expect(await proc.exited).toEqual({ code: 0, signal: null });
   });
 
-  it("when not on a terminal and not asked, then it ends after the summary and says how to open the console", async () => {
+  it("when not on a terminal and not asked, then it ends after the summary, says how to open the console, holds no JSON log line, and the run counts the 429s the simulator answered", async () => {
     const proc = await demo([]);
     expect(await proc.exited).toEqual({ code: 0, signal: null });
-    expect(proc.output()).toContain("npm run demo -- --console");
-    expect(proc.output()).not.toContain("serving http");
+    const output = proc.output();
+    expect(output).toContain("npm run demo -- --console");
+    expect(output).not.toContain("serving http");
+    expect(output.split("\n").filter((line) => line.trimStart().startsWith("{"))).toEqual([]);
+    const answered = /(\d+) answered 429 by its random faults/.exec(output)?.[1];
+    expect(answered, output).toBeDefined();
+    // The run says nothing of 429s when there were none.
+    expect(/(\d+) of this run's requests were answered 429/.exec(output)?.[1] ?? "0").toBe(answered);
   });
 });
