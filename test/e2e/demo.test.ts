@@ -55,4 +55,16 @@ describe("npm run demo", () => {
     // The run says nothing of 429s when there were none.
     expect(/(\d+) of this run's requests were answered 429/.exec(output)?.[1] ?? "0").toBe(answered);
   });
+
+  it("when asked for --sftp, then the samples are pulled from a private SFTP server, each sent once, and their results put back there", async () => {
+    const proc = await demo(["--sftp"]);
+    expect(await proc.exited, proc.output()).toEqual({ code: 0, signal: null });
+    const output = proc.output();
+    expect(output).toMatch(/waiting on the SFTP server \S+@127\.0\.0\.1:\d+ \(a private sshd\)/);
+    expect(output).toContain("run exited with 2");
+    expect(output).toContain("effects: 28 invoices accepted, 0 accepted twice");
+    expect(output).toContain("archive/ (5 file(s))");
+    expect(output).toContain("reports/ (10 file(s))");
+    expect(output).not.toMatch(/SFTP source demo: /); // no failure of the source
+  });
 });
