@@ -73,6 +73,10 @@ async function main(): Promise<number> {
         say(`              waiting on the ${sftp.where}`);
         say(`  drop folder ${dropDir}: sources.yaml (source profiles and the SFTP source)`);
       }
+      // What the samples do on purpose (samples/README.md), so that none of it reads as a fault.
+      say(
+        "  expected:   8 rows rejected, and a warning of an unknown field, both on purpose (samples/README.md)",
+      );
       say(`  running:    invoice-relay run --drop-dir ${dropDir}\n`);
       const env = {
         ...process.env,

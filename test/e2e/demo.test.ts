@@ -52,6 +52,10 @@ describe("npm run demo", () => {
     expect(output.split("\n").filter((line) => line.trimStart().startsWith("{"))).toEqual([]);
     const answered = /(\d+) answered 429 by its random faults/.exec(output)?.[1];
     expect(answered, output).toBeDefined();
+    // What the demo says to expect is what the samples give.
+    const expected = Number(/expected: +(\d+) rows rejected/.exec(output)?.[1]);
+    const rejected = [...output.matchAll(/^\S+\s+\d{8}T\d{6}Z-\w+\s+\d+\s+\d+\s+(\d+)/gm)];
+    expect(rejected.reduce((n, m) => n + Number(m[1]), 0)).toBe(expected);
     // The run says nothing of 429s when there were none.
     expect(/(\d+) of this run's requests were answered 429/.exec(output)?.[1] ?? "0").toBe(answered);
   });
