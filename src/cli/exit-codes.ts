@@ -1,4 +1,4 @@
-/** Process exit codes, exactly as README.md's exit-code table defines them for `run` (the others alike). */
+/** Process exit codes, as README.md defines them for `run` and for the other commands ("Exit codes"). */
 export const ExitCode = {
   /** Every row succeeded or was a duplicate of an earlier success. */
   Ok: 0,

@@ -1,28 +1,42 @@
-import type { PacerSnapshot } from "../queue/submission-service.js";
+import type { AttemptObservation, PacerSnapshot } from "../queue/submission-service.js";
 
 /**
- * What the fleet's sending came to during a pass, for the end-of-run summary: the highest rate every
- * process together reached and the requests the service refused for capacity (429) meanwhile.
+ * What `run` says at its end about how the service took its sending, in an operator's words: the
+ * requests it answered 429 ("not now"), counted as this process received them (the fleet's count in Redis
+ * is written a little later and would miss the last ones), and, when the fleet met the service's
+ * capacity, the rate it held. Nothing when there is nothing to say: a pass the service never slowed.
  */
 export class SendingSummary {
-  #peak = 0;
-  #learned = 0;
-  #refusedAtStart: number | undefined;
-  #refused = 0;
+  #throttled = 0;
+  #last: PacerSnapshot | undefined;
+  #metCapacity = false;
 
   observe(snapshot: PacerSnapshot): void {
-    this.#peak = Math.max(this.#peak, snapshot.fleetSentPerSec);
-    this.#learned = snapshot.rate;
-    this.#refusedAtStart ??= snapshot.fleetRefused;
-    this.#refused = snapshot.fleetRefused - this.#refusedAtStart;
+    this.#last = snapshot;
+    if (snapshot.phase !== "probing") this.#metCapacity = true;
   }
 
-  /** One line, or undefined when nothing was sent with the fleet's budget. */
+  /** Every answer this process received (SubmissionHooks.onAttempt). */
+  attempted(attempt: AttemptObservation): void {
+    if (attempt.retryReason === "throttled") this.#throttled++;
+  }
+
+  /** One line, or undefined when the service never slowed the pass. */
   summary(): string | undefined {
-    if (this.#refusedAtStart === undefined) return undefined;
-    return (
-      `sending reached ${Math.round(this.#peak)} requests/s (every process together; learned rate at the end ` +
-      `${Math.round(this.#learned)}/s); ${this.#refused} request(s) refused for capacity (429)`
-    );
+    const said: string[] = [];
+    if (this.#throttled > 0)
+      said.push(
+        `${this.#throttled} of this run's requests were answered 429 (the service's "not now") and sent ` +
+          "again after the wait it asked for, none counted as a failed attempt",
+      );
+    const last = this.#last;
+    if (last !== undefined && last.refusingSince > 0)
+      said.push("at the end the service was refusing every request for capacity (429)");
+    else if (last !== undefined && this.#metCapacity)
+      said.push(
+        `the fleet met the service's capacity and held its sending at about ${Math.round(last.rate)} ` +
+          "requests/s (every process together)",
+      );
+    return said.length === 0 ? undefined : said.join("; ");
   }
 }

@@ -1,6 +1,7 @@
 import type { KeptBecause } from "../ledger/retention.js";
+import { sendingInWords } from "../queue/sending-words.js";
 import { ROW_STATUSES } from "../results/report-row.js";
-import type { BatchStatus, StatusReport } from "./status-report.js";
+import type { BatchStatus, SendingStatus, StatusReport } from "./status-report.js";
 import { exportLines } from "./status-export-text.js";
 
 /** `status` for people: the totals, a table of batches, then what to do about what is not well. Pure. */
@@ -13,7 +14,7 @@ export function statusText(report: StatusReport): string {
     `queue jobs             waiting ${queue.waiting}  active ${queue.active}  delayed ${queue.delayed}  ` +
       `failed ${queue.failed}  paused ${queue.paused}  (${queue.is_paused ? "PAUSED" : "running"})`,
     ledgerLine(report),
-    ...sendingLines(report),
+    ...sendingLines(report.sending),
     ...exportLines(report),
     ...report.sftp_sources.map(
       (src) =>
@@ -36,13 +37,17 @@ export function statusText(report: StatusReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** The fleet's learned sending rate and what it is doing. */
-function sendingLines(report: StatusReport): string[] {
-  const s = report.sending;
-  if (s === null) return [];
-  return [
-    `sending                learned ${s.learned_per_sec}/s  fleet sent ${s.fleet_sent_per_sec}/s lately  (${s.phase})`,
-  ];
+/** The fleet's sending, when there is something to say of it (src/queue/sending-words.ts). */
+function sendingLines(s: SendingStatus | null): string[] {
+  const words =
+    s === null
+      ? undefined
+      : sendingInWords({
+          phase: s.phase,
+          learnedPerSec: s.learned_per_sec,
+          fleetSentPerSec: s.fleet_sent_per_sec,
+        });
+  return words === undefined ? [] : [`sending                ${words}`];
 }
 
 const COUNT_COLUMNS = ROW_STATUSES;

@@ -1,13 +1,16 @@
 // npm run demo — a new user's first command: a local simulator with some faults, a Redis, the bundled
-// sample files in a fresh drop folder, and one `invoice-relay run` exactly as an operator would start it.
+// sample files in a fresh drop folder (or, with --sftp, on a private SFTP server), and one
+// `invoice-relay run` exactly as an operator would start it.
 import { spawn } from "node:child_process";
-import { cp, mkdir, readdir, rm } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { coerceError } from "../errors/relay-error.js";
 import { withScope } from "../lifecycle/scope.js";
 import { DEMO_API_KEY, startSimulator } from "../simulator/index.js";
+import { startDemoSftp } from "./demo-sftp.js";
+import { DevServerError } from "./errors/dev-server-error.js";
 import { RedisServer } from "./redis-server.js";
 
 const root = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
@@ -24,19 +27,28 @@ const keepConsole =
   args.includes("--console") ||
   (!args.includes("--no-console") && process.stdout.isTTY && process.env["CI"] === undefined);
 
+/** With --sftp the files wait on a private SFTP server, and the run pulls them from it (demo-sftp.ts). */
+const fromSftp = args.includes("--sftp");
+
 async function main(): Promise<number> {
   await rm(dropDir, { recursive: true, force: true });
   await mkdir(dropDir, { recursive: true });
   const files = (await readdir(samples)).filter((n) => /\.(csv|json|ndjson|jsonl)$/.test(n));
-  for (const name of files) await cp(join(samples, name), join(dropDir, name));
-  // The vendor-shaped samples are read through their source profiles: DROP_DIR/sources.yaml.
-  await cp(join(samples, "sources.yaml"), join(dropDir, "sources.yaml"));
 
   return withScope(
     (error) => {
       process.stderr.write(`demo: while stopping: ${coerceError(error).message}\n`);
     },
     async (scope) => {
+      const sftp = fromSftp ? await startDemoSftp(scope, samples, files) : undefined;
+      if (sftp === undefined) for (const name of files) await cp(join(samples, name), join(dropDir, name));
+      // The vendor-shaped samples are read through their source profiles: DROP_DIR/sources.yaml, which
+      // also names the SFTP source.
+      const profiles = await readFile(join(samples, "sources.yaml"), "utf8");
+      await writeFile(
+        join(dropDir, "sources.yaml"),
+        sftp === undefined ? profiles : `${profiles}\n${sftp.sourcesYaml}`,
+      );
       const redis =
         process.env["REDIS_URL"] === undefined ? await RedisServer.start({ aof: true }) : undefined;
       scope.defer(() => redis?.dispose());
@@ -54,7 +66,17 @@ async function main(): Promise<number> {
       say(`invoice-relay demo`);
       say(`  Redis:      ${redis === undefined ? redisUrl : `private redis-server with AOF at ${redisUrl}`}`);
       say(`  service:    simulator at ${sim.url} (10% 503, 5% 429, 5% lost responses, 0-30 ms latency)`);
-      say(`  drop folder ${dropDir}: ${files.join(", ")}, and sources.yaml (source profiles)`);
+      if (sftp === undefined)
+        say(`  drop folder ${dropDir}: ${files.join(", ")}, and sources.yaml (source profiles)`);
+      else {
+        say(`  files:      ${files.join(", ")}`);
+        say(`              waiting on the ${sftp.where}`);
+        say(`  drop folder ${dropDir}: sources.yaml (source profiles and the SFTP source)`);
+      }
+      // What the samples do on purpose (samples/README.md), so that none of it reads as a fault.
+      say(
+        "  expected:   8 rows rejected, and a warning of an unknown field, both on purpose (samples/README.md)",
+      );
       say(`  running:    invoice-relay run --drop-dir ${dropDir}\n`);
       const env = {
         ...process.env,
@@ -65,19 +87,26 @@ async function main(): Promise<number> {
         SETTLE_MS: "0",
         BACKOFF_BASE_MS: "200",
         LOG_LEVEL: process.env["LOG_LEVEL"] ?? "warn",
+        // Read by a person even through a pipe: warnings as words, not JSON lines.
+        LOG_FORMAT: process.env["LOG_FORMAT"] ?? "pretty",
       };
       const code = await cli(["run", "--drop-dir", dropDir], env);
       const stats = sim.stats();
       say(`\nrun exited with ${code}: ${meaning(code)}`);
       say(
-        `the simulator saw ${stats.requests.total} requests: ${stats.faults.error} answered 503, ${stats.faults.throttle} answered 429, ` +
-          `${stats.faults.lost} responses lost, ${stats.replays} idempotent replays`,
+        `the simulator saw ${stats.requests.total} requests: ${stats.faults.error} answered 503 and ` +
+          `${stats.faults.throttle} answered 429 by its random faults, ${stats.faults.lost} responses lost, ` +
+          `${stats.replays} idempotent replays`,
       );
       say(
         `effects: ${stats.effects.total} invoices accepted, ${stats.effects.keysWithMultipleEffects} accepted twice`,
       );
       say(`reports: ${join(dropDir, "reports")}`);
       for (const name of (await readdir(join(dropDir, "reports"))).sort()) say(`  ${name}`);
+      if (sftp !== undefined) {
+        say("on the SFTP server: the files archived, each batch's results put back in reports/");
+        for (const line of await sftp.remoteTree()) say(`  ${line}`);
+      }
       if (keepConsole) await serveConsole(env);
       else say("\nto see the batches in a browser: npm run demo -- --console");
       return code === 0 || code === 2 ? 0 : 1;
@@ -141,4 +170,10 @@ function meaning(code: number): string {
   return "could not finish (see the message above)";
 }
 
-process.exitCode = await main();
+try {
+  process.exitCode = await main();
+} catch (error) {
+  if (!(error instanceof DevServerError)) throw error;
+  process.stderr.write(`demo: ${error.message}\n`);
+  process.exitCode = 1;
+}

@@ -53,6 +53,11 @@ export const batchMetaSchema = z.object({
   /** JSON of the status counts written in the summary. */
   counts: z.string().optional(),
   /**
+   * JSON of the rows decided when the file was read, by status (`rejected`, and `duplicate` or
+   * `conflict` within the file): what is known of them before the report counts every row.
+   */
+  read_counts: z.string().optional(),
+  /**
    * The batch its file was taken again as, whole, after it grew or changed since its claim: that batch's
    * report covers every row of the file, this one's only the rows it claimed.
    */

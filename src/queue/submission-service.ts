@@ -150,7 +150,7 @@ export async function startSubmission(
   // Ready before closable: closing a worker whose blocking connection is still starting crashed the
   // process (BullMQ re-emits the aborted start as an "error" after removing its listeners), as a `run`
   // with nothing to do closed it at once.
-  await worker.waitUntilReady();
+  const blockingClient = await worker.waitUntilReady();
   const sweeps = startRetentionSweeps(
     new Retention(
       commands,
@@ -176,9 +176,18 @@ export async function startSubmission(
           { graceMs },
           "grace period over: leaving unfinished invoices to be retried by the next worker",
         );
-        // Not `await worker.close(true)`: BullMQ hands back the close already under way, and with Redis
-        // away that one never settles (it waits for an "end" event ioredis does not emit for a connection
-        // dropped while reconnecting). Stop waiting; the jobs' locks lapse and the next worker takes them.
+        // Not `await worker.close(true)`: BullMQ hands back the close already under way. With Redis away,
+        // that close disconnected BullMQ's blocking connection between two reconnect attempts and waits
+        // for an "end" ioredis then never emits (taskforcesh/bullmq#4656), while its lock and stalled-job
+        // timers keep the process alive. One more attempt lets that connection end, whether Redis answers
+        // (it is closed at once) or not, and the close runs to its end; the jobs' locks lapse and the next
+        // worker takes them.
+        void blockingClient.connect().then(
+          () => {
+            blockingClient.disconnect();
+          },
+          () => undefined,
+        );
       }
       await sweeps.stop();
       await submitter.close();

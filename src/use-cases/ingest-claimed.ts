@@ -125,6 +125,11 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
         state: "ingested",
         rows: result.counts.rows,
         valid_rows: result.counts.valid,
+        read_counts: JSON.stringify({
+          rejected: result.counts.rejected,
+          duplicate: result.counts.duplicateInFile,
+          conflict: result.counts.conflictInFile,
+        }),
       });
       deps.onIngested?.({ read: result.counts.rows, rejected: result.counts.rejected });
     }

@@ -9,7 +9,7 @@ import { exportCsvLine, exportRow } from "../../src/results/export-records.js";
 import { escapeGlob } from "../../src/ledger/redis-ledger.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { testInvoices } from "../support/invoices.js";
-import { distPath } from "../support/processes.js";
+import { childEnv, distPath } from "../support/processes.js";
 import { testPrefix, testRedisUrl } from "../support/redis.js";
 import { cli, statusJson } from "./ops-support.js";
 import { cliEnv } from "../support/cli-env.js";
@@ -81,7 +81,7 @@ describe("status, retry and results at the edges", () => {
     await store.registerRows("b1", rows);
 
     const child = spawn(process.execPath, [distPath("workers/cli.js"), "results"], {
-      env: { PATH: process.env["PATH"] ?? "", ...envOf(prefix) },
+      env: childEnv(envOf(prefix)),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";

@@ -9,7 +9,7 @@ import type { CanonicalInvoice } from "../../src/invoice/schema.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { tempDropDir } from "../support/drop.js";
 import type { KeyedInvoice } from "../support/invoices.js";
-import { distPath } from "../support/processes.js";
+import { childEnv, distPath } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
 
 export const API_KEY = "irs_live_ops_key_0123456789";
@@ -23,7 +23,7 @@ export interface CliResult {
 /** Runs the built CLI as an operator would, with the environment only; stdout and stderr kept apart. */
 export function cli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
   const child = spawn(process.execPath, [distPath("workers/cli.js"), ...args], {
-    env: { PATH: process.env["PATH"] ?? "", ...env },
+    env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -43,10 +43,32 @@ describe("npm run demo", () => {
     expect(await proc.exited).toEqual({ code: 0, signal: null });
   });
 
-  it("when not on a terminal and not asked, then it ends after the summary and says how to open the console", async () => {
+  it("when not on a terminal and not asked, then it ends after the summary, says how to open the console, holds no JSON log line, and the run counts the 429s the simulator answered", async () => {
     const proc = await demo([]);
     expect(await proc.exited).toEqual({ code: 0, signal: null });
-    expect(proc.output()).toContain("npm run demo -- --console");
-    expect(proc.output()).not.toContain("serving http");
+    const output = proc.output();
+    expect(output).toContain("npm run demo -- --console");
+    expect(output).not.toContain("serving http");
+    expect(output.split("\n").filter((line) => line.trimStart().startsWith("{"))).toEqual([]);
+    const answered = /(\d+) answered 429 by its random faults/.exec(output)?.[1];
+    expect(answered, output).toBeDefined();
+    // What the demo says to expect is what the samples give.
+    const expected = Number(/expected: +(\d+) rows rejected/.exec(output)?.[1]);
+    const rejected = [...output.matchAll(/^\S+\s+\d{8}T\d{6}Z-\w+\s+\d+\s+\d+\s+(\d+)/gm)];
+    expect(rejected.reduce((n, m) => n + Number(m[1]), 0)).toBe(expected);
+    // The run says nothing of 429s when there were none.
+    expect(/(\d+) of this run's requests were answered 429/.exec(output)?.[1] ?? "0").toBe(answered);
+  });
+
+  it("when asked for --sftp, then the samples are pulled from a private SFTP server, each sent once, and their results put back there", async () => {
+    const proc = await demo(["--sftp"]);
+    expect(await proc.exited, proc.output()).toEqual({ code: 0, signal: null });
+    const output = proc.output();
+    expect(output).toMatch(/waiting on the SFTP server \S+@127\.0\.0\.1:\d+ \(a private sshd\)/);
+    expect(output).toContain("run exited with 2");
+    expect(output).toContain("effects: 28 invoices accepted, 0 accepted twice");
+    expect(output).toContain("archive/ (5 file(s))");
+    expect(output).toContain("reports/ (10 file(s))");
+    expect(output).not.toMatch(/SFTP source demo: /); // no failure of the source
   });
 });

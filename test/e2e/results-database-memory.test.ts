@@ -4,7 +4,7 @@ import { silentLogger } from "../../src/log/logger.js";
 import { migrate } from "../../src/records/migrations.js";
 import { openPool } from "../../src/records/pool.js";
 import { freshDatabase, type TestDatabase } from "../support/postgres.js";
-import { distPath } from "../support/processes.js";
+import { childEnv, distPath } from "../support/processes.js";
 
 const ROWS = 1_000_000;
 /** Rows i ≥ SINCE_ROW were last tried at or after --since; every tenth row succeeded. */
@@ -63,11 +63,7 @@ describe("results over a million rows of PostgreSQL", () => {
         since,
       ],
       {
-        env: {
-          PATH: process.env["PATH"] ?? "",
-          RESULTS_DATABASE_URL: db.url,
-          REDIS_URL: "redis://127.0.0.1:1",
-        },
+        env: childEnv({ RESULTS_DATABASE_URL: db.url, REDIS_URL: "redis://127.0.0.1:1" }),
         stdio: ["ignore", "pipe", "pipe"],
       },
     );

@@ -63,6 +63,28 @@ describe("serving after a pass, and the console command", () => {
     expect(await proc.exited).toEqual({ code: 2, signal: null });
   });
 
+  it("when a run met a refused API key, then the console lists its batch with every row counted and why it waits", async () => {
+    const drop = await tempDropDir();
+    cleanups.push(drop.cleanup);
+    await writeFile(
+      join(drop.dir, "held.csv"),
+      `${CSV_HEADER}\n${csvRow("HELD-1")}\n${csvRow("HELD-2")}\nHELD-3,EURO,XX,nope\n`,
+    );
+    const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "held" }, { HTTP_ADDR: "127.0.0.1:0" });
+    const refused = spawnCli(["run", "--drop-dir", drop.dir], {
+      ...env,
+      HTTP_ADDR: "off",
+      INVOICE_API_KEY: "irs_live_not_the_right_key_99",
+    });
+    expect((await refused.exited).code, refused.output()).toBe(1);
+    const proc = spawnCli(["console"], env);
+    const page = (await (await fetch(`${await servingUrl(proc)}/`)).text()).replace(/<[^>]+>/g, " ");
+    const words = page.replace(/\s+/g, " ");
+    expect(words).toContain("1 rejected");
+    expect(words).toContain("2 waiting");
+    expect(words).toContain("waiting: the invoice service refused the API key (HTTP 401)");
+  });
+
   it("when console runs without an API key, then it serves its probes and prints its URL; SIGTERM ends it with 0", async () => {
     const proc = spawnCli(["console"], cliEnv({ name: "console" }, { HTTP_ADDR: "127.0.0.1:0" }));
     const url = await servingUrl(proc);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 
 /** Path of a built entry point (npm test builds first: see the `pretest` script). */
@@ -12,10 +13,18 @@ export interface Spawned {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * The environment of a process a test starts: `env` and no more of the test's own, but PATH, and TMPDIR,
+ * so that the process and its temporary files are the run's (test/setup/run-scope-global.ts).
+ */
+export function childEnv(env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env["PATH"] ?? "", TMPDIR: tmpdir(), ...env };
+}
+
 /** Starts a node process of the project with the given environment; collects its output. */
 export function spawnNode(script: string, args: readonly string[], env: Record<string, string>): Spawned {
   const child = spawn(process.execPath, [distPath(script), ...args], {
-    env: { PATH: process.env["PATH"] ?? "", ...env },
+    env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

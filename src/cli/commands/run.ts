@@ -79,7 +79,14 @@ export const runCommand: CommandFactory = () =>
             config,
             logger,
             profiles,
-            submissionHooks: { ...metrics.submission, onApiKeyRefused: onApiKeyRefused(config, notifier) },
+            submissionHooks: {
+              ...metrics.submission,
+              onAttempt: (attempt) => {
+                metrics.submission.onAttempt(attempt);
+                sending.attempted(attempt);
+              },
+              onApiKeyRefused: onApiKeyRefused(config, notifier),
+            },
             onIngested: metrics.ingest.onIngested,
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
             remote,

@@ -1,5 +1,5 @@
 import type { BatchMeta } from "../../ledger/batch-store.js";
-import { countsOf, progressOf, reportLinks, statusBadge } from "./batches-page.js";
+import { countsOf, progressOf, reportLinks, statusBadge, waitsForService } from "./batches-page.js";
 import { html, query, type SafeHtml } from "./html.js";
 import { when, type Viewer } from "./layout.js";
 import { ROW_FILTERS, type RowFilter, type RowsPage } from "./ports.js";
@@ -12,6 +12,8 @@ export interface BatchView {
   readonly viewer: Viewer;
   /** What a retry just did, shown once after its redirect. */
   readonly notice?: string | undefined;
+  /** Why nothing is sent now (src/queue/hold-reason.ts), said when the batch waits. */
+  readonly held?: string | undefined;
 }
 
 /** `/batches/:id`: the batch, its rows of one status, a page at a time. */
@@ -33,6 +35,12 @@ export function batchPage(view: BatchView): SafeHtml {
       <dd class="mono">${meta.id}</dd>
       <dt>State</dt>
       <dd>${statusBadge(meta.state)} <span class="muted">${final}/${total} rows final</span></dd>
+      ${
+        view.held === undefined || !waitsForService(meta)
+          ? ""
+          : html`<dt>Waiting</dt>
+              <dd class="error">${view.held}</dd>`
+      }
       ${
         meta.file_error === undefined
           ? ""

@@ -6,9 +6,17 @@ import { isBatchFinished } from "../../ledger/statuses.js";
 
 /** Row counts of a batch's last report (the `counts` JSON of its record), if it has one. */
 export function countsOf(meta: BatchMeta): Partial<Record<string, number>> | undefined {
-  if (meta.counts === undefined) return undefined;
+  return parseCounts(meta.counts);
+}
+
+/** Whether the batch waits for the service: ingested, not reported, with rows not final yet. */
+export const waitsForService = (meta: BatchMeta): boolean =>
+  meta.state === "ingested" && (meta.pending ?? 0) > 0;
+
+function parseCounts(json: string | undefined): Partial<Record<string, number>> | undefined {
+  if (json === undefined) return undefined;
   try {
-    const parsed: unknown = JSON.parse(meta.counts);
+    const parsed: unknown = JSON.parse(json);
     if (typeof parsed !== "object" || parsed === null) return undefined;
     const counts: Partial<Record<string, number>> = {};
     for (const [name, value] of Object.entries(parsed)) if (typeof value === "number") counts[name] = value;
@@ -29,8 +37,11 @@ export function progressOf(meta: BatchMeta): { final: number; total: number } {
 export const statusBadge = (status: string): SafeHtml =>
   html`<span class="status status-${status.replace(/[^a-z]/g, "")}">${status}</span>`;
 
-/** `/`: the newest batches, one line each. */
-export function batchesPage(metas: readonly BatchMeta[], total: number): SafeHtml {
+/**
+ * `/`: the newest batches, one line each; `held`: why nothing is sent now (src/queue/hold-reason.ts),
+ * said beside each batch that waits.
+ */
+export function batchesPage(metas: readonly BatchMeta[], total: number, held?: string): SafeHtml {
   if (metas.length === 0)
     return html`<p class="notice">
       No batches yet: files dropped into DROP_DIR show up here once a pass claims them.
@@ -48,18 +59,18 @@ export function batchesPage(metas: readonly BatchMeta[], total: number): SafeHtm
         </tr>
       </thead>
       <tbody>
-        ${metas.map((meta) => batchLine(meta))}
+        ${metas.map((meta) => batchLine(meta, held))}
       </tbody>
     </table>`;
 }
 
-function batchLine(meta: BatchMeta): SafeHtml {
+function batchLine(meta: BatchMeta, held: string | undefined): SafeHtml {
   const { final, total } = progressOf(meta);
   const counts = countsOf(meta);
   const link = `/batches/${encodeURIComponent(meta.id)}`;
   const perStatus =
     counts === undefined
-      ? html`<span class="muted">${meta.pending === undefined ? "" : `${meta.pending} waiting`}</span>`
+      ? rowsSoFar(meta, link)
       : ROW_FILTERS.filter((s) => (counts[s] ?? 0) > 0).map(
           (s) => html`<a href="${link}?status=${s}">${counts[s] ?? 0} ${s}</a> `,
         );
@@ -71,6 +82,8 @@ function batchLine(meta: BatchMeta): SafeHtml {
     <td>${when(meta.created_at)}</td>
     <td>
       ${statusBadge(meta.state)}${meta.file_error === undefined ? "" : html`<div class="error">${meta.file_error}</div>`}${
+        held !== undefined && waitsForService(meta) ? html`<div class="error">waiting: ${held}</div>` : ""
+      }${
         meta.replaced_by === undefined
           ? ""
           : html`<div class="muted">
@@ -89,6 +102,29 @@ function batchLine(meta: BatchMeta): SafeHtml {
     <td>${perStatus}</td>
     <td>${reportLinks(meta)}</td>
   </tr>`;
+}
+
+/**
+ * Every row of a batch not reported yet: those decided when its file was read, by status; those of its
+ * sent rows already final (by status only in the report); those still waiting.
+ */
+function rowsSoFar(meta: BatchMeta, link: string): SafeHtml {
+  const read = parseCounts(meta.read_counts);
+  const notSent = Math.max(0, (meta.rows ?? 0) - (meta.valid_rows ?? 0));
+  const decided =
+    read === undefined
+      ? // a batch read before its record kept these counts
+        notSent > 0
+        ? html`<span class="muted">${notSent} not sent (rejected or repeated in the file)</span> `
+        : ""
+      : ROW_FILTERS.filter((s) => (read[s] ?? 0) > 0).map(
+          (s) => html`<a href="${link}?status=${s}">${read[s] ?? 0} ${s}</a> `,
+        );
+  const waiting = meta.pending ?? 0;
+  const sentFinal = Math.max(0, (meta.valid_rows ?? 0) - waiting);
+  return html`${decided}${sentFinal > 0 ? html`<span class="muted">${sentFinal} final</span> ` : ""}${
+    waiting > 0 ? html`<a href="${link}?status=pending">${waiting} waiting</a>` : ""
+  }`;
 }
 
 export function reportLinks(meta: BatchMeta): SafeHtml {

@@ -5,13 +5,14 @@ import formbody from "@fastify/formbody";
 import { z } from "zod";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import type { Ledger } from "../../ledger/ledger.js";
+import { submissionHeldBecause } from "../../queue/hold-reason.js";
 import type { Routes } from "../http-server.js";
 import type { OpsContext, OpsRoutes } from "../ops-server.js";
 import { batchIdParam, notABatchId } from "./batch-param.js";
 import { actionRoutes } from "./console-actions.js";
 import { ConsoleAuth } from "./auth.js";
 import { batchPage } from "./batch-page.js";
-import { batchesPage } from "./batches-page.js";
+import { batchesPage, waitsForService } from "./batches-page.js";
 import {
   ROW_FILTERS,
   type BatchesPort,
@@ -96,6 +97,9 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
     });
     const rows = ports.rows(ctx);
     const knownBatch = async (id: string): Promise<BatchMeta | undefined> => batches.get(id);
+    // Why the batches shown wait, read only when one does.
+    const heldFor = async (metas: readonly BatchMeta[]): Promise<string | undefined> =>
+      metas.some(waitsForService) ? submissionHeldBecause(await deployment.read()) : undefined;
 
     app.get("/console.css", async (_request, reply) =>
       reply.type("text/css; charset=utf-8").header("cache-control", "max-age=300").send(STYLESHEET),
@@ -106,7 +110,12 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       const metas = (await Promise.all(ids.map((id) => batches.get(id)))).filter(
         (m): m is BatchMeta => m !== undefined,
       );
-      return sendPage(reply, "Batches", viewerOf(auth, request), batchesPage(metas, await batches.count()));
+      return sendPage(
+        reply,
+        "Batches",
+        viewerOf(auth, request),
+        batchesPage(metas, await batches.count(), await heldFor(metas)),
+      );
     });
 
     app.get("/batches/:id", async (request, reply) => {
@@ -125,7 +134,15 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
         reply,
         meta.file,
         viewer,
-        batchPage({ meta, page, status: q.status, after: q.after, viewer, notice }),
+        batchPage({
+          meta,
+          page,
+          status: q.status,
+          after: q.after,
+          viewer,
+          notice,
+          held: await heldFor([meta]),
+        }),
       );
     });
 

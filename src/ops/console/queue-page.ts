@@ -1,5 +1,6 @@
 import type { SendRateView } from "../../queue/send-rate-view.js";
 import type { DeploymentView } from "../../queue/deployment-view.js";
+import { sendingInWords } from "../../queue/sending-words.js";
 import type { RemoteSourceState } from "../../ledger/remote-claims.js";
 import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
@@ -86,14 +87,14 @@ function sourcesTable(sources: ReadonlyMap<string, RemoteSourceState>): SafeHtml
     </table>`;
 }
 
-/** The learned rate, what the fleet is doing, and a service refusing everything for capacity. */
+/** How fast the fleet sends, whether the service sets the pace, and a service refusing everything. */
 function sendingNotice(sending: SendRateView | undefined): SafeHtml {
-  if (sending === undefined) return html`<p class="muted">Nothing sent yet: no sending rate learned.</p>`;
-  const rate = html`<p class="sending">
-    Sending: learned rate ${sending.learnedPerSec.toFixed(1)}/s, every process together sent
-    ${sending.fleetSentPerSec.toFixed(1)}/s lately (${sending.phase}).
-  </p>`;
-  if (!sending.refusingForCapacity) return rate;
+  const words = sending === undefined ? undefined : sendingInWords(sending);
+  const rate =
+    words === undefined
+      ? html`<p class="muted">Nothing sent lately; no limit from the service met.</p>`
+      : html`<p class="sending">Sending: ${words}.</p>`;
+  if (sending?.refusingForCapacity !== true) return rate;
   return html`${rate}<p class="notice bad">
       The invoice service is refusing for capacity: 429 to every request since
       ${when(sending.refusingSince ?? 0)}. Nothing is marked failed; the invoices stay queued.
