@@ -84,7 +84,7 @@ describe("results from the results of record in PostgreSQL", () => {
     const { code, stdout, stderr } = await results([]);
     expect(code, stderr).toBe(0);
     expect(stdout.split("\r\n")[0]).toBe(
-      "idempotency_key,external_id,status,http_status,correlation_id,ruleset_version,attempts,batch,line,first_attempt_at,last_attempt_at,error",
+      "idempotency_key,external_id,status,http_status,correlation_id,ruleset_version,attempts,batch,line,first_attempt_at,last_attempt_at,error,trace_id",
     );
     const rows = parseCsv(stdout);
     expect(rows.map((r) => r["idempotency_key"])).toEqual([K(1), K(5), K(6), K(2), K(3), K(4)]);

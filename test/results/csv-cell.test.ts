@@ -27,6 +27,7 @@ const EXPORT_ROW: ExportRow = {
   first_attempt_at: "2026-11-20T01:00:00.000Z",
   last_attempt_at: "2026-11-20T01:00:01.000Z",
   error: "HTTP 422: refused",
+  trace_id: null,
 };
 
 describe("CSV cells of reports and exports", () => {
