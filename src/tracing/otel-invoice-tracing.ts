@@ -19,7 +19,7 @@ import type {
   RequestTarget,
   RequestTrace,
 } from "./invoice-tracing.js";
-import { ATTR, MESSAGING_SYSTEM } from "./span-names.js";
+import { MESSAGING_SYSTEM } from "./span-names.js";
 import { formatTraceparent, parseTraceparent } from "./trace-context.js";
 
 /**
@@ -36,25 +36,35 @@ import { formatTraceparent, parseTraceparent } from "./trace-context.js";
  *   request's `traceparent`.
  */
 export class OtelInvoiceTracing implements InvoiceTracing {
+  readonly #names: { readonly create: string; readonly send: string; readonly process: string };
+
   constructor(
     private readonly tracer: Tracer,
     /** The queue's name: the messaging destination. */
     private readonly queue: string,
-  ) {}
+  ) {
+    this.#names = { create: `create ${queue}`, send: `send ${queue}`, process: `process ${queue}` };
+  }
 
   enqueue(jobs: readonly QueuedJob[]): EnqueueTrace {
     const creates = jobs.map((job) =>
       this.tracer.startSpan(
-        `create ${this.queue}`,
-        { kind: SpanKind.PRODUCER, attributes: { ...this.messaging("create"), ...jobAttributes(job) } },
+        this.#names.create,
+        { kind: SpanKind.PRODUCER, attributes: messageAttributes("create", this.queue, job) },
         ROOT_CONTEXT,
       ),
     );
     const send = this.tracer.startSpan(
-      `send ${this.queue}`,
+      this.#names.send,
       {
         kind: SpanKind.CLIENT,
-        attributes: { ...this.messaging("send"), [ATTR.batchCount]: jobs.length },
+        attributes: {
+          "messaging.system": MESSAGING_SYSTEM,
+          "messaging.operation.type": "send",
+          "messaging.operation.name": "send",
+          "messaging.destination.name": this.queue,
+          "messaging.batch.message_count": jobs.length,
+        },
         links: creates.map((span) => ({ context: span.spanContext() })),
       },
       ROOT_CONTEXT,
@@ -72,25 +82,18 @@ export class OtelInvoiceTracing implements InvoiceTracing {
 
   attempt(job: AttemptedJob): AttemptTrace {
     const creation = job.traceparent === undefined ? undefined : remoteContext(job.traceparent);
+    const attributes = messageAttributes("process", this.queue, job);
+    attributes["invoice_relay.attempt"] = job.attempt;
     const span = this.tracer.startSpan(
-      `process ${this.queue}`,
+      this.#names.process,
       {
         kind: SpanKind.CONSUMER,
-        attributes: { ...this.messaging("process"), ...jobAttributes(job), [ATTR.attempt]: job.attempt },
+        attributes,
         links: creation === undefined ? [] : [{ context: creation }],
       },
       creation === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, creation),
     );
     return new OtelAttemptTrace(this.tracer, span, job.attempt);
-  }
-
-  private messaging(operation: "create" | "send" | "process"): Attributes {
-    return {
-      [ATTR.messagingSystem]: MESSAGING_SYSTEM,
-      [ATTR.operationType]: operation,
-      [ATTR.operationName]: operation,
-      [ATTR.destination]: this.queue,
-    };
   }
 }
 
@@ -110,14 +113,14 @@ class OtelAttemptTrace implements AttemptTrace {
 
   request(target: RequestTarget): RequestTrace {
     const attributes: Attributes = {
-      [ATTR.method]: "POST",
-      [ATTR.urlFull]: target.url,
-      [ATTR.urlTemplate]: target.path,
-      [ATTR.serverAddress]: target.host,
-      [ATTR.serverPort]: target.port,
+      "http.request.method": "POST",
+      "url.full": target.url,
+      "url.template": target.path,
+      "server.address": target.host,
+      "server.port": target.port,
     };
     // The conventions count resends: the first attempt is none.
-    if (this.attemptNumber > 1) attributes[ATTR.resendCount] = this.attemptNumber - 1;
+    if (this.attemptNumber > 1) attributes["http.request.resend_count"] = this.attemptNumber - 1;
     const span = this.tracer.startSpan(
       `POST ${target.path}`,
       { kind: SpanKind.CLIENT, attributes },
@@ -127,7 +130,7 @@ class OtelAttemptTrace implements AttemptTrace {
       traceparent: traceparentOf(span.spanContext()),
       end: (result) => {
         if ("status" in result) {
-          span.setAttribute(ATTR.statusCode, result.status);
+          span.setAttribute("http.response.status_code", result.status);
           // A client span is in error from 400 on (the HTTP conventions); error.type is the status.
           if (result.status >= 400) fail(span, String(result.status));
         } else fail(span, result.errorType);
@@ -137,28 +140,34 @@ class OtelAttemptTrace implements AttemptTrace {
   }
 
   answered(answer: { readonly correlationId: string | undefined }): void {
-    if (answer.correlationId !== undefined) this.span.setAttribute(ATTR.correlationId, answer.correlationId);
+    if (answer.correlationId !== undefined)
+      this.span.setAttribute("invoice_relay.correlation_id", answer.correlationId);
   }
 
   end(outcome: string, errorType?: string): void {
-    this.span.setAttribute(ATTR.outcome, outcome);
+    this.span.setAttribute("invoice_relay.outcome", outcome);
     if (errorType !== undefined) fail(this.span, errorType);
     this.span.end();
   }
 }
 
-function jobAttributes(job: QueuedJob): Attributes {
+/** One job's attributes: the messaging conventions' and the relay's own (one literal: spans are made per invoice). */
+function messageAttributes(operation: "create" | "process", queue: string, job: QueuedJob): Attributes {
   return {
-    [ATTR.messageId]: job.key,
-    [ATTR.idempotencyKey]: job.key,
-    [ATTR.batchId]: job.batch,
-    [ATTR.line]: job.line,
+    "messaging.system": MESSAGING_SYSTEM,
+    "messaging.operation.type": operation,
+    "messaging.operation.name": operation,
+    "messaging.destination.name": queue,
+    "messaging.message.id": job.key,
+    "invoice_relay.idempotency_key": job.key,
+    "invoice_relay.batch_id": job.batch,
+    "invoice_relay.line": job.line,
   };
 }
 
 /** Marks a span as failed with a class of error only: no message, which could carry an answer's text. */
 function fail(span: Span, errorType: string): void {
-  span.setAttribute(ATTR.errorType, errorType);
+  span.setAttribute("error.type", errorType);
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
