@@ -1,11 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import * as http from "node:http";
-import * as https from "node:https";
-import { Socket } from "node:net";
 import { hostname } from "node:os";
-import type { Duplex } from "node:stream";
-import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import {
@@ -14,11 +8,13 @@ import {
   envDetector,
   resourceFromAttributes,
 } from "@opentelemetry/resources";
-import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import type { Logger } from "../log/logger.js";
+import { exportAgent, type ExportGate } from "./export-agent.js";
 import type { TracingHandle } from "./invoice-tracing.js";
 import { OtelInvoiceTracing } from "./otel-invoice-tracing.js";
+import { ReleasedExporter } from "./released-exporter.js";
 import { TRACER_NAME } from "./span-names.js";
 import type { TracingSettings } from "./tracing-settings.js";
 
@@ -41,15 +37,18 @@ export interface SdkOptions {
  * How long an exiting process waits for its last spans. A collector that answers takes a batch in
  * milliseconds; one that is down or stalled would hold the exit for its whole export timeout
  * (OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default, retries included). Traces are a view of the work and the
- * ledger its record, so an exit is held no longer than a pause a person barely notices.
+ * ledger its record, so an exit is held no longer than a pause a person barely notices; then what is
+ * unsent is dropped (src/tracing/export-agent.ts, src/tracing/released-exporter.ts).
  */
 const EXIT_FLUSH_MS = 1000;
-/** One warning per this long while the collector refuses or cannot be reached: a log, not a flood. */
-const EXPORT_WARNING_EVERY_MS = 60_000;
 
 export function openSdk(settings: TracingSettings, options: SdkOptions): TracingHandle {
   const env = options.env ?? process.env;
-  const exporter = new WarningExporter(options.exporter ?? otlpExporter(settings, env), options.logger);
+  const gate: ExportGate = { closed: false };
+  const exporter = new ReleasedExporter(
+    options.exporter ?? otlpExporter(settings, env, gate),
+    options.logger,
+  );
   const provider = new NodeTracerProvider({
     resource: defaultResource()
       .merge(
@@ -72,18 +71,18 @@ export function openSdk(settings: TracingSettings, options: SdkOptions): Tracing
     flush: () => provider.forceFlush(),
     shutdown: () => {
       closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, EXIT_FLUSH_MS);
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        // Past the bound, what is unsent is dropped: no new connection, no export left waiting.
+        const timer = setTimeout(() => {
+          gate.closed = true;
+          exporter.release();
+          resolve();
+        }, EXIT_FLUSH_MS);
         timer.unref();
-        provider.shutdown().then(
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        );
+        provider.shutdown().then(done, done);
       });
       return closing;
     },
@@ -93,109 +92,11 @@ export function openSdk(settings: TracingSettings, options: SdkOptions): Tracing
 function otlpExporter(
   settings: TracingSettings,
   env: Readonly<Record<string, string | undefined>>,
+  gate: ExportGate,
 ): SpanExporter {
   // The endpoint, headers, timeout and compression come from OTEL_EXPORTER_OTLP_* (read by the exporter).
-  const config = { httpAgentOptions: (protocol: string) => exportAgent(protocol, env) };
+  const config = { httpAgentOptions: (protocol: string) => exportAgent(protocol, env, gate) };
   return settings.protocol === "http/json"
     ? new JsonTraceExporter(config)
     : new ProtobufTraceExporter(config);
-}
-
-/**
- * The exporter's HTTP agent, whose sockets never keep the process alive: a request to a collector that
- * does not answer would otherwise hold an exiting process for the whole export timeout. With https, the
- * standard certificate variables are read here (a custom agent replaces the exporter's own).
- */
-async function exportAgent(
-  protocol: string,
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<http.Agent> {
-  if (protocol === "http:") return new UnrefHttpAgent({ keepAlive: true });
-  const file = (name: string) => {
-    const path = env[`OTEL_EXPORTER_OTLP_TRACES_${name}`] ?? env[`OTEL_EXPORTER_OTLP_${name}`];
-    return path === undefined || path.trim() === "" ? undefined : readFile(path.trim());
-  };
-  const [ca, cert, key] = await Promise.all([
-    file("CERTIFICATE"),
-    file("CLIENT_CERTIFICATE"),
-    file("CLIENT_KEY"),
-  ]);
-  return new UnrefHttpsAgent({
-    keepAlive: true,
-    ...(ca === undefined ? {} : { ca }),
-    ...(cert === undefined ? {} : { cert }),
-    ...(key === undefined ? {} : { key }),
-  });
-}
-
-function unref(stream: Duplex | null | undefined): Duplex | null | undefined {
-  if (stream instanceof Socket) stream.unref();
-  return stream;
-}
-
-class UnrefHttpAgent extends http.Agent {
-  override createConnection(
-    options: http.ClientRequestArgs,
-    callback?: (error: Error | null, stream: Duplex) => void,
-  ): Duplex | null | undefined {
-    return unref(super.createConnection(options, callback));
-  }
-
-  // Node refs a kept-alive socket again each time it is reused.
-  override reuseSocket(socket: Duplex, request: http.ClientRequest): void {
-    super.reuseSocket(socket, request);
-    unref(socket);
-  }
-}
-
-class UnrefHttpsAgent extends https.Agent {
-  override createConnection(
-    options: https.RequestOptions,
-    callback?: (error: Error | null, stream: Duplex) => void,
-  ): Duplex | null | undefined {
-    return unref(super.createConnection(options, callback));
-  }
-
-  override reuseSocket(socket: Duplex, request: http.ClientRequest): void {
-    super.reuseSocket(socket, request);
-    unref(socket);
-  }
-}
-
-/** Says, at most once a minute, that spans are not reaching the collector; the relay's work goes on. */
-class WarningExporter implements SpanExporter {
-  #lastWarning = 0;
-  #failedSince = 0;
-
-  constructor(
-    private readonly inner: SpanExporter,
-    private readonly logger: Logger,
-  ) {}
-
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    this.inner.export(spans, (result) => {
-      if (result.code !== ExportResultCode.SUCCESS) this.#warn(spans.length, result.error);
-      done(result);
-    });
-  }
-
-  #warn(lost: number, error: Error | undefined): void {
-    this.#failedSince += lost;
-    const now = Date.now();
-    if (now - this.#lastWarning < EXPORT_WARNING_EVERY_MS) return;
-    this.#lastWarning = now;
-    this.logger.warn(
-      { spansNotDelivered: this.#failedSince, reason: (error?.message ?? "unknown").slice(0, 200) },
-      "traces are not reaching the collector (OTEL_EXPORTER_OTLP_ENDPOINT); invoices are sent as usual",
-    );
-    this.#failedSince = 0;
-  }
-
-  shutdown(): Promise<void> {
-    return this.inner.shutdown();
-  }
-
-  forceFlush(): Promise<void> {
-    return this.inner.forceFlush?.() ?? Promise.resolve();
-  }
 }
