@@ -51,10 +51,11 @@ export function tracingSettings(
     .map((e) => e.trim());
   if (exporters.includes("none")) return undefined;
   const endpoint = vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? vars.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (endpoint === undefined && !exporters.includes("otlp")) return undefined;
+  // An exporter the relay does not have is refused even without an endpoint: asked for, never silent.
+  const others = exporters.filter((e) => e !== "" && e !== "otlp");
+  if (endpoint === undefined && !exporters.includes("otlp") && others.length === 0) return undefined;
 
   const problems: string[] = [];
-  const others = exporters.filter((e) => e !== "" && e !== "otlp");
   if (others.length > 0)
     problems.push(
       `OTEL_TRACES_EXPORTER=${vars.OTEL_TRACES_EXPORTER ?? ""}: invoice-relay exports traces over OTLP only; set otlp (or none)`,

@@ -64,6 +64,9 @@ describe("when tracing is on (the OTEL_* variables alone)", () => {
     expect(() => tracingSettings({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "jaeger_remote" })).toThrow(
       /OTEL_TRACES_SAMPLER=jaeger_remote: not a sampler/,
     );
+    expect(() => tracingSettings({ OTEL_TRACES_EXPORTER: "console" })).toThrow(
+      /OTEL_TRACES_EXPORTER=console/,
+    );
   });
 });
 
