@@ -1,7 +1,8 @@
 // npm run bench:submit — 20,000 invoices through queue + worker + results store against the simulator,
 // compared in the same run with a no-op BullMQ worker and a plain concurrency-limited fetch loop, and
 // the same relay pass again with RESULTS_DATABASE_URL (a private PostgreSQL), timed until the outbox is
-// drained into it.
+// drained into it. BENCH_TRACE_PAIRS=n adds n pairs of relay passes without and with tracing, every
+// invoice sampled, exported over OTLP/HTTP to a receiver in another process on loopback.
 import { randomUUID } from "node:crypto";
 import { cpus } from "node:os";
 import { Queue, Worker } from "bullmq";
@@ -19,6 +20,8 @@ import { startSubmission, type SubmissionService } from "../src/queue/submission
 import { RedisLedger } from "../src/ledger/redis-ledger.js";
 import { LedgerNames } from "../src/ledger/names.js";
 import { startResultsExport, type ResultsExport } from "../src/cli/results-export.js";
+import type { InvoiceTracing } from "../src/tracing/invoice-tracing.js";
+import { startTracing } from "../src/tracing/start-tracing.js";
 import { startBenchDatabase, type BenchDatabase } from "./results-database.js";
 import {
   cpuMeter,
@@ -28,6 +31,7 @@ import {
   percentile,
   resetPrivateRedis,
   round,
+  startOtlpSinkProcess,
   startSimProcess,
   within,
   type Run,
@@ -44,6 +48,8 @@ const WARMUP = Number(process.env["BENCH_WARMUP"] ?? N);
  * up to a quarter between runs on this machine, so the comparison takes the median of the pairs' ratios.
  */
 const PG_PAIRS = Math.max(1, Number(process.env["BENCH_PG_PAIRS"] ?? 3));
+/** Relay passes without and with tracing, in pairs (the order alternating), compared as the PostgreSQL ones. */
+const TRACE_PAIRS = Math.max(0, Number(process.env["BENCH_TRACE_PAIRS"] ?? 0));
 const API_KEY = "irs_live_bench_key_000000";
 // rows per registerRows/addBulk call, and chunks under way at once, as ingest does
 const CHUNK = INGEST_CHUNK_ROWS;
@@ -111,6 +117,7 @@ async function relay(
   prefilled: boolean,
   db?: BenchDatabase,
   night: "later" | "first" = "later",
+  tracing?: InvoiceTracing,
 ): Promise<Run & { finalSeconds: number }> {
   const prefix = prefixFor();
   const config = relayConfig(prefix, db?.url);
@@ -131,6 +138,7 @@ async function relay(
   const done = new Promise<void>((r) => (resolveDone = r));
   const start = () =>
     startSubmission(config, silentLogger(), {
+      tracing,
       onOutcome: (key, outcome) => {
         if (outcome.kind !== "succeeded" && outcome.kind !== "failed" && outcome.kind !== "skipped") return;
         latencies.push(performance.now() - (enqueuedAt.get(key) ?? 0));
@@ -148,6 +156,7 @@ async function relay(
     await enqueueInvoices(
       queue,
       rows.map((r) => ({ key: r.key, data: { invoice: r.invoice, batch: "bench", line: r.line } })),
+      tracing,
     );
   };
   const enqueue = async () => {
@@ -273,6 +282,25 @@ async function fetchLoop(n: number): Promise<Run> {
   return { seconds: (performance.now() - began) / 1000, cpu: cpu(), latencies: [] };
 }
 
+/**
+ * 4. The relay pass with tracing on as an operator turns it on (the OTEL_* variables; OTLP/HTTP protobuf,
+ * the default), every invoice sampled, exporting to `sinkUrl`; the spans still queued when the last
+ * answer is in are exported after the pass is timed.
+ */
+async function tracedRelay(n: number, sinkUrl: string): Promise<Run> {
+  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_TRACES_SAMPLER: "always_on" };
+  // The exporter and the sampler read the process's environment.
+  Object.assign(process.env, env);
+  const traced = await startTracing(process.env, { queue: "invoices", logger: silentLogger() });
+  if (traced === undefined) throw new Error("tracing did not start");
+  try {
+    return await relay(n, false, undefined, "later", traced.tracing);
+  } finally {
+    await traced.shutdown();
+    for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name);
+  }
+}
+
 /** Each measured pass starts on an empty private Redis (see resetPrivateRedis). */
 async function measured<T extends Run>(run: () => Promise<T>): Promise<T> {
   if (privateRedis !== undefined) await resetPrivateRedis(admin);
@@ -282,8 +310,10 @@ async function measured<T extends Run>(run: () => Promise<T>): Promise<T> {
 try {
   const speed = hostSpeed();
   const db = "missing" in database ? undefined : database;
+  const sink = TRACE_PAIRS > 0 ? await startOtlpSinkProcess() : undefined;
   if (WARMUP > 0) {
     await relay(WARMUP, false);
+    if (sink !== undefined) await tracedRelay(WARMUP, sink.url);
     if (db !== undefined) await relay(WARMUP, false, db);
     await noop(WARMUP, false);
     await fetchLoop(WARMUP);
@@ -303,6 +333,20 @@ try {
       pairs.push({ r: first, rp: await withPg() });
     }
   }
+  const tracePairs: { r: Run; rt: Run }[] = [];
+  for (let i = 0; sink !== undefined && i < TRACE_PAIRS; i++) {
+    const on = () => measured(() => tracedRelay(N, sink.url));
+    const off = () => measured(() => relay(N, false));
+    if (i % 2 === 0) {
+      const rt = await on();
+      tracePairs.push({ rt, r: await off() });
+    } else {
+      const r = await off();
+      tracePairs.push({ r, rt: await on() });
+    }
+  }
+  const sinkStats = sink === undefined ? undefined : await (await fetch(`${sink.url}/stats`)).text();
+  await sink?.stop();
   const q = await measured(() => noop(N, false));
   const f = await measured(() => fetchLoop(N));
   const rd = await measured(() => relay(N, true));
@@ -355,6 +399,25 @@ try {
       );
     console.log(
       `    median of ${pairs.length} pair(s): relay with PostgreSQL / relay = ${median(pairs.map((p) => rate(p.rp) / rate(p.r))).toFixed(2)}`,
+    );
+  }
+  if (tracePairs.length > 0) {
+    const cpuPer = (run: Run) => ((run.cpu.bench / N) * 1e6).toFixed(0);
+    for (const [i, pair] of tracePairs.entries())
+      console.log(
+        `tracing pair ${i + 1}: off ${round(rate(pair.r))}/s, on ${round(rate(pair.rt))}/s (${ratio(pair.rt, pair.r)}×); ` +
+          `relay process CPU per invoice ${cpuPer(pair.r)} µs off, ${cpuPer(pair.rt)} µs on`,
+      );
+    console.log(
+      `    median of ${tracePairs.length} pair(s): relay with tracing, every invoice sampled / relay = ` +
+        `${median(tracePairs.map((p) => rate(p.rt) / rate(p.r))).toFixed(2)}; OTLP receiver got ${sinkStats ?? ""}`,
+    );
+    console.log(
+      JSON.stringify({
+        trace_off_per_s: round(median(tracePairs.map((p) => rate(p.r)))),
+        trace_on_per_s: round(median(tracePairs.map((p) => rate(p.rt)))),
+        trace_ratio_median: Number(median(tracePairs.map((p) => rate(p.rt) / rate(p.r))).toFixed(2)),
+      }),
     );
   }
   line("bare BullMQ worker, no-op processor, jobs added as it runs", q);

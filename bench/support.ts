@@ -16,10 +16,19 @@ export interface SimProcess {
 }
 
 /** Starts bench/sim-process.js and waits for the URL it prints. */
-export async function startSimProcess(apiKey: string): Promise<SimProcess> {
-  const script = fileURLToPath(new URL("./sim-process.js", import.meta.url));
+export function startSimProcess(apiKey: string): Promise<SimProcess> {
+  return startChildServer("./sim-process.js", { INVOICE_API_KEY: apiKey });
+}
+
+/** Starts bench/otlp-sink-process.js, an OTLP/HTTP receiver, and waits for the URL it prints. */
+export function startOtlpSinkProcess(): Promise<SimProcess> {
+  return startChildServer("./otlp-sink-process.js", {});
+}
+
+async function startChildServer(file: string, env: Record<string, string>): Promise<SimProcess> {
+  const script = fileURLToPath(new URL(file, import.meta.url));
   const child = spawn(process.execPath, [script], {
-    env: { ...process.env, INVOICE_API_KEY: apiKey },
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const [line] = (await once(child.stdout ?? child, "data")) as [Buffer];

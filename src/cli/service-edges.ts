@@ -8,6 +8,8 @@ import { onApiKeyRefused, startServiceAlerts } from "./alerts.js";
 import { startResultsExport } from "./results-export.js";
 import { shutdownOnSignals } from "./runtime.js";
 import { serveOps } from "./serve-ops.js";
+import { openScopedTracing } from "./tracing.js";
+import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 
 /** What a long-running submitting command has open around its work. */
 export interface ServiceEdges {
@@ -16,10 +18,12 @@ export interface ServiceEdges {
   readonly metrics: RelayMetrics;
   /** Starts this process's submission worker, counted in `metrics` and alerting on a refused API key. */
   readonly startSubmission: () => Promise<SubmissionService>;
+  /** This process's tracing (OTEL_* variables), when on. */
+  readonly tracing: InvoiceTracing | undefined;
 }
 
 /**
- * Opens into `scope`, before `start` or `worker` takes any work: the results export (with
+ * Opens into `scope`, before `start` or `worker` takes any work: tracing (closed last), the results export (with
  * RESULTS_DATABASE_URL an old schema refuses the start, and the outbox is on before any work is taken;
  * closed last, after the submission's last events), the signal handlers, the ops server on HTTP_ADDR or
  * `httpAddrDefault` (a port in use ends the command here) and the webhook alerts.
@@ -30,6 +34,7 @@ export async function openServiceEdges(
   scope: Scope,
   httpAddrDefault: HttpAddrSetting,
 ): Promise<ServiceEdges> {
+  const tracing = await openScopedTracing(scope, logger);
   const exported = await startResultsExport(config, logger);
   scope.defer(() => exported?.close());
   const stopping = shutdownOnSignals(logger, scope);
@@ -47,10 +52,12 @@ export async function openServiceEdges(
   return {
     stopping,
     metrics,
+    tracing,
     startSubmission: () =>
       startSubmission(config, logger, {
         ...metrics.submission,
         onApiKeyRefused: onApiKeyRefused(config, alerts.notifier),
+        tracing,
       }),
   };
 }

@@ -3,6 +3,7 @@ import type { KeyNamespace } from "../invoice/key.js";
 import type { Logger } from "../log/logger.js";
 import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
+import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { ensureJob } from "../queue/requeued-jobs.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { RowDecision, RowRef } from "../ledger/statuses.js";
@@ -30,6 +31,8 @@ export interface IngestDeps {
    * that succeeded there come out `duplicate`, as within retention. Absent: Redis alone decides.
    */
   readonly beyondRetention?: BeyondRetention | undefined;
+  /** With tracing on: each invoice's trace begins as its job is added (docs/operations.md, "Traces"). */
+  readonly tracing?: InvoiceTracing | undefined;
 }
 
 export interface RowCounts {
@@ -116,7 +119,7 @@ export async function ingestFile(
     registered = registering;
     const decisions = await registering;
     const wanted = chunkJobs.filter((_, i) => ENQUEUE.has(decisions[i]?.kind ?? "new"));
-    await enqueueInvoices(deps.queue, wanted);
+    await enqueueInvoices(deps.queue, wanted, deps.tracing);
     // A key failed earlier was put back to queued: its old job may still be there, finished or even
     // held by the worker that recorded the failure, and adding under its id then does nothing.
     let requeued = 0;

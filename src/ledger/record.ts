@@ -17,7 +17,9 @@ import { KEY_STATUSES } from "./statuses.js";
  * - `document`: the canonical JSON sent, kept while the key is failed (what `retry` sends again once
  *   the job is gone; keys in flight have it in their job);
  * - `an`: while the outbox is on, the number of the key's last exported attempt when it is above
- *   `attempts` (attempts that changed nothing in the record: a refused API key, an answer after a final one).
+ *   `attempts` (attempts that changed nothing in the record: a refused API key, an answer after a final one);
+ * - `tr`: the id of the invoice's trace, written with an answer while tracing is on and the trace
+ *   sampled (docs/operations.md, "Traces"); absent otherwise, so it costs nothing then.
  */
 const headSchema = z.object({
   status: z.enum(KEY_STATUSES),
@@ -35,6 +37,7 @@ const headSchema = z.object({
   by: z.string().optional(),
   document: z.string().optional(),
   an: z.number().int().optional(),
+  tr: z.string().optional(),
 });
 
 /** A key's record as the rest of the product reads it. */
@@ -57,6 +60,8 @@ export interface ResultRecord {
   readonly document?: string;
   readonly first_attempt_at?: number;
   readonly last_attempt_at?: number;
+  /** The id of the invoice's trace (tracing on, the trace sampled). */
+  readonly trace_id?: string;
 }
 
 /** Reads a record's stored string; throws (zod) when it is not one. */
@@ -82,6 +87,7 @@ export function decodeRecord(key: string, stored: string): ResultRecord {
     ...optional("document", head.document),
     ...optional("first_attempt_at", head.first),
     ...optional("last_attempt_at", head.last),
+    ...optional("trace_id", head.tr),
   };
 }
 
@@ -114,6 +120,8 @@ export interface AttemptFields {
   readonly responseBody?: string | undefined;
   /** The canonical JSON sent; written with a failure only (see `document` above). */
   readonly document?: string | undefined;
+  /** The id of the invoice's trace when it is sampled (`tr` above). */
+  readonly traceId?: string | undefined;
 }
 
 /** Attempt fields as the ANSWERS script takes them (head names, or `body`), skipping what is absent. */
@@ -129,6 +137,7 @@ export function attemptPairs(fields: AttemptFields): string[] {
   // A line break would end the head; the body is stored after it as received.
   put("body", fields.responseBody);
   put("document", fields.document);
+  put("tr", fields.traceId);
   if (fields.attempt !== undefined) pairs.push("attempt", attemptJson(fields.attempt));
   return pairs;
 }

@@ -1,5 +1,6 @@
 import { Queue, type JobsOptions } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
+import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { INVOICE_JOB_NAME, type InvoiceJobData } from "./job-data.js";
 
 export const INVOICE_QUEUE = "invoices";
@@ -45,16 +46,34 @@ const ADD_BULK_CHUNK = 1000;
 
 /**
  * Adds jobs whose id is the idempotency key. Adding a key that is already waiting, delayed or active is
- * a no-op in BullMQ, which is what makes a re-run of ingest safe.
+ * a no-op in BullMQ, which is what makes a re-run of ingest safe. With `tracing`, each job's trace
+ * begins here and its data carries the traceparent (a job already there keeps its own).
  */
 export async function enqueueInvoices(
   queue: Queue<InvoiceJobData>,
   items: readonly EnqueueItem[],
+  tracing?: InvoiceTracing,
 ): Promise<void> {
   for (let i = 0; i < items.length; i += ADD_BULK_CHUNK) {
     const chunk = items.slice(i, i + ADD_BULK_CHUNK);
-    await queue.addBulk(
-      chunk.map((item) => ({ name: INVOICE_JOB_NAME, data: item.data, opts: { jobId: item.key } })),
+    const traced = tracing?.enqueue(
+      chunk.map((item) => ({ key: item.key, batch: item.data.batch, line: item.data.line })),
     );
+    try {
+      await queue.addBulk(
+        chunk.map((item, j) => {
+          const trace = traced?.traceparents[j];
+          return {
+            name: INVOICE_JOB_NAME,
+            data: trace === undefined ? item.data : { ...item.data, trace },
+            opts: { jobId: item.key },
+          };
+        }),
+      );
+    } catch (error) {
+      traced?.end({ errorType: error instanceof Error ? error.name : "unknown" });
+      throw error;
+    }
+    traced?.end();
   }
 }

@@ -4,10 +4,13 @@ import { enqueueInvoices } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { ResultRecord } from "../ledger/record.js";
+import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 
 export interface RequeuedJobsDeps {
   readonly ledger: Ledger;
   readonly queue: Queue<InvoiceJobData>;
+  /** With tracing on, a job put back begins a new trace for the invoice (docs/operations.md, "Traces"). */
+  readonly tracing?: InvoiceTracing | undefined;
 }
 
 export type JobState = Awaited<ReturnType<Queue<InvoiceJobData>["getJobState"]>>;
@@ -43,7 +46,7 @@ export async function ensureJob(
     return "exists";
   }
   if (now !== "unknown" && (await deps.queue.remove(key)) !== 1) return "running"; // taken meanwhile
-  await enqueueInvoices(deps.queue, [{ key, data }]);
+  await enqueueInvoices(deps.queue, [{ key, data }], deps.tracing);
   await deps.ledger.requeued(key);
   return "added";
 }

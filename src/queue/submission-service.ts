@@ -12,6 +12,7 @@ import type { Submitter } from "../submit/submitter.js";
 import type { AttemptObservation } from "../submit/attempt-labels.js";
 import { observeAttempts } from "../submit/observed-submitter.js";
 import type { SubmitOutcome } from "../submit/submit-invoice.js";
+import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { createRedis } from "./connection.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
@@ -49,6 +50,8 @@ export interface SubmissionHooks {
   readonly onHeld?: (ms: number) => void;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
+  /** With tracing on (OTEL_* settings): each attempt and POST is a span of the invoice's trace. */
+  readonly tracing?: InvoiceTracing | undefined;
   readonly flow?: {
     readonly outageThreshold: number;
     readonly coolDownBaseMs: number;
@@ -146,6 +149,7 @@ export async function startSubmission(
       hooks.onApiKeyRefused?.(httpStatus, detail, first);
     },
     ...(hooks.onOutcome === undefined ? {} : { onOutcome: hooks.onOutcome }),
+    tracing: hooks.tracing,
   });
   // Ready before closable: closing a worker whose blocking connection is still starting crashed the
   // process (BullMQ re-emits the aborted start as an "error" after removing its listeners), as a `run`

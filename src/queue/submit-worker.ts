@@ -9,6 +9,7 @@ import { withPacing } from "../submit/paced-submitter.js";
 import { RequestSlots, withRequestSlots } from "../submit/request-slots.js";
 import type { SendPacer } from "../submit/send-pacer.js";
 import { submitInvoice, type SubmitDeps, type SubmitOutcome } from "../submit/submit-invoice.js";
+import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { INVOICE_QUEUE } from "./invoice-queue.js";
 import { invoiceJobDataSchema, type InvoiceJobData } from "./job-data.js";
 
@@ -40,7 +41,12 @@ export interface SubmitWorkerOptions {
   readonly onApiKeyRefused: (httpStatus: number, detail: string) => Promise<void>;
   /** Called after every outcome (progress, metrics). */
   readonly onOutcome?: (key: string, outcome: SubmitOutcome) => void;
+  /** With tracing on: each attempt is a span of the invoice's trace (docs/operations.md, "Traces"). */
+  readonly tracing?: InvoiceTracing | undefined;
 }
+
+/** The outcomes after which an attempt's span says it did not succeed (its `error.type` is the outcome). */
+const UNSUCCESSFUL: ReadonlySet<SubmitOutcome["kind"]> = new Set(["failed", "retry", "api-key-refused"]);
 
 /** How long a refused key holds this worker back before it looks at the (paused) queue again. */
 const KEY_REFUSED_HOLD_MS = 1000;
@@ -106,6 +112,8 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       );
     }
     const attempt = job.attemptsMade + 1;
+    const { batch, line } = parsed.data;
+    const trace = options.tracing?.attempt({ key, batch, line, attempt, traceparent: parsed.data.trace });
     let outcome: SubmitOutcome;
     try {
       outcome = await submitInvoice(attemptDeps, {
@@ -115,16 +123,22 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         // BullMQ fails the job after the attempts it was enqueued with (the enqueuing process's
         // MAX_ATTEMPTS), so that is when the ledger must say `failed`, whatever this worker's setting.
         maxAttempts: job.opts.attempts ?? options.maxAttempts,
+        trace,
       });
     } catch (error) {
       // Not sent (a cool-down or a refused key began while it waited): back to the queue, no attempt spent.
-      if (error instanceof RequestHeldBackError) throw Worker.RateLimitError();
+      if (error instanceof RequestHeldBackError) {
+        trace?.end("held-back");
+        throw Worker.RateLimitError();
+      }
+      trace?.end("error", error instanceof Error ? error.name : "unknown");
       throw error;
     }
+    trace?.end(outcome.kind, UNSUCCESSFUL.has(outcome.kind) ? outcome.kind : undefined);
     options.onOutcome?.(key, outcome);
     // The job's child logger is made only when a line is written: the common outcomes log at debug,
     // usually off, and a child per job is an allocation and a serialisation of its bindings.
-    const log = () => logger.child({ key, batch: parsed.data.batch, line: parsed.data.line, attempt });
+    const log = () => logger.child({ key, batch, line, attempt });
     switch (outcome.kind) {
       case "skipped":
         if (logger.isLevelEnabled("debug"))

@@ -136,23 +136,25 @@ async function upsertRecords(
       bj: json,
       bx: excerpt,
       ev: id,
+      tr: e.tr ?? null,
     };
   });
   await client.query(
     `INSERT INTO results (idempotency_key, external_id, status, http_status, correlation_id, ruleset_version,
                           attempts, first_attempt_at, last_attempt_at, error, superseded_by, response_body,
-                          response_excerpt, event_id, updated_at)
-     SELECT k, eid, st, http, cid, rs, n, ${at("f")}, ${at("l")}, err, sby, bj::jsonb, bx, ev, now()
+                          response_excerpt, event_id, trace_id, updated_at)
+     SELECT k, eid, st, http, cid, rs, n, ${at("f")}, ${at("l")}, err, sby, bj::jsonb, bx, ev, tr, now()
        FROM json_to_recordset($1::json)
          AS u(k uuid, eid text, st text, http smallint, cid text, rs text, n int, f bigint, l bigint, err text,
-              sby uuid, bj text, bx text, ev text)
+              sby uuid, bj text, bx text, ev text, tr text)
      ON CONFLICT (idempotency_key) DO UPDATE SET
        external_id = EXCLUDED.external_id, status = EXCLUDED.status, http_status = EXCLUDED.http_status,
        correlation_id = EXCLUDED.correlation_id, ruleset_version = EXCLUDED.ruleset_version,
        attempts = EXCLUDED.attempts, first_attempt_at = EXCLUDED.first_attempt_at,
        last_attempt_at = EXCLUDED.last_attempt_at, error = EXCLUDED.error,
        superseded_by = EXCLUDED.superseded_by, response_body = EXCLUDED.response_body,
-       response_excerpt = EXCLUDED.response_excerpt, event_id = EXCLUDED.event_id, updated_at = now()
+       response_excerpt = EXCLUDED.response_excerpt, event_id = EXCLUDED.event_id,
+       trace_id = EXCLUDED.trace_id, updated_at = now()
      WHERE results.event_id IS NULL OR ${later("EXCLUDED.event_id", "results.event_id")}`,
     [JSON.stringify(rows)],
   );

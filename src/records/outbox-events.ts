@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BATCH_STATES, FILE_FORMATS, KEY_STATUSES, ROW_DECISIONS } from "../ledger/statuses.js";
+import { traceIdSchema } from "../tracing/trace-context.js";
 
 /**
  * The events the ledger notes in its outbox (the stream `{prefix}:relay:outbox`, a field `e` of JSON per
@@ -36,6 +37,8 @@ export const recordEvent = z.object({
   error: text.nullable(),
   by: key.nullable(),
   body: text.nullable(),
+  /** The invoice's trace id; only in events of records written while tracing was on. */
+  tr: traceIdSchema.optional(),
 });
 
 export const batchEvent = z.object({

@@ -44,7 +44,8 @@ export function recordsQuery(filter: ResultsFilter): SqlQuery {
   const text = `SELECT r.idempotency_key::text AS idempotency_key, r.external_id, r.status, r.http_status,
        r.correlation_id, r.ruleset_version, r.attempts, first_drop.batch_id AS batch, first_drop.line,
        r.first_attempt_at, r.last_attempt_at,
-       CASE WHEN r.status = 'succeeded' OR r.error = '' THEN NULL ELSE r.error END AS error${body}
+       CASE WHEN r.status = 'succeeded' OR r.error = '' THEN NULL ELSE r.error END AS error,
+       r.trace_id${body}
   FROM results r
   LEFT JOIN LATERAL (
     SELECT br.batch_id, br.line

@@ -15,6 +15,7 @@ export const recordRow = z.object({
   first_attempt_at: z.date().nullable(),
   last_attempt_at: z.date().nullable(),
   error: z.string().nullable(),
+  trace_id: z.string().nullable(),
   response_body: z.string().nullable().optional(),
 });
 export type RecordRow = z.infer<typeof recordRow>;

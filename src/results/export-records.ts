@@ -16,6 +16,7 @@ export const EXPORT_HEADER = [
   "first_attempt_at",
   "last_attempt_at",
   "error",
+  "trace_id",
 ] as const;
 
 /** Appended only with --with-body: the service's answers may carry more than an operator should paste. */
@@ -35,6 +36,8 @@ export interface ExportRow {
   readonly first_attempt_at: string | null;
   readonly last_attempt_at: string | null;
   readonly error: string | null;
+  /** The invoice's trace (docs/operations.md, "Traces"); null when it was not traced. */
+  readonly trace_id: string | null;
   readonly response_body?: string | null;
 }
 
@@ -55,6 +58,7 @@ export function exportRow(record: ResultRecord, withBody: boolean): ExportRow {
     last_attempt_at: iso(record.last_attempt_at),
     // the ledger blanks the error on success; a retrying key keeps its last attempt's error
     error: record.status === "succeeded" || record.error === "" ? null : (record.error ?? null),
+    trace_id: record.trace_id ?? null,
   };
   return withBody ? { ...row, response_body: record.response_body ?? null } : row;
 }

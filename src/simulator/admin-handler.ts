@@ -111,6 +111,7 @@ function publicAttempt(a: Attempt) {
     idempotencyKey: a.idempotencyKey ?? null,
     bodySha256: a.bodySha256 ?? null,
     authorized: a.authorized,
+    traceparent: a.traceparent ?? null,
   };
 }
 

@@ -27,6 +27,8 @@ export async function handleInvoice(
   sim.counters.total++;
   const bodySha256 = body === "too-large" ? undefined : createHash("sha256").update(body).digest("hex");
   const rawKey = req.headers["idempotency-key"];
+  // Kept as received (Node bounds a request's headers): tests match it against the client's spans.
+  const traceparent = typeof req.headers.traceparent === "string" ? req.headers.traceparent : undefined;
   const verdict = judgeInvoiceRequest(
     {
       authorization: req.headers.authorization,
@@ -39,7 +41,7 @@ export async function handleInvoice(
   );
   if (!verdict.ok) {
     const { problem, headers } = verdict.reply;
-    record(sim, problem.status, "rejected", false, verdict.key, bodySha256, verdict.authorized);
+    record(sim, problem.status, "rejected", false, verdict.key, bodySha256, verdict.authorized, traceparent);
     sim.counters.answered(problem.status);
     sendProblem(res, problem, headers);
     return;
@@ -48,7 +50,7 @@ export async function handleInvoice(
   const { key, invoice } = verdict;
   // The key as the client sent it, echoed unchanged: the spec says the service preserves it.
   const echoedKey = typeof rawKey === "string" ? rawKey : key;
-  const reply = new Reply(sim, res, key, bodySha256 ?? "", echoedKey);
+  const reply = new Reply(sim, res, key, bodySha256 ?? "", echoedKey, traceparent);
   const admission = sim.capacity.admit();
   if (!admission.admitted) {
     // Refused before any work: no fault drawn, no idempotency state touched, answered at once.
@@ -153,6 +155,7 @@ class Reply {
     readonly key: string,
     private readonly bodySha256: string,
     private readonly echoedKey: string,
+    private readonly traceparent: string | undefined,
   ) {}
 
   answer(answer: StoredAnswer, outcome: "effect" | "replay", lost: boolean): boolean {
@@ -175,7 +178,7 @@ class Reply {
   }
 
   #record(status: number, outcome: AttemptOutcome, lost: boolean): void {
-    record(this.sim, status, outcome, lost, this.key, this.bodySha256, true);
+    record(this.sim, status, outcome, lost, this.key, this.bodySha256, true, this.traceparent);
     if (!lost) this.sim.counters.answered(status);
   }
 
@@ -196,6 +199,16 @@ function record(
   idempotencyKey: string | undefined,
   bodySha256: string | undefined,
   authorized: boolean,
+  traceparent: string | undefined,
 ): void {
-  sim.recordAttempt({ at: Date.now(), status, outcome, lost, idempotencyKey, bodySha256, authorized });
+  sim.recordAttempt({
+    at: Date.now(),
+    status,
+    outcome,
+    lost,
+    idempotencyKey,
+    bodySha256,
+    authorized,
+    traceparent,
+  });
 }

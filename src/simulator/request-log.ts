@@ -21,6 +21,8 @@ export interface Attempt {
   readonly bodySha256: string | undefined;
   /** Whether the bearer key was the accepted one; the key itself is never kept. */
   readonly authorized: boolean;
+  /** The W3C `traceparent` header as received (a client's trace, for tests), when one came. */
+  readonly traceparent: string | undefined;
 }
 
 /** The last `capacity` attempts, oldest dropped first, so memory stays bounded under any load. */

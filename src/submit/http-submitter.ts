@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { Pool } from "undici";
 import { coerceError } from "../errors/relay-error.js";
+import type { AttemptTrace, RequestTarget } from "../tracing/invoice-tracing.js";
 import type { Answer } from "./answer.js";
 import { redactSecret, redactSecretInHeaders } from "./redact-secret.js";
 import type { Submitter } from "./submitter.js";
@@ -23,11 +24,19 @@ export class HttpSubmitter implements Submitter {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly authorization: string;
+  /** What a request's span says of where it went: no user info (a URL may carry credentials). */
+  private readonly target: RequestTarget;
 
   constructor(private readonly options: HttpSubmitterOptions) {
     const url = new URL(options.baseUrl);
     this.path = `${url.pathname.replace(/\/+$/, "")}${INVOICES_PATH}`;
     this.authorization = `Bearer ${options.apiKey}`;
+    this.target = {
+      url: `${url.origin}${this.path}`,
+      path: this.path,
+      host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+      port: url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port),
+    };
     this.pool = new Pool(url.origin, {
       connections: options.connections,
       pipelining: 1,
@@ -38,7 +47,7 @@ export class HttpSubmitter implements Submitter {
     });
   }
 
-  async submit(idempotencyKey: string, body: string): Promise<Answer> {
+  async submit(idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> {
     // One deadline for headers and body: a timer cleared on completion (AbortSignal.timeout's timer
     // would outlive every request by the whole timeout), firing an EventEmitter, which undici accepts
     // as a signal. An AbortController (an EventTarget, its listener added and removed per request)
@@ -49,21 +58,25 @@ export class HttpSubmitter implements Submitter {
       timedOut = true;
       deadline.emit("abort");
     }, this.options.requestTimeoutMs);
+    const headers: Record<string, string> = {
+      authorization: this.authorization,
+      "idempotency-key": idempotencyKey,
+      "content-type": "application/json",
+      accept: "application/json, application/problem+json",
+      "user-agent": USER_AGENT,
+    };
+    const traced = trace?.request(this.target);
+    if (traced !== undefined) headers["traceparent"] = traced.traceparent;
     try {
       const response = await this.pool.request({
         method: "POST",
         path: this.path,
-        headers: {
-          authorization: this.authorization,
-          "idempotency-key": idempotencyKey,
-          "content-type": "application/json",
-          accept: "application/json, application/problem+json",
-          "user-agent": USER_AGENT,
-        },
+        headers,
         body,
         signal: deadline,
       });
       const text = await readBounded(response.body, this.options.responseBodyMaxBytes);
+      traced?.end({ status: response.statusCode });
       // Should the service echo the key, it must not travel on into the ledger, reports or messages.
       const { apiKey } = this.options;
       return {
@@ -74,12 +87,14 @@ export class HttpSubmitter implements Submitter {
       };
     } catch (thrown) {
       if (timedOut) {
+        traced?.end({ errorType: "timeout" });
         const message = `no complete answer within ${this.options.requestTimeoutMs} ms`;
         return { kind: "no-response", reason: "timeout", message };
       }
       const error = coerceError(thrown);
-      const timeout =
-        error.name === "TimeoutError" || /TIMEOUT/.test((error as { code?: string }).code ?? "");
+      const code = (error as { code?: unknown }).code;
+      const timeout = error.name === "TimeoutError" || (typeof code === "string" && /TIMEOUT/.test(code));
+      traced?.end({ errorType: timeout ? "timeout" : typeof code === "string" ? code : error.name });
       return { kind: "no-response", reason: timeout ? "timeout" : "connection", message: describe(error) };
     } finally {
       clearTimeout(timer);

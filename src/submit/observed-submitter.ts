@@ -1,3 +1,4 @@
+import type { AttemptTrace } from "../tracing/invoice-tracing.js";
 import type { Answer } from "./answer.js";
 import { retryReason, statusClass, type AttemptObservation } from "./attempt-labels.js";
 import type { Submitter } from "./submitter.js";
@@ -13,10 +14,10 @@ export function observeAttempts(
   wallClock: () => number = Date.now,
 ): Submitter {
   return {
-    submit: async (idempotencyKey: string, body: string): Promise<Answer> => {
+    submit: async (idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> => {
       const startedAt = wallClock();
       const started = clock();
-      const answer = await submitter.submit(idempotencyKey, body);
+      const answer = await submitter.submit(idempotencyKey, body, trace);
       const elapsed = clock() - started;
       onAttempt?.({
         statusClass: statusClass(answer),

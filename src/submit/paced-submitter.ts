@@ -1,3 +1,4 @@
+import type { AttemptTrace } from "../tracing/invoice-tracing.js";
 import type { Answer } from "./answer.js";
 import { firstHeaderValue } from "./extract.js";
 import { parseRetryAfter } from "./retry-after.js";
@@ -11,11 +12,11 @@ import type { Submitter } from "./submitter.js";
  */
 export function withPacing(submitter: Submitter, pacer: SendPacer): Submitter {
   return {
-    submit: async (idempotencyKey: string, body: string): Promise<Answer> => {
+    submit: async (idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> => {
       const ticket = await pacer.acquire();
       let answer: Answer | undefined;
       try {
-        answer = await submitter.submit(idempotencyKey, body);
+        answer = await submitter.submit(idempotencyKey, body, trace);
         return answer;
       } finally {
         tell(pacer, ticket, answer);

@@ -1,3 +1,4 @@
+import type { AttemptTrace } from "../tracing/invoice-tracing.js";
 import type { Answer } from "./answer.js";
 import { RequestHeldBackError } from "./errors/request-held-back-error.js";
 import type { Submitter } from "./submitter.js";
@@ -73,8 +74,8 @@ interface Waiter {
  */
 export function withRequestSlots(submitter: Submitter, slots: RequestSlots): Submitter {
   return {
-    submit: (idempotencyKey: string, body: string): Promise<Answer> =>
-      slots.run(() => submitter.submit(idempotencyKey, body)),
+    submit: (idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> =>
+      slots.run(() => submitter.submit(idempotencyKey, body, trace)),
     close: () => submitter.close(),
   };
 }

@@ -3,6 +3,7 @@ import type { CanonicalInvoice } from "../invoice/schema.js";
 import type { Ledger } from "../ledger/ledger.js";
 import type { AttemptFacts } from "../ledger/record.js";
 import { isFinal, type AnswerWritten, type KeyStatus } from "../ledger/statuses.js";
+import type { AttemptTrace } from "../tracing/invoice-tracing.js";
 import { classify } from "./classify.js";
 import type { ExtractionRules } from "./extract.js";
 import type { Submitter } from "./submitter.js";
@@ -20,6 +21,8 @@ export interface SubmitTask {
   /** 1-based attempt number of this try (stalled re-runs do not count). */
   readonly attempt: number;
   readonly maxAttempts: number;
+  /** The attempt's trace, with tracing on: the POST is a span of it, and the ledger keeps its id. */
+  readonly trace?: AttemptTrace | undefined;
 }
 
 export type SubmitOutcome =
@@ -54,7 +57,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
 
   const document = invoiceJson(task.invoice);
   const sentAt = deps.now();
-  const answer = await deps.submitter.submit(task.key, document);
+  const answer = await deps.submitter.submit(task.key, document, task.trace);
   const answeredAt = deps.now();
   const verdict = classify(answer, deps.rules, answeredAt);
   // Timed where the request is sent (observeAttempts); else around the call here.
@@ -68,6 +71,8 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
     correlationId: verdict.correlationId,
     retryAfterMs: verdict.kind === "retry" ? verdict.retryAfterMs : undefined,
   };
+  task.trace?.answered({ correlationId: verdict.correlationId });
+  const traceId = task.trace?.traceId;
   switch (verdict.kind) {
     case "succeeded": {
       const transition = await deps.ledger.recordSucceeded(task.key, {
@@ -76,6 +81,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
         correlationId: verdict.correlationId,
         rulesetVersion: verdict.rulesetVersion,
         responseBody: verdict.body,
+        traceId,
       });
       return { kind: "succeeded", transition, correlationId: verdict.correlationId };
     }
@@ -86,6 +92,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
         correlationId: verdict.correlationId,
         error: verdict.detail,
         document,
+        traceId,
       });
       return { kind: "failed", detail: verdict.detail };
     case "api-key-refused":
@@ -93,7 +100,12 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
       return { kind: "api-key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
     case "retry": {
       if (verdict.httpStatus === 429) {
-        await deps.ledger.recordRetrying(task.key, { attempt, httpStatus: 429, error: verdict.detail });
+        await deps.ledger.recordRetrying(task.key, {
+          attempt,
+          httpStatus: 429,
+          error: verdict.detail,
+          traceId,
+        });
         return { kind: "throttled", detail: verdict.detail, retryAfterMs: verdict.retryAfterMs };
       }
       if (task.attempt >= task.maxAttempts) {
@@ -103,6 +115,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
           httpStatus: verdict.httpStatus,
           error: detail,
           document,
+          traceId,
         });
         return { kind: "failed", detail };
       }
@@ -110,6 +123,7 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
         attempt,
         httpStatus: verdict.httpStatus,
         error: verdict.detail,
+        traceId,
       });
       return {
         kind: "retry",

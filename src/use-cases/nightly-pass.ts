@@ -112,7 +112,11 @@ export async function nightlyPass(
 ): Promise<NightlyOutcome> {
   const { config, logger } = deps;
   // The worker's answers and the retention sweeps go by the same clock as the ingest (deps.now).
-  const service = await startSubmission(config, logger, { ...deps.submissionHooks, now: deps.now });
+  const service = await startSubmission(config, logger, {
+    ...deps.submissionHooks,
+    now: deps.now,
+    tracing: deps.tracing,
+  });
   try {
     const pulled = await deps.remote?.take(options.signal, true);
     const passDeps = { ...deps, signal: options.signal, pulled };

@@ -5,11 +5,14 @@ import type { Ledger } from "../ledger/ledger.js";
 import { ensureJob, isReplaceable, jobDataOf, resumeRequeues } from "../queue/requeued-jobs.js";
 import type { ResultRecord } from "../ledger/record.js";
 import { isFinal } from "../ledger/statuses.js";
+import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 
 export interface RetryDeps {
   readonly ledger: Ledger;
   readonly batches: BatchStore;
   readonly queue: Queue<InvoiceJobData>;
+  /** With tracing on, an invoice sent again begins a new trace (docs/operations.md, "Traces"). */
+  readonly tracing?: InvoiceTracing | undefined;
 }
 
 /** Keys left alone, how many, with a few examples to name in the output. */

@@ -118,7 +118,7 @@ describe("status, retry and results at the edges", () => {
     expect(row).toMatchObject({ error: null, first_attempt_at: "2026-11-01T02:00:00.000Z", attempts: 2 });
     expect("response_body" in row).toBe(false);
     expect(exportCsvLine(row, false)).toBe(
-      'k-1,"ACME, ""0001""",succeeded,201,c-1,2026-10-16.1,2,b1,2,2026-11-01T02:00:00.000Z,2026-11-01T02:00:05.000Z,\r\n',
+      'k-1,"ACME, ""0001""",succeeded,201,c-1,2026-10-16.1,2,b1,2,2026-11-01T02:00:00.000Z,2026-11-01T02:00:05.000Z,,\r\n',
     );
     expect(exportRow(record, true).response_body).toBe('{"secret-ish":"payload"}');
   });

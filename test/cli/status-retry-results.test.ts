@@ -117,7 +117,7 @@ describe("status and results after a night with succeeded, failed and rejected r
     expect(csv.code).toBe(0);
     const [header, ...lines] = csv.stdout.trimEnd().split("\r\n");
     expect(header).toBe(
-      "idempotency_key,external_id,status,http_status,correlation_id,ruleset_version,attempts,batch,line,first_attempt_at,last_attempt_at,error",
+      "idempotency_key,external_id,status,http_status,correlation_id,ruleset_version,attempts,batch,line,first_attempt_at,last_attempt_at,error,trace_id",
     );
     expect(lines.map((l) => l.split(",")[0]).sort()).toEqual(invoices.map((i) => i.key).sort());
 

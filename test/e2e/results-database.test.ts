@@ -28,6 +28,7 @@ INSERT INTO results (idempotency_key, external_id, status, http_status, correlat
   ('${K(4)}', 'ACME-4', 'queued', NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL),
   ('${K(5)}', 'OLD-5', 'superseded', 422, 'cid-5', NULL, 1, '2026-10-03T01:00:00Z', '2026-10-03T01:00:00Z', 'bad', '${K(6)}'),
   ('${K(6)}', 'OLD-5', 'succeeded', 201, 'cid-6', '2026.10', 2, '2026-10-04T01:00:00Z', '2026-10-04T02:00:00Z', NULL, NULL);
+UPDATE results SET trace_id = '4bf92f3577b34da6a3ce929d0e0e4736' WHERE idempotency_key = '${K(2)}';
 INSERT INTO batch_rows (batch_id, line, idempotency_key, decision, conflict_with, external_id, error) VALUES
   ('B0', 2, '${K(1)}', 'new', NULL, 'ACME-1', NULL),
   ('20261001T010000Z-0000b1', 2, '${K(1)}', 'duplicate', NULL, 'ACME-1', NULL),
@@ -84,7 +85,7 @@ describe("results from the results of record in PostgreSQL", () => {
     const { code, stdout, stderr } = await results([]);
     expect(code, stderr).toBe(0);
     expect(stdout.split("\r\n")[0]).toBe(
-      "idempotency_key,external_id,status,http_status,correlation_id,ruleset_version,attempts,batch,line,first_attempt_at,last_attempt_at,error",
+      "idempotency_key,external_id,status,http_status,correlation_id,ruleset_version,attempts,batch,line,first_attempt_at,last_attempt_at,error,trace_id",
     );
     const rows = parseCsv(stdout);
     expect(rows.map((r) => r["idempotency_key"])).toEqual([K(1), K(5), K(6), K(2), K(3), K(4)]);
@@ -101,6 +102,7 @@ describe("results from the results of record in PostgreSQL", () => {
       first_attempt_at: "2026-09-30T01:00:00.000Z",
       last_attempt_at: "2026-09-30T01:00:01.000Z",
       error: "",
+      trace_id: "",
     });
     const acme2 = rows.find((r) => r["external_id"] === "ACME-2");
     expect(acme2).toMatchObject({ correlation_id: `'=HYPERLINK("http://x")`, error: "'-invalid routing" });
@@ -163,6 +165,7 @@ describe("results from the results of record in PostgreSQL", () => {
         first_attempt_at: "2026-10-20T01:00:00.000Z",
         last_attempt_at: "2026-10-20T01:00:00.000Z",
         error: "-invalid routing",
+        trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
       },
     ]);
     const old = await results(["--external-id", "OLD-5", "--format", "jsonl", "--with-body"]);

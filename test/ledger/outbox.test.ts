@@ -112,6 +112,32 @@ describe("ledger outbox", () => {
     expect(await s.ledger.get(randomUUID())).toBeUndefined();
   });
 
+  it("when an answer is recorded with the invoice's trace id, then the record keeps it and its record events carry it; without one, neither has it", async () => {
+    const s = setup();
+    await s.ledger.enableOutbox();
+    const [traced, untraced] = [row(2), row(3)];
+    await s.open("bt");
+    await s.ledger.registerRows("bt", [traced, untraced]);
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    await s.ledger.recordRetrying(traced.key, {
+      attempt: attempt(1),
+      httpStatus: 503,
+      error: "busy",
+      traceId,
+    });
+    await s.ledger.recordSucceeded(traced.key, { attempt: attempt(2), httpStatus: 201, traceId });
+    await s.ledger.recordSucceeded(untraced.key, { attempt: attempt(1), httpStatus: 201 });
+
+    expect((await s.ledger.get(traced.key))?.trace_id).toBe(traceId);
+    expect((await s.ledger.get(untraced.key))?.trace_id).toBeUndefined();
+    const answers = (await readOutbox(redis, s.prefix)).filter((e) => e.t === "record" && e.attempts > 0);
+    expect(answers.map((e) => (e.t === "record" ? [e.key, e.status, e.tr] : []))).toEqual([
+      [traced.key, "retrying", traceId],
+      [traced.key, "succeeded", traceId],
+      [untraced.key, "succeeded", undefined],
+    ]);
+  });
+
   it("when outbox-on is set, then each step writes its record, attempt, batch and rows events in the contract's format", async () => {
     const s = setup();
     await s.ledger.enableOutbox();

@@ -293,6 +293,25 @@ describe("the outbox exporter", () => {
     ]);
   });
 
+  it("when a record event carries the invoice's trace id, then results.trace_id holds it; one without leaves it null, and a later one with it fills it in", async () => {
+    const f = await fixture();
+    const [traced, untraced] = [key(), key()];
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    await f.add(record(untraced));
+    await f.add(record(traced, { status: "retrying", attempts: 1 }));
+    await f.add(record(traced, { tr: traceId }));
+    await f.drain(f.exporter());
+    expect(await f.rows("SELECT idempotency_key::text AS k, trace_id FROM results")).toEqual(
+      expect.arrayContaining([
+        { k: traced, trace_id: traceId },
+        { k: untraced, trace_id: null },
+      ]),
+    );
+    await expect(
+      f.pool.query("UPDATE results SET trace_id = 'not-a-trace-id' WHERE idempotency_key = $1", [traced]),
+    ).rejects.toThrow(/check constraint/);
+  });
+
   it("when a consumer died with entries read and not acknowledged, then another takes them over once they are idle", async () => {
     const f = await fixture();
     const keys = [key(), key(), key()];

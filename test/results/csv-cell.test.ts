@@ -27,6 +27,7 @@ const EXPORT_ROW: ExportRow = {
   first_attempt_at: "2026-11-20T01:00:00.000Z",
   last_attempt_at: "2026-11-20T01:00:01.000Z",
   error: "HTTP 422: refused",
+  trace_id: null,
 };
 
 describe("CSV cells of reports and exports", () => {
@@ -52,7 +53,7 @@ describe("CSV cells of reports and exports", () => {
     );
     expect(line).toBe(
       `${EXPORT_ROW.idempotency_key},"'=HYPERLINK(""http://x"",""y"")",failed,422,req-1,2026-10-16.1,1,` +
-        `20261120T010000Z-abcdef,2,2026-11-20T01:00:00.000Z,2026-11-20T01:00:01.000Z,"'-1","'@x"\r\n`,
+        `20261120T010000Z-abcdef,2,2026-11-20T01:00:00.000Z,2026-11-20T01:00:01.000Z,"'-1",,"'@x"\r\n`,
     );
   });
 

@@ -29,6 +29,7 @@ const attemptsSchema = z.object({
       idempotencyKey: z.string().nullable(),
       bodySha256: z.string().nullable(),
       authorized: z.boolean(),
+      traceparent: z.string().nullable(),
     }),
   ),
 });
@@ -83,6 +84,21 @@ describe("/__sim control routes", () => {
     expect(new Set(log.attempts.map((a) => a.bodySha256)).size).toBe(1);
     expect(answer.text).not.toContain("irs_live_wrong_key");
     expect(answer.text).not.toContain(DEMO_API_KEY);
+  });
+
+  it("when attempts carry a traceparent, then the request log keeps each as received, and none where none came", async () => {
+    const sim = await start();
+    const key = randomUUID();
+    const body = JSON.stringify(invoice());
+    const first = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const second = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-00";
+    await submit(sim, { key, body, headers: { traceparent: first } });
+    await submit(sim, { key, body, headers: { traceparent: second } });
+    await submit(sim, { key, body });
+
+    const log = attemptsSchema.parse(json(await send(`${sim.url}/__sim/requests?key=${key}`, "GET")));
+
+    expect(log.attempts.map((a) => a.traceparent)).toEqual([first, second, null]);
   });
 
   it("when /__sim/requests is asked without a UUID key, then 400", async () => {

@@ -74,6 +74,7 @@ describe("request parts (pure)", () => {
       idempotencyKey: key,
       bodySha256: undefined,
       authorized: true,
+      traceparent: undefined,
     });
     for (let i = 0; i < 7; i++) log.add(entry(i, i % 2 === 0 ? "a" : "b"));
     expect(log.forKey("a").map((e) => e.at)).toEqual([4, 6]);

@@ -9,6 +9,7 @@ import {
 } from "../../src/queue/submission-service.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import type { SubmitOutcome } from "../../src/submit/submit-invoice.js";
+import type { InvoiceTracing } from "../../src/tracing/invoice-tracing.js";
 import type { KeyedInvoice } from "./invoices.js";
 import { testPrefix, testRedisUrl } from "./redis.js";
 
@@ -43,6 +44,7 @@ export async function enqueueBatch(
   config: SubmitConfig,
   batch: string,
   invoices: readonly KeyedInvoice[],
+  tracing?: InvoiceTracing,
 ): Promise<void> {
   const redis = createRedis(config.redisUrl, "producer");
   const store = new RedisLedger(redis, config.queuePrefix);
@@ -58,6 +60,7 @@ export async function enqueueBatch(
     await enqueueInvoices(
       queue,
       invoices.map((inv, i) => ({ key: inv.key, data: { invoice: inv.invoice, batch, line: i + 2 } })),
+      tracing,
     );
   } finally {
     await queue.close();

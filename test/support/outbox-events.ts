@@ -31,6 +31,11 @@ export const outboxEventSchema = z.discriminatedUnion("t", [
     error: text,
     by: text,
     body: text,
+    /** The invoice's trace id, only while tracing is on (docs/operations.md, "Traces"). */
+    tr: z
+      .string()
+      .regex(/^[0-9a-f]{32}$/)
+      .optional(),
   }),
   z.strictObject({
     t: z.literal("batch"),

@@ -5,6 +5,7 @@ import { dropPass, ingestClaimed, type PassedFile } from "../../use-cases/drop-p
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { isDropName, isNameTooLong, MAX_DROP_NAME_BYTES } from "../../ingest/drop-folder.js";
 import { openContext, type AppContext } from "../context.js";
+import { openTracing } from "../tracing.js";
 import { openPastResults } from "../past-results.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
@@ -24,9 +25,14 @@ export const ingestCommand: CommandFactory = () =>
       const logger = commandLogger(config, "invoice-relay-ingest");
       // A broken profiles file stops the command here, before any file is claimed.
       const profiles = await loadSourceProfiles(config, logger);
-      const past = await openPastResults(config, logger);
+      const traced = await openTracing(logger);
+      const past = await openPastResults(config, logger).catch(async (error: unknown) => {
+        await traced?.shutdown();
+        throw error;
+      });
       const ctx = await openContext(config, { dropFolder: true, logger }).catch(async (error: unknown) => {
         await past.close();
+        await traced?.shutdown();
         throw error;
       });
       try {
@@ -35,6 +41,7 @@ export const ingestCommand: CommandFactory = () =>
           logger,
           profiles,
           beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
+          tracing: traced?.tracing,
         };
         const passed =
           files.length === 0 ? await dropPass(deps, config.settleMs) : await ingestGiven(ctx, deps, files);
@@ -58,6 +65,7 @@ export const ingestCommand: CommandFactory = () =>
       } finally {
         await past.close();
         await ctx.close();
+        await traced?.shutdown();
       }
     });
 

@@ -5,7 +5,8 @@ import { openContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import { OutputSink } from "../output-sink.js";
 import type { CommandFactory } from "../program.js";
-import { addCommonOptions, commandConfig, overridesFrom } from "../runtime.js";
+import { addCommonOptions, commandConfig, commandLogger, overridesFrom } from "../runtime.js";
+import { openTracing } from "../tracing.js";
 
 export const retryCommand: CommandFactory = () =>
   addCommonOptions(new Command("retry"))
@@ -17,10 +18,14 @@ export const retryCommand: CommandFactory = () =>
     .action(async (options: Record<string, unknown>) => {
       const batchId = batchOption(options);
       const config = commandConfig(overridesFrom(options));
-      const ctx = await openContext(config);
+      const traced = await openTracing(commandLogger(config, "invoice-relay-retry"));
+      const ctx = await openContext(config).catch(async (error: unknown) => {
+        await traced?.shutdown();
+        throw error;
+      });
       try {
         if (batchId !== undefined) await requireKnownBatch(ctx.batches, batchId, config.queuePrefix);
-        const outcome = await retryFailed(ctx, batchId);
+        const outcome = await retryFailed({ ...ctx, tracing: traced?.tracing }, batchId);
         const paused = await ctx.queue.isPaused();
         const out = new OutputSink(process.stdout);
         await out.write(retryText(outcome, batchId, paused));
@@ -28,6 +33,7 @@ export const retryCommand: CommandFactory = () =>
         process.exitCode = ExitCode.Ok;
       } finally {
         await ctx.close();
+        await traced?.shutdown();
       }
     });
 

@@ -20,6 +20,7 @@ import { passExitCode } from "../pass-exit-code.js";
 import { SendingSummary } from "../sending-summary.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
 import { FlagError } from "../errors/flag-error.js";
+import { openScopedTracing } from "../tracing.js";
 
 export const runCommand: CommandFactory = () =>
   submittingCommand("run")
@@ -48,6 +49,7 @@ export const runCommand: CommandFactory = () =>
       const profiles = await loadSourceProfiles(config, logger);
       const sources = await loadRemoteSources(config);
       await commandScope(logger, async (scope) => {
+        const tracing = await openScopedTracing(scope, logger);
         const past = await openPastResults(config, logger);
         scope.defer(() => past.close());
         const ctx = await openContext(config, { dropFolder: true });
@@ -90,6 +92,7 @@ export const runCommand: CommandFactory = () =>
             onIngested: metrics.ingest.onIngested,
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
             remote,
+            tracing,
           },
           {
             deadline,

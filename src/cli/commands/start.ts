@@ -46,7 +46,7 @@ export const startCommand: CommandFactory = () =>
         scope.defer(() => past.close());
         const ctx = await openContext(config, { dropFolder: true, logger });
         scope.defer(() => ctx.close());
-        const { stopping, metrics, startSubmission } = await openServiceEdges(
+        const { stopping, metrics, startSubmission, tracing } = await openServiceEdges(
           config,
           logger,
           scope,
@@ -67,6 +67,7 @@ export const startCommand: CommandFactory = () =>
             profiles,
             onIngested: metrics.ingest.onIngested,
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
+            tracing,
           },
           loadProfiles: () => loadSourceProfiles(config, logger),
           remote: openRemotePass(config, ctx, logger, sources),

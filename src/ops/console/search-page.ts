@@ -48,6 +48,12 @@ function recordBlock(r: ResultRecord): SafeHtml {
       <dd>
         ${when(r.first_attempt_at)} ${r.last_attempt_at === undefined ? "" : `/ ${when(r.last_attempt_at)}`}
       </dd>
+      ${
+        r.trace_id === undefined
+          ? ""
+          : html`<dt>Trace id</dt>
+              <dd class="mono">${r.trace_id}</dd>`
+      }
       <dt>Line</dt>
       <dd>${r.line} of the first batch</dd>
       <dt>Batches</dt>

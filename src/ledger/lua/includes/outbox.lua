@@ -24,14 +24,15 @@ local function outbox_add(outbox, events)
   redis.call(unpack(args))
 end
 
--- A `record` event's JSON: the key's record as it stands now; the body only with a final answer.
+-- A `record` event's JSON: the key's record as it stands now; the body only with a final answer; the
+-- trace id only when the record has one (tracing on), so events without tracing are as before.
 local function record_event(key, head, body)
   local final = head.status == 'succeeded' or head.status == 'failed'
   return cjson.encode({
     t = 'record', key = key, eid = head.eid, status = head.status, http = or_null(head.http),
     cid = or_null(head.cid), ruleset = or_null(head.ruleset), attempts = head.attempts or 0,
     first = or_null(head.first), last = or_null(head.last), error = or_null(head.error),
-    by = or_null(head.by), body = (final and body and body ~= '') and body or cjson.null })
+    by = or_null(head.by), body = (final and body and body ~= '') and body or cjson.null, tr = head.tr })
 end
 
 -- A `record` event in an entry of its own.
