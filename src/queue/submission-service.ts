@@ -1,6 +1,8 @@
 import type { Queue, Worker } from "bullmq";
 import type { SubmitConfig } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
+import { liveSecret } from "../config/live-secret.js";
+import { loggedSecretEvents } from "../log/secret-mask.js";
 import type { Logger } from "../log/logger.js";
 import { BatchStore } from "../ledger/batch-store.js";
 import type { LedgerClock } from "../ledger/clock.js";
@@ -74,11 +76,12 @@ export async function startSubmission(
   const clock = hooks.now;
   const ledger = new RedisLedger(commands, config.queuePrefix, clock);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
+  const apiKey = liveSecret(config, "invoiceApiKey", loggedSecretEvents(logger));
   const service =
     hooks.submitter ??
     new HttpSubmitter({
       baseUrl: config.invoiceApiUrl,
-      apiKey: config.invoiceApiKey,
+      apiKey,
       connections: config.submitConcurrency,
       requestTimeoutMs: config.requestTimeoutMs,
       responseBodyMaxBytes: config.responseBodyMaxBytes,
@@ -136,7 +139,7 @@ export async function startSubmission(
     onApiKeyRefused: async (httpStatus, detail) => {
       logger.error(
         { httpStatus, detail },
-        "the invoice service refused the API key: submission paused; fix INVOICE_API_KEY",
+        `the invoice service refused the API key: submission paused; fix ${apiKeySetting(config)}`,
       );
       const first = await recordApiKeyRefused(commands, queue, config.queuePrefix, {
         httpStatus,
@@ -181,6 +184,7 @@ export async function startSubmission(
         // dropped while reconnecting). Stop waiting; the jobs' locks lapse and the next worker takes them.
       }
       await sweeps.stop();
+      apiKey.close();
       await submitter.close();
       await queue.close();
       commands.disconnect();
@@ -189,4 +193,10 @@ export async function startSubmission(
     return closing;
   };
   return { worker, queue, ledger, pacer, close };
+}
+
+/** Where the API key is set: the file it is read from, or the variable. */
+export function apiKeySetting(config: SubmitConfig): string {
+  const path = config.secretFiles.invoiceApiKey;
+  return path === undefined ? "INVOICE_API_KEY" : `the key in INVOICE_API_KEY_FILE (${path})`;
 }

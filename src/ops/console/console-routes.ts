@@ -2,6 +2,8 @@ import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
 import { basename } from "node:path";
 import formbody from "@fastify/formbody";
+import { liveSecret } from "../../config/live-secret.js";
+import { loggedSecretEvents } from "../../log/secret-mask.js";
 import { z } from "zod";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import type { Ledger } from "../../ledger/ledger.js";
@@ -59,7 +61,8 @@ export function consoleRoutes(ports: ConsolePorts): OpsRoutes {
 function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
   return async (app) => {
     const now = ports.now ?? Date.now;
-    const auth = new ConsoleAuth(ctx.config.consoleToken, now);
+    const token = liveSecret(ctx.config, "consoleToken", loggedSecretEvents(ctx.logger));
+    const auth = new ConsoleAuth(token, now);
     const wrongTokens: WrongTokens = {
       auth,
       throttle: new SignInThrottle(SIGN_IN_LIMITS, now),
@@ -70,6 +73,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
     const batches = ports.batches(ctx);
     const deployment = ports.deployment(ctx);
     app.addHook("onClose", async () => {
+      token.close();
       await deployment.close();
     });
     await app.register(formbody, { bodyLimit: 4096 });
