@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { RedisServer } from "../../src/dev/redis-server.js";
-import { LastPasses } from "../../src/ledger/last-pass.js";
+import { Passes } from "../../src/ledger/passes.js";
 import { RemoteClaims } from "../../src/ledger/remote-claims.js";
 import { createLogger } from "../../src/log/logger.js";
 import { metricsRoutes } from "../../src/ops/metrics/metrics-routes.js";
@@ -56,7 +56,17 @@ describe("GET /metrics", () => {
     cleanups.push(async () => {
       await client.quit();
     });
-    await new LastPasses(client, prefix).record({ endedAt: 1_700_000_000_500, exitCode: 2 });
+    const passes = new Passes(client, prefix);
+    const pass = { kind: "run" as const, batches: [] as string[], invoices: {} };
+    const DAY = 86_400_000;
+    const now = 1_700_000_001_000;
+    await passes.write(
+      { ...pass, id: "a", startedAt: 1_700_000_000_000, endedAt: 1_700_000_000_500, exitCode: 2 },
+      DAY,
+      now,
+    );
+    // A pass still running is not the last pass ended.
+    await passes.write({ ...pass, id: "b", kind: "run", startedAt: now - 1000 }, DAY, now);
     const after = await scrape(url);
     expect(sampleValue(after.metrics, "invoice_relay_last_pass_exit_code")).toBe(2);
     expect(sampleValue(after.metrics, "invoice_relay_last_pass_end_time_seconds")).toBe(1_700_000_000.5);
