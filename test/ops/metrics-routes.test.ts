@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { loadConfig } from "../../src/config/load.js";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { Passes } from "../../src/ledger/passes.js";
@@ -43,6 +45,31 @@ async function scrape(url: string) {
 }
 
 describe("GET /metrics", () => {
+  it("when the Grafana dashboard in docs/ queries a series, then /metrics exposes it, and the fleet's counters are there from the first scrape", async () => {
+    const { url } = await serveMetrics();
+    const { metrics } = await scrape(url);
+    const dashboard = z
+      .object({ panels: z.array(z.object({ targets: z.array(z.object({ expr: z.string() })) })) })
+      .parse(
+        JSON.parse(await readFile(new URL("../../docs/grafana-dashboard.json", import.meta.url), "utf8")),
+      );
+    const queried = new Set(
+      dashboard.panels.flatMap((panel) =>
+        panel.targets.flatMap((t) =>
+          [...t.expr.matchAll(/\b(?:invoice_relay|bullmq)_[a-z_]+/g)].map((m) => m[0]),
+        ),
+      ),
+    );
+    expect(queried.size).toBeGreaterThan(10);
+    const exposed = (name: string) => metrics.has(name) || metrics.has(name.replace(/_bucket$/, ""));
+    expect([...queried].filter((name) => !exposed(name))).toEqual([]);
+    expect(sampleValue(metrics, "invoice_relay_fleet_http_attempts_total", { status_class: "2xx" })).toBe(0);
+    expect(sampleValue(metrics, "invoice_relay_fleet_invoices_final_total", { status: "failed" })).toBe(0);
+    expect(
+      metrics.get("invoice_relay_fleet_http_attempts_total")?.metrics.map((m) => m.labels?.["status_class"]),
+    ).not.toContain("1xx");
+  });
+
   it("when no pass has ended yet, then the last-pass gauges are absent; once one has, they show its end and exit code", async () => {
     const { url, prefix } = await serveMetrics();
     const before = await scrape(url);
