@@ -84,7 +84,23 @@ export async function startSubmission(
     retentionMs: config.resultsRetention,
   });
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
-  const apiKey = liveSecret(config, "invoiceApiKey", loggedSecretEvents(logger));
+  const logged = loggedSecretEvents(logger);
+  const apiKey = liveSecret(config, "invoiceApiKey", {
+    ...logged,
+    // A new key in the file gives the service another chance, as a new process does.
+    changed: (value, variable, file) => {
+      logged.changed(value, variable, file);
+      clearApiKeyRefusal(commands, queue, config.queuePrefix).then(
+        (cleared) => {
+          if (cleared)
+            logger.info(`the API key was refused earlier; resuming submission with the new ${variable}`);
+        },
+        (error: unknown) => {
+          logger.warn({ err: error }, "could not resume submission with the new key; restart the process");
+        },
+      );
+    },
+  });
   const service =
     hooks.submitter ??
     new HttpSubmitter({
