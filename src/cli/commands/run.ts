@@ -76,7 +76,13 @@ export const runCommand: CommandFactory = () =>
         // The pass's record (console, status, /metrics) and the learned rate noted while it runs.
         const watch = { redis: ctx.redis, prefix: config.queuePrefix, logger };
         const pass = PassWatch.starting({ ...watch, retentionMs: config.resultsRetention }, "run");
+        let waitedFor: readonly BatchMeta[] = [];
         await pass.open();
+        // A pass cut short by an error is recorded as one that could not finish.
+        let ended = false;
+        scope.defer(async () => {
+          if (!ended) await pass.end(waitedFor, ExitCode.CouldNotFinish);
+        });
         const sampler = startRateSampler({
           ...watch,
           settings: rateSettingsOf(config),
@@ -85,7 +91,6 @@ export const runCommand: CommandFactory = () =>
         scope.defer(() => {
           sampler.stop();
         });
-        let waitedFor: readonly BatchMeta[] = [];
         // One deadline for the pass and the export of its results.
         const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
         const remote = openRemotePass(config, ctx, logger, sources);
@@ -125,6 +130,7 @@ export const runCommand: CommandFactory = () =>
         );
         process.exitCode = exitCode;
         sampler.stop();
+        ended = true;
         await pass.end(outcome.kind === "finished" ? outcome.batches : waitedFor, exitCode);
         // An alert that cannot be delivered is logged; it never changes the exit code.
         await notifyPassOutcome({ ...ctx, config, logger, profiles, notifier }, outcome, exitCode);
