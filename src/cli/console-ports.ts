@@ -1,5 +1,7 @@
 import { BatchStore } from "../ledger/batch-store.js";
 import { RedisLedger } from "../ledger/redis-ledger.js";
+import { Passes } from "../ledger/passes.js";
+import { readSendSeries } from "../ledger/send-series.js";
 import { resolveNamespace } from "../invoice/key.js";
 import { DeploymentReader } from "../queue/deployment-view.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
@@ -32,6 +34,16 @@ export function consoleOps(): OpsRoutes {
         hasDatabase: ctx.config.resultsDatabaseUrl !== undefined,
         use: "reads",
       }),
+    passes: (ctx) => {
+      const prefix = ctx.config.queuePrefix;
+      const passes = new Passes(ctx.redis(), prefix);
+      return {
+        get: (id) => passes.get(id),
+        newest: (n) => passes.newest(n),
+        count: () => passes.count(),
+        series: (from, to) => readSendSeries(ctx.redis(), prefix, from, to),
+      };
+    },
     retry: (ctx: OpsContext) => async (batchId) => {
       const prefix = ctx.config.queuePrefix;
       const queue = createInvoiceQueue(ctx.redis(), prefix, ctx.config.maxAttempts);

@@ -8,6 +8,7 @@ import {
 } from "../config/load.js";
 import { SETTINGS, type SettingName } from "../config/settings.js";
 import { urlCredentials } from "../config/url-credentials.js";
+import { readSecretFileSync } from "../config/secret-file.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { webhookSecrets } from "../ops/notify/webhook-url.js";
 import { coerceError } from "../errors/relay-error.js";
@@ -45,14 +46,23 @@ export function logSecrets(config: Config): string[] {
 const WHOLE_SECRETS = [SETTINGS.invoiceApiKey.env, SETTINGS.consoleToken.env];
 
 /**
- * The secrets a process was given, read from its environment and arguments without validating them
- * (the configuration may be what failed): the last guard on what the CLI prints of an error.
+ * The secrets a process was given, read from its environment, the files `X_FILE` names, and its
+ * arguments without validating them (the configuration may be what failed): the last guard on what the
+ * CLI prints of an error.
  */
 export function processSecrets(env: NodeJS.ProcessEnv, argv: readonly string[]): string[] {
-  const values = Object.values(SETTINGS).map((s) => env[s.env]);
+  const given = (setting: { readonly env: string }): string | undefined => {
+    const inline = env[setting.env]?.trim();
+    if (inline !== undefined && inline !== "") return inline;
+    const path = env[`${setting.env}_FILE`]?.trim();
+    if (path === undefined || path === "") return undefined;
+    const read = readSecretFileSync(path, `${setting.env}_FILE`);
+    return read.ok ? read.value : undefined;
+  };
+  const values = Object.values(SETTINGS).map(given);
   return [
-    ...WHOLE_SECRETS.flatMap((name) => env[name]?.trim() ?? []),
-    ...webhookSecrets(env[SETTINGS.notifyWebhookUrl.env]?.trim()),
+    ...WHOLE_SECRETS.flatMap((name) => given({ env: name }) ?? []),
+    ...webhookSecrets(given(SETTINGS.notifyWebhookUrl)),
     ...[...values, ...argv].flatMap((value) => urlCredentials(value)),
   ].filter((s) => s.length >= 4);
 }

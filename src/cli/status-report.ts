@@ -2,6 +2,7 @@ import { formatDuration } from "../config/duration.js";
 import type { LedgerSize } from "../ledger/footprint.js";
 import type { KeptBecause } from "../ledger/retention.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
+import { passStatus, type PassStatus } from "./pass-status.js";
 import type { KeyStatus } from "../ledger/statuses.js";
 import type { DeploymentView } from "../queue/deployment-view.js";
 import type { StatusCounts } from "../results/report-row.js";
@@ -38,6 +39,11 @@ import { countsOf } from "./summary-table.js";
  *   phase (probing | holding | backing-off), refusing_since, refusing_for_capacity}`
  * - `results_database`: `null` without RESULTS_DATABASE_URL, else `{url, answers, problem}` (the URL
  *   without its password; `problem` why it does not answer, else null)
+ * - `passes`: the last few passes, most recent first (each `run`, each scan of `start` that took files)
+ *   `{id, kind (run | scan), started_at, ended_at, files, invoices, refused, rate_reached, learned_rate,
+ *   exit_code}`: `invoices` by outcome (`pending`: not final when it ended), `refused` the requests the
+ *   service refused for capacity meanwhile, `rate_reached` the most requests per second the fleet sent;
+ *   `ended_at` and `exit_code` null while it runs
  * - `sftp_sources`: each SFTP source polled so far (docs/sftp.md) `{name, last_poll_at, waiting, taken,
  *   reports_pending, last_error, last_error_at, failures}`: files seen and not settled yet, files taken
  *   in all, batches whose results wait to be uploaded, and the last error while it lasts
@@ -55,6 +61,7 @@ export interface StatusReport {
   readonly outbox: OutboxStatus;
   readonly results_database: DatabaseStatus | null;
   readonly sending: SendingStatus | null;
+  readonly passes: readonly PassStatus[];
   readonly sftp_sources: readonly SftpSourceStatus[];
 }
 
@@ -210,6 +217,7 @@ export function statusReport(parts: StatusParts): StatusReport {
             refusing_since: iso(rate.refusingSince),
             refusing_for_capacity: rate.refusingForCapacity,
           },
+    passes: view.passes.map(passStatus),
     sftp_sources: [...view.sftpSources]
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, s]) => ({

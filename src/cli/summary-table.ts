@@ -1,18 +1,9 @@
 import type { BatchMeta } from "../ledger/batch-store.js";
-import { emptyCounts, ROW_STATUSES, type StatusCounts } from "../results/report-row.js";
-import { z } from "zod";
+import { ROW_STATUSES } from "../results/report-row.js";
+import { batchCounts as countsOf } from "../results/batch-counts.js";
 
+export { countsOf };
 const COUNTED = [...ROW_STATUSES, "pending"] as const;
-const countsSchema = z.object(Object.fromEntries(COUNTED.map((s) => [s, z.number()]))).partial();
-
-export function countsOf(batch: BatchMeta): StatusCounts {
-  const counts = emptyCounts();
-  if (batch.counts === undefined) return counts;
-  const parsed = countsSchema.safeParse(JSON.parse(batch.counts));
-  if (parsed.success)
-    for (const [k, v] of Object.entries(parsed.data)) counts[k as keyof StatusCounts] = v ?? 0;
-  return counts;
-}
 
 /** The end-of-run table: one line per file with its counts and report path; `pending` only if any. */
 export function summaryTable(batches: readonly BatchMeta[]): string {

@@ -25,3 +25,11 @@ export function formatDuration(ms: number): string {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   return `${ms}ms`;
 }
+
+/** A duration as people read it, to the second: `45 s`, `14 min 30 s`, `2 h 5 min`. */
+export function spokenDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}

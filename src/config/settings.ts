@@ -18,6 +18,11 @@ interface Setting<T extends z.ZodType = z.ZodType> {
   readonly default?: string;
   /** A secret: never printed, logged or stored. */
   readonly secret?: boolean;
+  /**
+   * May be given as a file instead, `${env}_FILE` (src/config/secret-file.ts): every secret, and the
+   * settings that hold a password when the server has one.
+   */
+  readonly file?: boolean;
 }
 
 /**
@@ -63,6 +68,7 @@ export const SETTINGS = {
     description: "Redis holding the queue and the ledger.",
     schema: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
     default: "redis://127.0.0.1:6379",
+    file: true,
   },
   redisClusterNodes: {
     env: "REDIS_CLUSTER_NODES",
@@ -70,6 +76,7 @@ export const SETTINGS = {
       "Seed nodes of a Redis Cluster, comma-separated host:port or redis[s]://[user:password@]host:port " +
       "(all alike); when set, REDIS_URL is not used and QUEUE_PREFIX needs a hash tag such as {invoice-relay}.",
     schema: clusterNodesSchema.optional(),
+    file: true,
   },
   resultsDatabaseUrl: {
     env: "RESULTS_DATABASE_URL",
@@ -82,6 +89,7 @@ export const SETTINGS = {
       .regex(DATABASE_URL_PATTERN, "must be a postgres:// or postgresql:// URL")
       .optional(),
     secret: true,
+    file: true,
   },
   invoiceApiUrl: {
     env: "INVOICE_API_URL",
@@ -97,6 +105,7 @@ export const SETTINGS = {
     description: "Bearer API key of the invoice routing service. Never stored, logged or reported.",
     schema: z.string().trim().min(8, "must be the service's API key (at least 8 characters)"),
     secret: true,
+    file: true,
   },
   allowInsecureHttp: {
     env: "ALLOW_INSECURE_HTTP",
@@ -234,6 +243,7 @@ export const SETTINGS = {
       .min(16, "must be at least 16 characters (e.g. openssl rand -hex 24)")
       .optional(),
     secret: true,
+    file: true,
   },
   settleMs: {
     env: "SETTLE_MS",
@@ -302,6 +312,7 @@ export const SETTINGS = {
       })
       .optional(),
     secret: true,
+    file: true,
   },
   notifyStuckAfter: {
     env: "NOTIFY_STUCK_AFTER",

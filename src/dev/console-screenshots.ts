@@ -1,8 +1,9 @@
-// npm run screenshots — the web console's pictures in docs/ (docs/operations.md, "Web console"): the samples pass
-// once against the simulator with faults, as in `npm run demo`, and headless Chromium photographs the
-// batches page and one batch filtered to its rejected rows. Needs /usr/bin/chromium (or CHROMIUM).
+// npm run screenshots — the web console's pictures in docs/ (docs/operations.md, "Web console"): the samples,
+// and a night's file of NIGHT_ROWS invoices, pass once against the simulator with faults, as in
+// `npm run demo`, and a capacity it learns; headless Chromium photographs the batches page, one batch
+// filtered to its rejected rows and the passes page. Needs /usr/bin/chromium (or CHROMIUM).
 import { spawn } from "node:child_process";
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,14 +14,33 @@ import { RedisServer } from "./redis-server.js";
 const root = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 const docs = join(root, "docs");
 const executablePath = process.env["CHROMIUM"] ?? "/usr/bin/chromium";
+/** Enough invoices that the pass lasts some seconds at the simulator's capacity, so its chart has a shape. */
+const NIGHT_ROWS = 2400;
+/** Above the rate the fleet starts probing from (SUBMIT_RATE_START, 100/s): the chart shows it learned. */
+const CAPACITY_PER_SEC = 160;
+
+function nightFile(): string {
+  const rows = Array.from(
+    { length: NIGHT_ROWS },
+    (_, i) => `NIGHT-2026-${String(i + 1).padStart(5, "0")},EUR,DE,eu-10y`,
+  );
+  return ["external_id,currency,destination_country,archive_policy", ...rows, ""].join("\n");
+}
 
 async function main(): Promise<void> {
   const drop = await mkdtemp(join(tmpdir(), "invoice-relay-screens-"));
   const samples = join(root, "samples");
   for (const name of (await readdir(samples)).filter((n) => /\.(csv|json|ndjson|yaml)$/.test(n)))
     await cp(join(samples, name), join(drop, name));
+  await writeFile(join(drop, "night-2026-11-20.csv"), nightFile());
   const redis = process.env["REDIS_URL"] === undefined ? await RedisServer.start() : undefined;
-  const sim = await startSimulator({ apiKey: DEMO_API_KEY, seed: 2026, errorRate: 0.1, lostRate: 0.05 });
+  const sim = await startSimulator({
+    apiKey: DEMO_API_KEY,
+    seed: 2026,
+    errorRate: 0.1,
+    lostRate: 0.05,
+    capacity: { ratePerSec: CAPACITY_PER_SEC, burst: 20, maxInFlight: 64, latencyAtCapacityMs: 0 },
+  });
   const relay = spawn(process.execPath, [join(root, "dist/workers/cli.js"), "run", "--serve"], {
     stdio: ["ignore", "ignore", "pipe"],
     env: {
@@ -48,9 +68,9 @@ async function main(): Promise<void> {
     await page.getByRole("link", { name: "invoices-eu.csv" }).click();
     await page.locator(".filters").getByRole("link", { name: "rejected", exact: true }).click();
     await page.screenshot({ path: join(docs, "console-batch.png"), fullPage: true });
-    process.stdout.write(
-      `wrote ${join(docs, "console-batches.png")} and ${join(docs, "console-batch.png")}\n`,
-    );
+    await page.getByRole("link", { name: "Passes", exact: true }).click();
+    await page.screenshot({ path: join(docs, "console-passes.png"), fullPage: true });
+    process.stdout.write(`wrote console-batches.png, console-batch.png and console-passes.png in ${docs}\n`);
   } finally {
     await browser.close();
     relay.kill("SIGTERM");

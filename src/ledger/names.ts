@@ -143,9 +143,41 @@ export class LedgerNames {
     return `${this.#base}:send-budget`;
   }
 
-  /** String: when the latest nightly pass (`run`) ended and its exit code (JSON), for /metrics. */
-  get lastPass(): string {
-    return `${this.#base}:last-pass`;
+  /**
+   * Sorted set of pass ids (each `run`, each scan of `start`) by when the pass started
+   * (src/ledger/passes.ts); a pass older than RESULTS_RETENTION is removed by the next pass written.
+   */
+  get passes(): string {
+    return `${this.#base}:passes`;
+  }
+
+  /** Hash pass id → the pass's record (JSON: start, end, files, invoices by outcome, exit code…). */
+  get passRecords(): string {
+    return `${this.#base}:pass-records`;
+  }
+
+  /** Set of the passes that have not ended: a scan of `start` ends when its batches are finished. */
+  get openPasses(): string {
+    return `${this.#base}:open-passes`;
+  }
+
+  /**
+   * Hash: what every process of the deployment counted of its requests since the deployment began
+   * (src/ledger/fleet-counts.ts TOTAL_FIELDS, nothing else), for /metrics.
+   */
+  get fleetTotals(): string {
+    return `${this.#base}:fleet-totals`;
+  }
+
+  /**
+   * Hash: the fleet's answers per second during the UTC hour starting at `hourMs` (`a`, `r`, `o`), and
+   * the learned rate and the sending rate sampled then (`l`, `s`), each followed by the second of the
+   * hour: at most 5 × 3600 fields. Kept RESULTS_RETENTION after the hour; what a pass's chart is drawn
+   * from (src/ledger/send-series.ts).
+   */
+  sendSeries(hourMs: number): string {
+    const hour = new Date(hourMs).toISOString().slice(0, 13).replace(/-/g, "");
+    return `${this.#base}:series:${hour}`;
   }
 
   /**

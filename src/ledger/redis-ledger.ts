@@ -1,6 +1,7 @@
 import { parse as parseUuid, stringify as uuidString } from "uuid";
 import { z } from "zod";
 import { CallBatcher } from "./call-batcher.js";
+import { SERIES_HOUR_MS, type CountGroup, type FleetCounts } from "./fleet-counts.js";
 import { nowArgument, type LedgerClock } from "./clock.js";
 import type { Ledger } from "./ledger.js";
 import { LedgerNames } from "./names.js";
@@ -56,6 +57,12 @@ function toDecision(raw: string): RowDecision {
   throw new LedgerReplyError(`the ledger returned an unknown decision "${raw}"`);
 }
 
+/** A process's counts and how long their per-second series are kept (RESULTS_RETENTION). */
+export interface FleetCountsWrite {
+  readonly tally: FleetCounts;
+  readonly retentionMs: number;
+}
+
 /** An attempt's answer as answers.lua takes it. */
 interface AnswerInput {
   readonly key: string;
@@ -73,15 +80,19 @@ export class RedisLedger implements Ledger {
   readonly #statuses: CallBatcher<string, string>;
   readonly #answers: CallBatcher<AnswerInput, string>;
   readonly #outbox: Outbox;
+  readonly #counts: FleetCountsWrite | undefined;
 
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
     /** A fixed clock for tests; absent: Redis's own (src/ledger/clock.ts). */
     private readonly clock?: LedgerClock,
+    /** What this process counts of its requests, written with its answers (src/ledger/fleet-counts.ts). */
+    counts?: FleetCountsWrite,
   ) {
     this.names = new LedgerNames(prefix);
     this.#outbox = new Outbox(redis, prefix);
+    this.#counts = counts;
     this.#statuses = new CallBatcher(async (keys) =>
       stringsSchema.parse(
         await scripts.statuses.run(
@@ -91,9 +102,25 @@ export class RedisLedger implements Ledger {
         ),
       ),
     );
-    this.#answers = new CallBatcher(async (answers) => {
-      const args: (string | number)[] = [nowArgument(this.clock)];
-      for (const a of answers) args.push(a.key, a.status, a.pairs.length, ...a.pairs);
+    this.#answers = new CallBatcher(async (answers) =>
+      this.#writeAnswers(answers, this.#counts?.tally.take()),
+    );
+  }
+
+  /** One run of answers.lua: the answers, with the counts due (given back when the write fails). */
+  async #writeAnswers(
+    answers: readonly AnswerInput[],
+    groups: readonly CountGroup[] | undefined,
+  ): Promise<string[]> {
+    const counted = groups ?? [];
+    const args: (string | number)[] = [nowArgument(this.clock), counted.length];
+    for (const group of counted) {
+      const retention = this.#counts?.retentionMs ?? 0;
+      args.push(group.hour === undefined ? 0 : group.hour + SERIES_HOUR_MS + retention, group.pairs.length);
+      for (const [field, n] of group.pairs) args.push(field, n);
+    }
+    for (const a of answers) args.push(a.key, a.status, a.pairs.length, ...a.pairs);
+    try {
       return stringsSchema.parse(
         await scripts.answers.run(
           this.redis,
@@ -105,12 +132,27 @@ export class RedisLedger implements Ledger {
             this.names.completed,
             this.names.outboxOn,
             this.names.outbox,
+            ...counted.map((g) =>
+              g.hour === undefined ? this.names.fleetTotals : this.names.sendSeries(g.hour),
+            ),
             ...answers.map((a) => this.names.record(a.key)),
           ],
           args,
         ),
       );
-    });
+    } catch (error) {
+      if (groups !== undefined) this.#counts?.tally.putBack(groups);
+      throw error;
+    }
+  }
+
+  /**
+   * Writes the counts this process gathered when no answer took them within FLUSH_MS (the fleet is
+   * idle), or all of them (`force`: the process is closing). A round trip only when there are some.
+   */
+  async flushCounts(force = false): Promise<void> {
+    const groups = this.#counts?.tally.take(force);
+    if (groups !== undefined) await this.#writeAnswers([], groups);
   }
 
   async registerRows(batchId: string, rows: readonly RowRef[]): Promise<RowDecision[]> {

@@ -1,5 +1,6 @@
 import { pino, type Logger, type DestinationStream } from "pino";
 import { prettyFactory } from "pino-pretty";
+import { learnedSecrets } from "./secret-mask.js";
 
 export type { Logger } from "pino";
 
@@ -60,22 +61,17 @@ export function resolveLogFormat(format: LogFormat, isTTY: boolean): "json" | "p
  * format resolves to pretty; the pretty text is made from the redacted JSON line and masked again.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  // A JSON line writes `\` and `"` escaped: a secret holding one is looked for in that form too.
-  const secrets = [...new Set((options.secrets ?? []).flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
-    .filter((s) => s.length >= 4)
-    .sort((a, b) => b.length - a.length);
+  const secrets = maskList(options.secrets ?? []);
   const isTTY = options.isTTY ?? process.stderr.isTTY;
   const pretty = resolveLogFormat(options.format ?? "auto", isTTY) === "pretty";
   const destination = options.destination ?? pino.destination({ fd: 2, sync: pretty });
   const guarded: DestinationStream = pretty
     ? prettyStream(destination, secrets, isTTY)
-    : secrets.length === 0
-      ? destination
-      : {
-          write: (line: string) => {
-            destination.write(maskSecrets(line, secrets));
-          },
-        };
+    : {
+        write: (line: string) => {
+          destination.write(maskSecrets(line, secrets()));
+        },
+      };
   return pino(
     {
       level: options.level ?? "info",
@@ -88,10 +84,30 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   );
 }
 
+/**
+ * The values a logger masks: those it was given and those the process learned since (secret-mask.ts),
+ * longest first, each also as a JSON line writes it (`\` and `"` escaped). Built again only when the
+ * process learns one.
+ */
+function maskList(given: readonly string[]): () => readonly string[] {
+  let built = { version: -1, list: [] as readonly string[] };
+  return () => {
+    const learned = learnedSecrets();
+    if (learned.version !== built.version) {
+      const all = [...given, ...learned.values];
+      const list = [...new Set(all.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
+        .filter((s) => s.length >= 4)
+        .sort((a, b) => b.length - a.length);
+      built = { version: learned.version, list };
+    }
+    return built.list;
+  };
+}
+
 /** Turns each masked JSON line into one human-readable entry: time, level, name, message, then fields. */
 function prettyStream(
   destination: DestinationStream,
-  secrets: readonly string[],
+  secrets: () => readonly string[],
   colorize: boolean,
 ): DestinationStream {
   const prettify = prettyFactory({
@@ -102,7 +118,8 @@ function prettyStream(
   });
   return {
     write: (line: string) => {
-      destination.write(maskSecrets(prettify(maskSecrets(line, secrets)), secrets));
+      const list = secrets();
+      destination.write(maskSecrets(prettify(maskSecrets(line, list)), list));
     },
   };
 }

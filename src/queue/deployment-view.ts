@@ -2,7 +2,8 @@ import type { Queue } from "bullmq";
 import type { Config } from "../config/load.js";
 import { BatchStore } from "../ledger/batch-store.js";
 import { ledgerCensus, type LedgerCensus } from "../ledger/census.js";
-import { LastPasses, type LastPass } from "../ledger/last-pass.js";
+import { readFleetTotals, type FleetTotals } from "../ledger/fleet-counts.js";
+import { Passes, type PassRecord } from "../ledger/passes.js";
 import { Outbox } from "../ledger/outbox.js";
 import { outboxBacklog, refusedEventCount, type OutboxBacklog } from "../ledger/outbox-backlog.js";
 import type { RedisClient } from "../ledger/redis-client.js";
@@ -48,9 +49,16 @@ export interface DeploymentView {
   readonly sendRate: SendRateView | undefined;
   /** Each SFTP source polled so far, by name. */
   readonly sftpSources: ReadonlyMap<string, RemoteSourceState>;
-  /** The latest `run`'s end and exit code; undefined until one has recorded it. */
-  readonly lastPass: LastPass | undefined;
+  /** The passes started last, newest first (at most PASSES_READ). */
+  readonly passes: readonly PassRecord[];
+  /** The newest of them that has ended; undefined until one has. */
+  readonly lastPass: PassRecord | undefined;
+  /** What every process of the deployment counted of its requests since it began. */
+  readonly fleetTotals: FleetTotals;
 }
+
+/** The passes a reading holds: what `status` lists, and enough to find the last one ended. */
+export const PASSES_READ = 5;
 
 /** The settings the reading depends on. */
 export type DeploymentSettings = Pick<
@@ -85,24 +93,38 @@ export async function readDeployment(
   if (!LIVE.has(redis.status)) throw new RedisNotAnsweringError(timeoutMs);
   const prefix = settings.queuePrefix;
   const retention = new Retention(redis, prefix, new BatchStore(redis, prefix), settings.resultsRetention);
-  const [census, counts, isPaused, ttl, refusal, oldest, outboxOn, backlog, refused, rate, sources, pass] =
-    await inTime(
-      timeoutMs,
-      Promise.all([
-        ledgerCensus(redis, prefix),
-        queue.getJobCounts(...QUEUE_STATES),
-        queue.isPaused(),
-        queue.getRateLimitTtl(RATE_LIMIT_SET_BY_HAND),
-        readApiKeyRefusal(redis, prefix),
-        retention.oldest(),
-        new Outbox(redis, prefix).enabled(),
-        outboxBacklog(redis, prefix),
-        refusedEventCount(redis, prefix),
-        readSendRate(redis, prefix, rateSettingsOf(settings)),
-        remoteSourceStates(redis, prefix),
-        new LastPasses(redis, prefix).read(),
-      ]),
-    );
+  const [
+    census,
+    counts,
+    isPaused,
+    ttl,
+    refusal,
+    oldest,
+    outboxOn,
+    backlog,
+    refused,
+    rate,
+    sources,
+    passes,
+    fleetTotals,
+  ] = await inTime(
+    timeoutMs,
+    Promise.all([
+      ledgerCensus(redis, prefix),
+      queue.getJobCounts(...QUEUE_STATES),
+      queue.isPaused(),
+      queue.getRateLimitTtl(RATE_LIMIT_SET_BY_HAND),
+      readApiKeyRefusal(redis, prefix),
+      retention.oldest(),
+      new Outbox(redis, prefix).enabled(),
+      outboxBacklog(redis, prefix),
+      refusedEventCount(redis, prefix),
+      readSendRate(redis, prefix, rateSettingsOf(settings)),
+      remoteSourceStates(redis, prefix),
+      new Passes(redis, prefix).newest(PASSES_READ),
+      readFleetTotals(redis, prefix),
+    ]),
+  );
   const count = (state: QueueState): number => counts[state] ?? 0;
   return {
     census,
@@ -122,7 +144,9 @@ export async function readDeployment(
     outbox: { on: outboxOn, backlog, refused },
     sendRate: rate,
     sftpSources: sources,
-    lastPass: pass,
+    passes,
+    lastPass: passes.find((p) => p.endedAt !== undefined),
+    fleetTotals,
   };
 }
 

@@ -9,11 +9,19 @@ import type { Submitter } from "./submitter.js";
 export interface HttpSubmitterOptions {
   /** Base URL of the service; invoices go to {baseUrl}/api/v1/invoices. */
   readonly baseUrl: string;
-  readonly apiKey: string;
+  /** The key, or the key as it is now when it is read again from a file (src/config/live-secret.ts). */
+  readonly apiKey: string | ApiKeySource;
   /** Keep-alive connections: one per request in flight. */
   readonly connections: number;
   readonly requestTimeoutMs: number;
   readonly responseBodyMaxBytes: number;
+}
+
+/** Where the key comes from when it can change while the process runs. */
+export interface ApiKeySource {
+  current(): string | undefined;
+  /** Reads the key again now; the key to use afterwards. */
+  refresh(): Promise<string | undefined>;
 }
 
 const INVOICES_PATH = "/api/v1/invoices";
@@ -23,20 +31,23 @@ const USER_AGENT = "invoice-relay/0.1";
 export class HttpSubmitter implements Submitter {
   private readonly pool: Pool;
   private readonly path: string;
-  private readonly authorization: string;
   /** What a request's span says of where it went: no user info (a URL may carry credentials). */
   private readonly target: RequestTarget;
+  readonly #key: ApiKeySource;
+  /** Every key sent so far: an answer echoing any of them has it redacted. */
+  readonly #keysSent = new Set<string>();
 
   constructor(private readonly options: HttpSubmitterOptions) {
     const url = new URL(options.baseUrl);
     this.path = `${url.pathname.replace(/\/+$/, "")}${INVOICES_PATH}`;
-    this.authorization = `Bearer ${options.apiKey}`;
     this.target = {
       url: `${url.origin}${this.path}`,
       path: this.path,
       host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
       port: url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port),
     };
+    const key = options.apiKey;
+    this.#key = typeof key === "string" ? { current: () => key, refresh: () => Promise.resolve(key) } : key;
     this.pool = new Pool(url.origin, {
       connections: options.connections,
       pipelining: 1,
@@ -47,7 +58,21 @@ export class HttpSubmitter implements Submitter {
     });
   }
 
+  /**
+   * Sends with the key as it is now. When the service refuses it (401/403), the key is read again first:
+   * a key rotated in place since this request was sent is tried at once, and only a refusal of the key
+   * read now goes on to pause submission.
+   */
   async submit(idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> {
+    const key = this.#key.current() ?? "";
+    const answer = await this.#send(key, idempotencyKey, body, trace);
+    if (answer.kind !== "response" || (answer.status !== 401 && answer.status !== 403)) return answer;
+    const fresh = (await this.#key.refresh()) ?? "";
+    return fresh === key ? answer : this.#send(fresh, idempotencyKey, body, trace);
+  }
+
+  async #send(apiKey: string, idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> {
+    this.#keysSent.add(apiKey);
     // One deadline for headers and body: a timer cleared on completion (AbortSignal.timeout's timer
     // would outlive every request by the whole timeout), firing an EventEmitter, which undici accepts
     // as a signal. An AbortController (an EventTarget, its listener added and removed per request)
@@ -59,7 +84,7 @@ export class HttpSubmitter implements Submitter {
       deadline.emit("abort");
     }, this.options.requestTimeoutMs);
     const headers: Record<string, string> = {
-      authorization: this.authorization,
+      authorization: `Bearer ${apiKey}`,
       "idempotency-key": idempotencyKey,
       "content-type": "application/json",
       accept: "application/json, application/problem+json",
@@ -78,13 +103,13 @@ export class HttpSubmitter implements Submitter {
       const text = await readBounded(response.body, this.options.responseBodyMaxBytes);
       traced?.end({ status: response.statusCode });
       // Should the service echo the key, it must not travel on into the ledger, reports or messages.
-      const { apiKey } = this.options;
-      return {
-        kind: "response",
-        status: response.statusCode,
-        headers: redactSecretInHeaders(response.headers, apiKey),
-        body: redactSecret(text, apiKey),
-      };
+      let answered: Readonly<Record<string, string | readonly string[] | undefined>> = response.headers;
+      let redacted = text;
+      for (const sent of this.#keysSent) {
+        answered = redactSecretInHeaders(answered, sent);
+        redacted = redactSecret(redacted, sent);
+      }
+      return { kind: "response", status: response.statusCode, headers: answered, body: redacted };
     } catch (thrown) {
       if (timedOut) {
         traced?.end({ errorType: "timeout" });

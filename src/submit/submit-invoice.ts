@@ -47,6 +47,13 @@ export type SubmitOutcome =
   | { readonly kind: "throttled"; readonly detail: string; readonly retryAfterMs: number | undefined }
   | { readonly kind: "api-key-refused"; readonly httpStatus: number; readonly detail: string };
 
+/** The final status an outcome wrote to the ledger; undefined when it wrote none (a retry, an answer already there). */
+export function finalStatusWritten(outcome: SubmitOutcome): "succeeded" | "failed" | undefined {
+  if (outcome.kind === "succeeded") return outcome.transition === "ok" ? "succeeded" : undefined;
+  if (outcome.kind === "failed") return "failed";
+  return undefined;
+}
+
 /**
  * One attempt for one invoice: check the ledger, send, classify, record. The ledger is read first so a
  * key that already succeeded is never sent again; every attempt carries the same key and body bytes.

@@ -35,6 +35,8 @@ export interface NightlyPassOptions {
   /** Aborted (SIGTERM, SIGINT): ingest stops between chunks and waiting ends. */
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: PassProgress) => void;
+  /** The batches the pass waits for, as each round of waiting reads them (the pass's record keeps them). */
+  readonly onBatches?: (batches: readonly BatchMeta[]) => void;
   /** The fleet's sending rate as this process sees it, at every round of waiting (the summary's figures). */
   readonly onSending?: (sending: PacerSnapshot) => void;
   readonly pollMs?: number;
@@ -219,6 +221,7 @@ async function waitForBatches(
     try {
       await finalizeCompleteBatches(deps);
       metas = await upkeep.round(targets);
+      options.onBatches?.(metas);
       growing = [];
       if (metas.every(isFinished)) {
         // Never done while a file of the pass has rows nobody sent: one that grew since its claim (even

@@ -7,6 +7,11 @@ import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { RemotePass } from "./remote-pull.js";
+import { z } from "zod";
+import type { BatchMeta } from "../ledger/batch-store.js";
+import { Passes } from "../ledger/passes.js";
+import { isFinished } from "./pass-upkeep.js";
+import { PassWatch, type PassWatchDeps } from "./pass-watch.js";
 
 const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
@@ -34,7 +39,17 @@ export interface ScanServiceOptions {
    */
   readonly remote?: RemotePass | undefined;
   readonly remotePollMs?: number | undefined;
+  /**
+   * Each scan that takes files (and each scheduled one) is recorded as a pass, ended once its batches
+   * are finished with the exit code `run` would have given them (src/use-cases/pass-watch.ts).
+   */
+  readonly passes: {
+    readonly deps: PassWatchDeps;
+    readonly exitCodeOf: (batches: readonly BatchMeta[]) => number;
+  };
 }
+
+const scanData = z.object({ reason: z.string() }).catch({ reason: "unknown" });
 
 export interface ScanService {
   close(): Promise<void>;
@@ -76,11 +91,16 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
           return 0;
         }
       }
+      const pass = PassWatch.starting(options.passes.deps, "scan");
       const pulled = await options.remote?.take(undefined, false);
       const passed = await dropPass({ ...deps, pulled }, options.settleMs);
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
+      // A scan that took nothing is no pass, unless it was the schedule's: a night with no files shows.
+      if (passed.length > 0 || scanData.parse(job.data).reason === "schedule")
+        await pass.open(passed.map((p) => p.file.batchId));
       await finalizeCompleteBatches(deps);
+      await endFinishedScans(deps, options.passes);
       return passed.length;
     },
     { connection: workerConnection, prefix: options.prefix, concurrency: 1 },
@@ -132,9 +152,11 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   }
 
   const reports = setInterval(() => {
-    finalizeCompleteBatches(deps).catch((error: unknown) => {
-      logger.error({ err: error }, "writing reports failed; retrying");
-    });
+    finalizeCompleteBatches(deps)
+      .then(() => endFinishedScans(deps, options.passes))
+      .catch((error: unknown) => {
+        logger.error({ err: error }, "writing reports failed; retrying");
+      });
     // a key put back to queued while a worker still held its old job gets its job once that one is done
     resumeRequeues(deps).catch((error: unknown) => {
       logger.error({ err: error }, "repairing requeued invoices failed; retrying");
@@ -180,4 +202,18 @@ async function requestScan(
   jobId = `scan-${reason}`,
 ): Promise<void> {
   await queue.add("scan", { reason }, { jobId, delay });
+}
+
+/**
+ * Ends the scans (of any `start` process) whose batches are all finished: their records get their end,
+ * outcome and exit code. A batch gone from the ledger has passed its retention, so it is finished too.
+ */
+async function endFinishedScans(deps: DropPassDeps, passes: ScanServiceOptions["passes"]): Promise<void> {
+  const open = await new Passes(passes.deps.redis, passes.deps.prefix).open();
+  for (const record of open.filter((p) => p.kind === "scan")) {
+    const metas = await Promise.all(record.batches.map((id) => deps.batches.get(id)));
+    const known = metas.filter((m): m is BatchMeta => m !== undefined);
+    if (!known.every(isFinished)) continue;
+    await PassWatch.of(passes.deps, record).end(known, passes.exitCodeOf(known));
+  }
 }

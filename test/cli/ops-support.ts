@@ -5,6 +5,7 @@ import { request } from "undici";
 import { expect } from "vitest";
 import { z } from "zod";
 import { invoiceJson } from "../../src/invoice/key.js";
+import { ROW_STATUSES } from "../../src/ledger/statuses.js";
 import type { CanonicalInvoice } from "../../src/invoice/schema.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { tempDropDir } from "../support/drop.js";
@@ -188,6 +189,20 @@ const statusJsonSchema = z.strictObject({
       refusing_for_capacity: z.boolean(),
     })
     .nullable(),
+  passes: z.array(
+    z.strictObject({
+      id: z.string(),
+      kind: z.enum(["run", "scan"]),
+      started_at: iso,
+      ended_at: iso.nullable(),
+      files: z.number(),
+      invoices: z.partialRecord(z.enum([...ROW_STATUSES, "pending"]), z.number()),
+      refused: z.number().nullable(),
+      rate_reached: z.number().nullable(),
+      learned_rate: z.number().nullable(),
+      exit_code: z.number().nullable(),
+    }),
+  ),
   sftp_sources: z.array(
     z.strictObject({
       name: z.string(),

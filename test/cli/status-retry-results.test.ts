@@ -60,6 +60,25 @@ describe("status and results after a night with succeeded, failed and rejected r
     expect(await statusJson(setup.env, ["--batch", batchId])).toMatchObject({ batches: [{ id: batchId }] });
   });
 
+  it("when status is asked after the run, then it lists the run's pass with its files, outcomes and exit code", async () => {
+    const status = await statusJson(setup.env);
+    expect(status.passes).toHaveLength(1);
+    const [pass] = status.passes;
+    expect(pass).toMatchObject({
+      kind: "run",
+      files: 1,
+      invoices: { succeeded: 3, rejected: 1, failed: 1 },
+      refused: 0,
+      exit_code: 2,
+    });
+    expect(Date.parse(pass?.ended_at ?? "")).toBeGreaterThanOrEqual(Date.parse(pass?.started_at ?? ""));
+    expect(pass?.rate_reached).toBeGreaterThan(0);
+    const { stdout } = await cli(["status"], setup.env);
+    expect(stdout).toContain("passes: the last 1, most recent first");
+    const row = stdout.split("\n").find((l) => l.startsWith(pass?.id ?? "?")) ?? "";
+    expect(row).toMatch(/ run +\S+ +\d+ (s|min) .*1 +0 +\d+\/s +2 +3 succeeded, 1 rejected, 1 failed$/);
+  });
+
   it("when status is asked without --json, then a table names the batch, its counts, its report and what to do about the failure", async () => {
     const { code, stdout } = await cli(["status"], setup.env);
     expect(code).toBe(0);

@@ -180,6 +180,28 @@ describe("the web console in a browser, with CONSOLE_TOKEN", () => {
     }
   });
 
+  it("when the passes page is opened with scripts off, then the run's pass shows its exit code, and its page draws its chart and links its files", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${base}/`);
+      await page.getByRole("link", { name: "Passes", exact: true }).click();
+      const row = page.locator("table.passes tbody tr").first();
+      expect(await row.innerText()).toMatch(/run[\s\S]*2 finished with problems/);
+      await row.locator("a").first().click();
+      const chart = page.getByRole("img", { name: "Requests per second over the pass" });
+      expect(await chart.isVisible()).toBe(true);
+      expect((await chart.boundingBox())?.width).toBeGreaterThan(400);
+      expect(await page.locator("svg path.chart-accepted").count()).toBe(1);
+      expect(await page.locator("figure.pass-chart figcaption").innerText()).toMatch(/[1-9]\d* accepted/);
+      expect(await page.locator("script").count()).toBe(0);
+      await page.getByRole("link", { name: "invoices-eu.csv" }).click();
+      expect(page.url()).toMatch(/\/batches\/\d{8}T\d{6}Z-[0-9a-f]{6}$/);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("when signed in, then retry on a batch with failed rows puts them back to queued", async () => {
     const page = await newPage();
     await page.goto(`${base}/`);

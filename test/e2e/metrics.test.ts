@@ -8,6 +8,7 @@ import { spawnNode, until, type Spawned } from "../support/processes.js";
 import { parseMetrics, sampleValue } from "../support/prometheus-text.js";
 import { testRedisUrl } from "../support/redis.js";
 import { faultyService } from "../support/faulty-service.js";
+import { runCli } from "../support/cli-run.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 
@@ -135,5 +136,54 @@ describe("/metrics of a nightly pass", () => {
     expect(exited.signal).toBeNull();
     expect(lastExit).toBe(exited.code);
     expect(exited.code, proc.output()).toBe(2);
+  });
+
+  it("when a run has exited, then the /metrics of a console started afterwards counts what it sent, as Prometheus text", async () => {
+    const { sim, seen: attempts } = await faultyService(API_KEY, { seed: 38, lostRate: 0.05 });
+    const drop = await tempDropDir();
+    cleanups.push(() => sim.close(), drop.cleanup);
+    await copySamples(drop.dir);
+    const env = cliEnv(
+      { apiUrl: sim.url, apiKey: API_KEY, name: "fleet-totals", dropDir: drop.dir },
+      { BACKOFF_BASE_MS: "50", BACKOFF_CAP_MS: "500" },
+    );
+    const run = await runCli(["run"], env, 120_000);
+    expect(run.code, run.output).toBe(2);
+
+    const consoleProc = spawnNode("workers/cli.js", ["console"], { ...env, HTTP_ADDR: "127.0.0.1:0" });
+    cleanups.push(async () => {
+      consoleProc.child.kill("SIGTERM");
+      await consoleProc.exited;
+    });
+    const url = await servingUrl(consoleProc);
+    const metrics = parseMetrics(await (await fetch(`${url}/metrics`)).text());
+
+    const fleet = (name: string, labels: Record<string, string>) =>
+      sampleValue(metrics, `invoice_relay_fleet_${name}`, labels);
+    const byClass = new Map<string, number>();
+    for (const attempt of attempts)
+      byClass.set(statusClass(attempt), (byClass.get(statusClass(attempt)) ?? 0) + 1);
+    expect([...byClass.keys()]).toEqual(expect.arrayContaining(["2xx", "5xx"]));
+    for (const [statusClassSeen, n] of byClass)
+      expect([statusClassSeen, fleet("http_attempts_total", { status_class: statusClassSeen })]).toEqual([
+        statusClassSeen,
+        n,
+      ]);
+    const throttled = attempts.filter((a) => !a.lost && a.status === 429).length;
+    expect(throttled).toBeGreaterThan(0);
+    expect(fleet("http_retries_total", { reason: "throttled" })).toBe(throttled);
+    const redis = new Redis(testRedisUrl());
+    cleanups.push(async () => {
+      redis.disconnect();
+      return Promise.resolve();
+    });
+    const counts = await new RedisLedger(redis, env["QUEUE_PREFIX"] ?? "").counts();
+    expect(counts.succeeded).toBeGreaterThan(0);
+    expect(fleet("invoices_final_total", { status: "succeeded" })).toBe(counts.succeeded);
+    expect(fleet("invoices_final_total", { status: "failed" })).toBe(counts.failed);
+    expect(metrics.get("invoice_relay_fleet_http_attempts_total")?.type).toBe("COUNTER");
+    // The console itself sent nothing: its own counters are at zero.
+    expect(sampleValue(metrics, "invoice_relay_http_attempts_total", { status_class: "2xx" })).toBe(0);
+    expect(sampleValue(metrics, "invoice_relay_last_pass_exit_code")).toBe(2);
   });
 });

@@ -1,6 +1,7 @@
 import { open, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { startSimulator } from "../../src/simulator/index.js";
 import { finish } from "../support/cli-run.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
@@ -58,6 +59,18 @@ describe("invoice-relay start", () => {
     const summary = summarySchema.parse([...(await readReports(dir)).values()][0]?.summary);
     expect(summary.counts.succeeded).toBe(20);
     expect(sim.stats().effects.total).toBe(20);
+    // The scan that took the file is a pass: ended once its batch was reported, as `run` would have.
+    const scanPass = async () => {
+      const status = await finish(
+        spawnNode("workers/cli.js", ["status", "--json"], { ...env, LOG_LEVEL: "silent" }),
+      );
+      const passes = z
+        .object({ passes: z.array(z.looseObject({ kind: z.string(), files: z.number() })) })
+        .parse(JSON.parse(status.output.slice(status.output.indexOf("{")))).passes;
+      return passes.find((p) => p.kind === "scan" && p.files === 1);
+    };
+    await until(async () => (await scanPass())?.["exit_code"] === 0, 20_000, "the scan's pass to end");
+    expect(await scanPass()).toMatchObject({ invoices: { succeeded: 20 }, refused: 0 });
     proc.child.kill("SIGTERM");
     expect((await proc.exited).code).toBe(0);
   });

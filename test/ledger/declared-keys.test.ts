@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
+import { FleetCounts } from "../../src/ledger/fleet-counts.js";
+import { Passes } from "../../src/ledger/passes.js";
 import { LuaScript } from "../../src/ledger/lua-script.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { RedisRecordRestorer } from "../../src/ledger/restore-records.js";
@@ -198,7 +200,9 @@ function fixture(redis: Redis, via: Interposer) {
   const clock = { now: 1_800_000_000_000 };
   const now = () => clock.now;
   const batches = new BatchStore(redis, prefix, now);
-  const ledger = new RedisLedger(via.client, prefix, now);
+  // The answers carry the process's counts (the fleet's totals and its series hashes) when they are due.
+  const tally = new FleetCounts(now);
+  const ledger = new RedisLedger(via.client, prefix, now, { tally, retentionMs: RETENTION });
   const names = ledger.names;
   const retention = new Retention(via.client, prefix, batches, RETENTION, now);
   const open = (id: string) =>
@@ -210,7 +214,7 @@ function fixture(redis: Redis, via: Interposer) {
       counts: JSON.stringify(counts),
       path: "p",
     });
-  return { clock, batches, names, ledger, retention, open, report };
+  return { clock, batches, names, ledger, retention, open, report, tally };
 }
 
 /**
@@ -218,7 +222,10 @@ function fixture(redis: Redis, via: Interposer) {
  * on, also the paths that write its events, a refused attempt and a report's rows.
  */
 async function driveLedger(redis: Redis, via: Interposer, outbox = false): Promise<void> {
-  const { names, ledger, batches, open, report } = fixture(redis, via);
+  const { names, ledger, batches, open, report, tally } = fixture(redis, via);
+  tally.attempt("2xx", undefined);
+  tally.attempt("4xx", "throttled");
+  tally.final("succeeded");
   if (outbox) await ledger.enableOutbox();
   const facts = (number: number) => ({ number, startedAt: 1, durationMs: 2, httpStatus: 503 });
   const all = [row(2), row(3), row(4), row(5), row(6), row(7)] as const;
@@ -299,6 +306,21 @@ async function driveLedger(redis: Redis, via: Interposer, outbox = false): Promi
   await open("b6");
   const again = row(2, a.externalId);
   expect(await ledger.registerRows("b6", [again])).toEqual([conflict]);
+
+  // counts written by themselves, when no answer took them
+  tally.attempt("5xx", "server_error");
+  await ledger.flushCounts(true);
+  expect(await redis.hget(names.fleetTotals, "retries:server_error")).toBe("1");
+}
+
+/** pass-write: a pass opened, ended, and the passes older than the retention removed. */
+async function drivePasses(via: Interposer): Promise<void> {
+  const passes = new Passes(via.client, testPrefix());
+  const pass = { kind: "run" as const, batches: ["b1"], invoices: {} };
+  await passes.write({ ...pass, id: "p1", startedAt: 1000 }, DAY, 2000);
+  await passes.write({ ...pass, id: "p1", startedAt: 1000, endedAt: 1500, exitCode: 0 }, DAY, 2000);
+  await passes.write({ ...pass, id: "p2", startedAt: 2 * DAY }, DAY, 2 * DAY + 1);
+  expect((await passes.newest(5)).map((p) => p.id)).toEqual(["p2"]);
 }
 
 /** restore (deduplication beyond retention): a record written back, and one already there left alone. */
@@ -409,6 +431,7 @@ describe("ledger scripts and their KEYS", () => {
       await driveRetention(redis, via);
       await driveRestore(redis, via);
       await driveBudget(via);
+      await drivePasses(via);
     });
     const { undeclared, ran } = await checkKeys(lines, order, keyFinder(inspector));
     expect(undeclared).toEqual([]);

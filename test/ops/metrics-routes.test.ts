@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { loadConfig } from "../../src/config/load.js";
 import { RedisServer } from "../../src/dev/redis-server.js";
-import { LastPasses } from "../../src/ledger/last-pass.js";
+import { Passes } from "../../src/ledger/passes.js";
 import { RemoteClaims } from "../../src/ledger/remote-claims.js";
 import { createLogger } from "../../src/log/logger.js";
 import { metricsRoutes } from "../../src/ops/metrics/metrics-routes.js";
@@ -43,6 +45,31 @@ async function scrape(url: string) {
 }
 
 describe("GET /metrics", () => {
+  it("when the Grafana dashboard in docs/ queries a series, then /metrics exposes it, and the fleet's counters are there from the first scrape", async () => {
+    const { url } = await serveMetrics();
+    const { metrics } = await scrape(url);
+    const dashboard = z
+      .object({ panels: z.array(z.object({ targets: z.array(z.object({ expr: z.string() })) })) })
+      .parse(
+        JSON.parse(await readFile(new URL("../../docs/grafana-dashboard.json", import.meta.url), "utf8")),
+      );
+    const queried = new Set(
+      dashboard.panels.flatMap((panel) =>
+        panel.targets.flatMap((t) =>
+          [...t.expr.matchAll(/\b(?:invoice_relay|bullmq)_[a-z_]+/g)].map((m) => m[0]),
+        ),
+      ),
+    );
+    expect(queried.size).toBeGreaterThan(10);
+    const exposed = (name: string) => metrics.has(name) || metrics.has(name.replace(/_bucket$/, ""));
+    expect([...queried].filter((name) => !exposed(name))).toEqual([]);
+    expect(sampleValue(metrics, "invoice_relay_fleet_http_attempts_total", { status_class: "2xx" })).toBe(0);
+    expect(sampleValue(metrics, "invoice_relay_fleet_invoices_final_total", { status: "failed" })).toBe(0);
+    expect(
+      metrics.get("invoice_relay_fleet_http_attempts_total")?.metrics.map((m) => m.labels?.["status_class"]),
+    ).not.toContain("1xx");
+  });
+
   it("when no pass has ended yet, then the last-pass gauges are absent; once one has, they show its end and exit code", async () => {
     const { url, prefix } = await serveMetrics();
     const before = await scrape(url);
@@ -56,7 +83,17 @@ describe("GET /metrics", () => {
     cleanups.push(async () => {
       await client.quit();
     });
-    await new LastPasses(client, prefix).record({ endedAt: 1_700_000_000_500, exitCode: 2 });
+    const passes = new Passes(client, prefix);
+    const pass = { kind: "run" as const, batches: [] as string[], invoices: {} };
+    const DAY = 86_400_000;
+    const now = 1_700_000_001_000;
+    await passes.write(
+      { ...pass, id: "a", startedAt: 1_700_000_000_000, endedAt: 1_700_000_000_500, exitCode: 2 },
+      DAY,
+      now,
+    );
+    // A pass still running is not the last pass ended.
+    await passes.write({ ...pass, id: "b", kind: "run", startedAt: now - 1000 }, DAY, now);
     const after = await scrape(url);
     expect(sampleValue(after.metrics, "invoice_relay_last_pass_exit_code")).toBe(2);
     expect(sampleValue(after.metrics, "invoice_relay_last_pass_end_time_seconds")).toBe(1_700_000_000.5);

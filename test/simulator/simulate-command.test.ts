@@ -1,4 +1,7 @@
 import { once } from "node:events";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSimulateCommand, simulateCommand } from "../../src/cli/commands/simulate.js";
@@ -111,6 +114,34 @@ describe("invoice-relay simulate", () => {
     expect(run.stderr()).not.toContain("irs_live_from_env_123");
     run.stop();
     expect(await run.exit).toBe(0);
+  });
+
+  it("when INVOICE_API_KEY_FILE names the key's file, then that key is accepted; both set, or an empty file, is refused naming them", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "sim-key-"));
+    try {
+      const file = join(dir, "key");
+      await writeFile(file, "irs_live_from_file_456\n");
+      const run = simulate(["--port", "0"], { INVOICE_API_KEY_FILE: file });
+      const sim = { url: await listeningUrl(run) };
+      expect((await submit(sim, { apiKey: "irs_live_from_file_456" })).status).toBe(201);
+      expect(run.stderr()).toContain("api key: INVOICE_API_KEY_FILE");
+      expect(run.stderr()).not.toContain("irs_live_from_file_456");
+      run.stop();
+      expect(await run.exit).toBe(0);
+
+      const both = simulate(["--port", "0"], {
+        INVOICE_API_KEY_FILE: file,
+        INVOICE_API_KEY: "irs_live_x_789",
+      });
+      expect(await both.exit).toBe(1);
+      expect(both.stderr()).toMatch(/INVOICE_API_KEY and INVOICE_API_KEY_FILE are both set/);
+      await writeFile(file, "");
+      const empty = simulate(["--port", "0"], { INVOICE_API_KEY_FILE: file });
+      expect(await empty.exit).toBe(1);
+      expect(empty.stderr()).toMatch(/INVOICE_API_KEY_FILE \S+ is empty/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("when --api-key is passed, with or without a value, then it refuses to start, says to set INVOICE_API_KEY and never prints the value", async () => {

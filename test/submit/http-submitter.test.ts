@@ -83,4 +83,37 @@ describe("HTTP submitter", () => {
     expect(answer).toMatchObject({ kind: "no-response", reason: "timeout" });
     expect(Date.now() - started).toBeLessThan(2000);
   });
+
+  it("when the service refuses the key and the key was rotated since, then the request is sent again at once with the new key", async () => {
+    const { sim } = await setup(0, 2000);
+    let key = API_KEY;
+    let reads = 0;
+    const submitter = new HttpSubmitter({
+      baseUrl: sim.url,
+      apiKey: {
+        current: () => key,
+        refresh: () => {
+          reads++;
+          return Promise.resolve(key);
+        },
+      },
+      connections: 2,
+      requestTimeoutMs: 2000,
+      responseBodyMaxBytes: 4096,
+    });
+    cleanups.push(() => submitter.close());
+    const rotated = "irs_live_rotated_0123456789";
+    sim.setApiKey(rotated);
+    const sent = submitter.submit(randomUUID(), invoiceJson(testInvoice(4, "http").invoice));
+    key = rotated; // written to the file while the request was on its way
+    expect(await sent).toMatchObject({ kind: "response", status: 201 });
+    expect(reads).toBe(1);
+    const refusedKeys = sim.stats().requests.byStatus["401"];
+    expect(refusedKeys).toBe(1);
+
+    sim.setApiKey("irs_live_nobody_has_this_key");
+    const refused = await submitter.submit(randomUUID(), invoiceJson(testInvoice(5, "http").invoice));
+    expect(refused).toMatchObject({ kind: "response", status: 401 });
+    expect(reads).toBe(2);
+  });
 });

@@ -2,7 +2,10 @@ import { once } from "node:events";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
 import { serveOps } from "../serve-ops.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
-import { recordPassEnd } from "../pass-record.js";
+import { PassWatch } from "../../use-cases/pass-watch.js";
+import { startRateSampler } from "../../use-cases/rate-sampler.js";
+import { rateSettingsOf } from "../../queue/send-rate-view.js";
+import type { BatchMeta } from "../../ledger/batch-store.js";
 import { nightlyPass, type NightlyOutcome } from "../../use-cases/nightly-pass.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
@@ -72,6 +75,24 @@ export const runCommand: CommandFactory = () =>
           metrics,
         );
         scope.defer(() => probes.close());
+        // The pass's record (console, status, /metrics) and the learned rate noted while it runs.
+        const watch = { redis: ctx.redis, prefix: config.queuePrefix, logger };
+        const pass = PassWatch.starting({ ...watch, retentionMs: config.resultsRetention }, "run");
+        let waitedFor: readonly BatchMeta[] = [];
+        await pass.open();
+        // A pass cut short by an error is recorded as one that could not finish.
+        let ended = false;
+        scope.defer(async () => {
+          if (!ended) await pass.end(waitedFor, ExitCode.CouldNotFinish);
+        });
+        const sampler = startRateSampler({
+          ...watch,
+          settings: rateSettingsOf(config),
+          retentionMs: config.resultsRetention,
+        });
+        scope.defer(() => {
+          sampler.stop();
+        });
         // One deadline for the pass and the export of its results.
         const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
         const remote = openRemotePass(config, ctx, logger, sources);
@@ -100,6 +121,10 @@ export const runCommand: CommandFactory = () =>
             onProgress: (state) => {
               progress.update(state);
             },
+            onBatches: (batches) => {
+              waitedFor = batches;
+              pass.note(batches.map((b) => b.id));
+            },
             onSending: (snapshot) => {
               sending.observe(snapshot);
             },
@@ -114,7 +139,9 @@ export const runCommand: CommandFactory = () =>
           exportedUntil ?? render(outcome, ctx.folder.root),
         );
         process.exitCode = exitCode;
-        await recordPassEnd(ctx.redis, config.queuePrefix, exitCode, logger);
+        sampler.stop();
+        ended = true;
+        await pass.end(outcome.kind === "finished" ? outcome.batches : waitedFor, exitCode);
         // An alert that cannot be delivered is logged; it never changes the exit code.
         await notifyPassOutcome({ ...ctx, config, logger, profiles, notifier }, outcome, exitCode);
         await notifier.drain(ALERT_DRAIN_MS);

@@ -12,6 +12,7 @@ import {
 } from "../../simulator/index.js";
 import { coerceError } from "../../errors/relay-error.js";
 import { withScope } from "../../lifecycle/scope.js";
+import { readSecretFileSync } from "../../config/secret-file.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 
@@ -177,8 +178,12 @@ async function runSimulate(options: Record<string, unknown>, io: SimulateIo): Pr
     return ExitCode.CouldNotFinish;
   }
   const f = flags.data;
-  const keySource = io.env["INVOICE_API_KEY"] ? "INVOICE_API_KEY" : "demo key";
-  const apiKey = io.env["INVOICE_API_KEY"] || DEMO_API_KEY;
+  const key = simulatorKey(io.env);
+  if (!key.ok) {
+    io.stderr.write(`invoice-relay simulate: ${key.problem}\n`);
+    return ExitCode.CouldNotFinish;
+  }
+  const { apiKey, keySource } = key;
   const signal = await withScope(
     (error) => {
       io.stderr.write(`invoice-relay simulate: while stopping: ${coerceError(error).message}\n`);
@@ -249,4 +254,20 @@ function processSignal(): Promise<string> {
         scope.onSignals(["SIGTERM", "SIGINT"], resolve);
       }),
   );
+}
+
+/** The one key the simulator accepts: INVOICE_API_KEY, the file INVOICE_API_KEY_FILE names, else the demo key. */
+function simulatorKey(
+  env: NodeJS.ProcessEnv,
+): { ok: true; apiKey: string; keySource: string } | { ok: false; problem: string } {
+  const inline = env["INVOICE_API_KEY"]?.trim() ?? "";
+  const path = env["INVOICE_API_KEY_FILE"]?.trim() ?? "";
+  if (inline !== "" && path !== "")
+    return { ok: false, problem: "INVOICE_API_KEY and INVOICE_API_KEY_FILE are both set: set only one" };
+  if (inline !== "") return { ok: true, apiKey: inline, keySource: "INVOICE_API_KEY" };
+  if (path === "") return { ok: true, apiKey: DEMO_API_KEY, keySource: "demo key" };
+  const read = readSecretFileSync(path, "INVOICE_API_KEY_FILE");
+  return read.ok
+    ? { ok: true, apiKey: read.value, keySource: "INVOICE_API_KEY_FILE" }
+    : { ok: false, problem: `INVOICE_API_KEY_FILE ${path} ${read.problem}` };
 }

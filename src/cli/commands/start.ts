@@ -12,6 +12,9 @@ import { openContext } from "../context.js";
 import { openPastResults } from "../past-results.js";
 import { openServiceEdges } from "../service-edges.js";
 import { ExitCode } from "../exit-codes.js";
+import { passExitCode } from "../pass-exit-code.js";
+import { startRateSampler } from "../../use-cases/rate-sampler.js";
+import { rateSettingsOf } from "../../queue/send-rate-view.js";
 import type { CommandFactory } from "../program.js";
 import { commandScope, submitSettings, submittingCommand } from "../runtime.js";
 
@@ -57,6 +60,16 @@ export const startCommand: CommandFactory = () =>
           scanConnection.disconnect();
         });
         const submission = await startSubmission();
+        // The learned rate noted in the series while the fleet sends: the passes' charts draw it.
+        const watchDeps = { redis: ctx.redis, prefix: config.queuePrefix, logger };
+        const sampler = startRateSampler({
+          ...watchDeps,
+          settings: rateSettingsOf(config),
+          retentionMs: config.resultsRetention,
+        });
+        scope.defer(() => {
+          sampler.stop();
+        });
         // The scans and the submission stop together: the grace period runs from the signal.
         const started: { scans?: ScanService } = {};
         scope.defer(() => Promise.all([started.scans?.close(), submission.close(config.shutdownGraceMs)]));
@@ -77,6 +90,10 @@ export const startCommand: CommandFactory = () =>
           tz,
           settleMs: config.settleMs,
           watch: options["watch"] === true,
+          passes: {
+            deps: { ...watchDeps, retentionMs: config.resultsRetention },
+            exitCodeOf: (batches) => passExitCode({ kind: "finished", batches, growing: [] }),
+          },
         });
         logger.info(
           {

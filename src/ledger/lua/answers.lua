@@ -9,11 +9,14 @@
   KEYS[5] completed   zset   batches complete and not yet reported (score: when)
   KEYS[6] outbox-on   string present while the outbox is on
   KEYS[7] outbox      stream events for the results of record
-  KEYS[7+i]           string the record of the i-th answer's key
+  KEYS[8..7+c]        hash   the fleet's totals and answers per second that the counts below add to
+  KEYS[7+c+i]         string the record of the i-th answer's key
 
-  ARGV[1] now (ms; '' for Redis's clock), then per answer: key, status (succeeded | failed | retrying),
-  the number m of field/value items that follow, and those m items (head fields of src/ledger/record.ts,
-  `body`, or `attempt`: the HTTP attempt as src/ledger/record.ts attemptJson writes it).
+  ARGV[1] now (ms; '' for Redis's clock), ARGV[2] c, then the counts the process gathered since its last
+  write, per count hash (includes/counts.lua), then per answer: key, status (succeeded | failed |
+  retrying), the number m of field/value items that follow, and those m items (head fields of
+  src/ledger/record.ts, `body`, or `attempt`: the HTTP attempt as src/ledger/record.ts attemptJson
+  writes it). With no answer, it only adds the counts.
 
   - succeeded is never overwritten; failed or superseded may become succeeded (a late success is still
     a success); superseded is not overwritten by failed;
@@ -30,6 +33,7 @@
 -- @include "record"
 -- @include "status"
 -- @include "outbox"
+-- @include "counts"
 
 local counts, failed, pending, ingesting, completed = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now = ledger_now(ARGV[1])
@@ -37,12 +41,13 @@ local outbox = outbox_of(KEYS[6], KEYS[7])
 local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0, superseded = 0 }
 local released, released_order = {}, {}
 local out = {}
-local i, a = 2, 0
+local c = tonumber(ARGV[2])
+local i, a = add_counts(8, c, 3), 0
 while i <= #ARGV do
   a = a + 1
   local key, status, first = ARGV[i], ARGV[i + 1], i + 3
   i = first + tonumber(ARGV[i + 2])
-  local rkey = KEYS[7 + a]
+  local rkey = KEYS[7 + c + a]
   local head, body = read_record(rkey)
   local current = head and head.status
   local facts, n = nil, nil

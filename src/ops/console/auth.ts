@@ -1,6 +1,12 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { originAllowed, type HostPolicy } from "../host-policy.js";
 
+/** Where the token is read from while the server runs. */
+export interface TokenSource {
+  current(): string | undefined;
+  refresh(): Promise<string | undefined>;
+}
+
 /** The session cookie's name; its value is `<nonce>.<HMAC(token, nonce)>`, never the token. */
 export const SESSION_COOKIE = "invoice_relay_console";
 /** How long a session lasts: the cookie's Max-Age, and checked here too, so a copied cookie expires. */
@@ -18,7 +24,7 @@ export type Proof =
  * digests, so neither a token's length nor its first wrong character shows in the time taken.
  */
 export class ConsoleAuth {
-  readonly #token: string | undefined;
+  readonly #source: TokenSource;
   readonly #now: () => number;
   /**
    * Why the deployment refuses writing now, whoever asks (WritesRefusedPort, read at each request):
@@ -26,9 +32,30 @@ export class ConsoleAuth {
    */
   refusal: string | undefined;
 
-  constructor(token: string | undefined, now: () => number = Date.now) {
-    this.#token = token === undefined || token === "" ? undefined : token;
+  /**
+   * `token` is CONSOLE_TOKEN, or where it is read again from when it is a file rotated in place
+   * (src/config/live-secret.ts): a new token ends the sessions signed with the old one.
+   */
+  constructor(token: string | undefined | TokenSource, now: () => number = Date.now) {
+    this.#source =
+      typeof token === "object" ? token : { current: () => token, refresh: () => Promise.resolve(token) };
     this.#now = now;
+  }
+
+  get #token(): string | undefined {
+    const token = this.#source.current();
+    return token === "" ? undefined : token;
+  }
+
+  /**
+   * Whether `given` is the token, reading a token file again before answering no: the new token of a
+   * rotation is taken at once. A wrong token costs a read of the file, and wrong tokens are throttled
+   * (sign-in-throttle.ts).
+   */
+  async checkToken(given: string): Promise<boolean> {
+    if (this.tokenMatches(given)) return true;
+    await this.#source.refresh();
+    return this.tokenMatches(given);
   }
 
   /** Write actions exist at all. */

@@ -25,3 +25,8 @@ export function notABatchId(reply: FastifyReply, viewer: Viewer): FastifyReply {
     `That is not a batch id: a batch id looks like ${BATCH_ID_SHAPE}. The batches page lists them.`,
   );
 }
+
+/** A pass's id has the shape of a batch id (the time it started, six hex digits): checked alike. */
+export function passIdParam(params: unknown): string | undefined {
+  return batchIdParam(params);
+}

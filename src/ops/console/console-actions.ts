@@ -82,7 +82,7 @@ export function actionRoutes(app: FastifyInstance, deps: ActionDeps): void {
     const waitMs = deps.wrongTokens.throttle.waitMs(request.ip);
     if (waitMs > 0) return holdBack(reply, request, deps.wrongTokens, waitMs, "sign-in");
     const parsed = loginBody.safeParse(request.body);
-    if (!parsed.success || !auth.tokenMatches(parsed.data.token)) {
+    if (!parsed.success || !(await auth.checkToken(parsed.data.token))) {
       noteWrongToken(request, deps.wrongTokens, "a sign-in with a wrong token");
       return sendPage(
         reply,

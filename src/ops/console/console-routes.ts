@@ -2,13 +2,16 @@ import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
 import { basename } from "node:path";
 import formbody from "@fastify/formbody";
+import { liveSecret } from "../../config/live-secret.js";
+import { loggedSecretEvents } from "../../log/secret-mask.js";
 import { z } from "zod";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import type { Ledger } from "../../ledger/ledger.js";
 import { submissionHeldBecause } from "../../queue/hold-reason.js";
 import type { Routes } from "../http-server.js";
 import type { OpsContext, OpsRoutes } from "../ops-server.js";
-import { batchIdParam, notABatchId } from "./batch-param.js";
+import { batchIdParam, notABatchId, passIdParam } from "./batch-param.js";
+import { passesPage, passPage } from "./passes-page.js";
 import { actionRoutes } from "./console-actions.js";
 import { ConsoleAuth } from "./auth.js";
 import { batchPage } from "./batch-page.js";
@@ -18,6 +21,7 @@ import {
   type BatchesPort,
   type BatchRowsPort,
   type DeploymentPort,
+  type PassesPort,
   type RetryBatchPort,
   type WritesRefusedPort,
 } from "./ports.js";
@@ -29,7 +33,7 @@ import { SIGN_IN_LIMITS, SignInThrottle } from "./sign-in-throttle.js";
 import { STYLESHEET } from "./stylesheet.js";
 import { bearerCheck, type WrongTokens } from "./wrong-tokens.js";
 
-/** How many batches `/` lists, and rows a batch page shows. */
+/** How many batches `/` lists (and passes `/passes`, and a pass's files), and rows a batch page shows. */
 const BATCHES_SHOWN = 100;
 export const ROWS_PER_PAGE = 100;
 
@@ -41,6 +45,8 @@ export interface ConsolePorts {
   readonly deployment: (ctx: OpsContext) => DeploymentPort;
   readonly retry: (ctx: OpsContext) => RetryBatchPort;
   readonly writesRefused: (ctx: OpsContext) => WritesRefusedPort;
+  /** The passes and what the fleet sent over each. */
+  readonly passes: (ctx: OpsContext) => PassesPort;
   /** The ledger the search reads (src/ledger/ledger.ts). */
   readonly ledger: (ctx: OpsContext) => Pick<Ledger, "keyOfExternalId" | "getMany">;
   /** The clock of sessions and of the wrong-token counts (tests move it). */
@@ -62,7 +68,8 @@ export function consoleRoutes(ports: ConsolePorts): OpsRoutes {
 function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
   return async (app) => {
     const now = ports.now ?? Date.now;
-    const auth = new ConsoleAuth(ctx.config.consoleToken, now);
+    const token = liveSecret(ctx.config, "consoleToken", loggedSecretEvents(ctx.logger));
+    const auth = new ConsoleAuth(token, now);
     const wrongTokens: WrongTokens = {
       auth,
       throttle: new SignInThrottle(SIGN_IN_LIMITS, now),
@@ -73,6 +80,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
     const batches = ports.batches(ctx);
     const deployment = ports.deployment(ctx);
     app.addHook("onClose", async () => {
+      token.close();
       await deployment.close();
     });
     await app.register(formbody, { bodyLimit: 4096 });
@@ -182,6 +190,36 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       const { q } = searchQuery.parse(request.query);
       const records = q === "" ? [] : await lookUp(ports.ledger(ctx), q);
       return sendPage(reply, "Search", viewerOf(auth, request), searchPage(q, records));
+    });
+
+    const passes = ports.passes(ctx);
+    app.get("/passes", async (request, reply) => {
+      const [newest, count] = await Promise.all([passes.newest(BATCHES_SHOWN), passes.count()]);
+      const at = now();
+      const latest = newest[0];
+      const points = latest === undefined ? [] : await passes.series(latest.startedAt, latest.endedAt ?? at);
+      return sendPage(reply, "Passes", viewerOf(auth, request), passesPage(newest, count, points, at));
+    });
+
+    app.get("/passes/:id", async (request, reply) => {
+      const viewer = viewerOf(auth, request);
+      const id = passIdParam(request.params);
+      const pass = id === undefined ? undefined : await passes.get(id);
+      if (pass === undefined)
+        return sendProblem(
+          reply,
+          viewer,
+          404,
+          "No such pass",
+          `No pass ${id ?? "with that id"} in QUEUE_PREFIX=${prefix}: it may have passed RESULTS_RETENTION. The passes page lists those kept.`,
+        );
+      const at = now();
+      const [points, metas] = await Promise.all([
+        passes.series(pass.startedAt, pass.endedAt ?? at),
+        Promise.all(pass.batches.slice(0, BATCHES_SHOWN).map((b) => batches.get(b))),
+      ]);
+      const known = metas.filter((m): m is BatchMeta => m !== undefined);
+      return sendPage(reply, `Pass ${pass.id}`, viewer, passPage(pass, points, known, at));
     });
 
     app.get("/queue", async (request, reply) =>

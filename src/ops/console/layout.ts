@@ -34,7 +34,7 @@ export function page(title: string, viewer: Viewer, body: SafeHtml): string {
       <body>
         <header>
           <a class="brand" href="/">invoice-relay</a>
-          <nav><a href="/">Batches</a> <a href="/queue">Queue</a></nav>
+          <nav><a href="/">Batches</a> <a href="/passes">Passes</a> <a href="/queue">Queue</a></nav>
           <form method="get" action="/search" class="search">
             <input type="search" name="q" placeholder="external_id or idempotency key" aria-label="Search" />
             <button type="submit">Search</button>

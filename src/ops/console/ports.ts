@@ -1,4 +1,6 @@
 import type { BatchMeta, BatchStore } from "../../ledger/batch-store.js";
+import type { Passes } from "../../ledger/passes.js";
+import type { SecondPoint } from "../../ledger/send-series.js";
 import { ROW_STATUSES } from "../../ledger/statuses.js";
 import type { DeploymentView } from "../../queue/deployment-view.js";
 
@@ -68,4 +70,9 @@ export interface DeploymentPort {
   read(): Promise<DeploymentView>;
   /** Releases what the readings hold (a queue handle); called when the server closes. */
   close(): Promise<void>;
+}
+
+/** The passes (src/ledger/passes.ts) and the fleet's answers per second over one (send-series.ts). */
+export interface PassesPort extends Pick<Passes, "get" | "newest" | "count"> {
+  series(fromMs: number, toMs: number): Promise<SecondPoint[]>;
 }

@@ -26,7 +26,7 @@ a { color: var(--accent); }
 .status-succeeded, .status-reported { background: #d1f2dc; color: #11602f; }
 .status-duplicate { background: #dde8ff; color: #1e3f8a; }
 .status-rejected, .status-failed, .status-conflict, .status-changed { background: #fde2e1; color: #8c1d18; }
-.status-pending, .status-ingesting, .status-ingested, .status-queued, .status-retrying { background: #fff1cc; color: #7a4b00; }
+.status-pending, .status-ingesting, .status-ingested, .status-queued, .status-retrying, .status-running { background: #fff1cc; color: #7a4b00; }
 progress { width: 9rem; height: .8rem; vertical-align: middle; }
 .filters a { margin-right: .8rem; }
 .filters a.current { font-weight: 700; color: var(--fg); text-decoration: none; }
@@ -41,4 +41,16 @@ form.inline { display: inline; }
 button { font: inherit; padding: .3rem .8rem; border-radius: 4px; border: 1px solid #9aa4b5; background: #fff; cursor: pointer; }
 button.primary { background: var(--accent); color: #fff; border-color: var(--accent); }
 .login input { padding: .4rem; width: 22rem; }
+.pass-chart { margin: 0; background: #fff; border: 1px solid var(--line); padding: .6rem; }
+.pass-chart svg { width: 100%; height: auto; display: block; }
+.chart-grid { stroke: #e4e7ec; stroke-width: 1; }
+.chart-label, .chart-empty { font-size: 11px; fill: var(--muted); }
+.chart-accepted { fill: #3aa56b; }
+.chart-refused { fill: #e08a2e; }
+.chart-other { fill: #b4bcc8; }
+.chart-learned { fill: none; stroke: #2454c5; stroke-width: 2; }
+.pass-chart figcaption { color: var(--muted); margin-top: .4rem; }
+.key { display: inline-block; width: .8rem; height: .8rem; vertical-align: middle; margin-left: .6rem; }
+.key-accepted { background: #3aa56b; } .key-refused { background: #e08a2e; } .key-other { background: #b4bcc8; }
+.key-learned { height: 2px; background: #2454c5; }
 `;

@@ -28,7 +28,7 @@ export function bearerCheck(deps: WrongTokens) {
       await holdBack(reply, request, deps, waitMs, "bearer");
       return;
     }
-    if (deps.auth.tokenMatches(bearer)) deps.throttle.succeeded(request.ip);
+    if (await deps.auth.checkToken(bearer)) deps.throttle.succeeded(request.ip);
     else noteWrongToken(request, deps, "a wrong bearer token");
   };
 }

@@ -1,4 +1,5 @@
-import { Gauge, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { FleetTotals } from "../../ledger/fleet-counts.js";
 import { METRIC_PREFIX } from "./relay-metrics.js";
 import type { RemoteSourceState } from "../../ledger/remote-claims.js";
 import type { DeploymentView } from "../../queue/deployment-view.js";
@@ -107,12 +108,12 @@ export function registerRedisGauges(
   );
   gauge(
     "last_pass_end_time_seconds",
-    "When the latest nightly pass (run) ended, Unix seconds (absent until one has)",
-    (s) => (s.lastPass === undefined ? undefined : s.lastPass.endedAt / 1000),
+    "When the latest pass (a run, or a scan of start) ended, Unix seconds (absent until one has)",
+    (s) => (s.lastPass?.endedAt === undefined ? undefined : s.lastPass.endedAt / 1000),
   );
   gauge(
     "last_pass_exit_code",
-    "Exit code of the latest nightly pass (0 ok, 2 finished with problems, 1 could not finish)",
+    "Exit code of the latest pass (0 ok, 2 finished with problems, 1 could not finish)",
     (s) => s.lastPass?.exitCode,
   );
   labelled(
@@ -126,6 +127,50 @@ export function registerRedisGauges(
     "Invoices an unfinished batch still waits for, by batch id (finished batches have no series)",
     "batch",
     (s) => s.census.waitingByBatch,
+  );
+  /**
+   * A counter of the fleet's totals kept in Redis (src/ledger/fleet-counts.ts): the same from every
+   * process, counted by every process of the deployment and outliving each; a sample per label value
+   * (those that can only be rare, once seen), none when Redis did not answer.
+   */
+  const fleetCounter = <K extends string>(
+    name: string,
+    help: string,
+    label: string,
+    pick: (totals: FleetTotals) => Readonly<Record<K, number>>,
+    rare: readonly string[] = [],
+  ): Counter =>
+    new Counter({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      labelNames: [label],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const read = await snapshot();
+        if (read === undefined) return;
+        for (const [value, n] of Object.entries<number>(pick(read.fleetTotals)))
+          if (n > 0 || !rare.includes(value)) this.inc({ [label]: value }, n);
+      },
+    });
+  fleetCounter(
+    "fleet_http_attempts_total",
+    "Requests every process of the deployment sent to the invoice service, by answer class (network: no answer), kept in Redis",
+    "status_class",
+    (t) => t.attempts,
+    ["1xx", "3xx"],
+  );
+  fleetCounter(
+    "fleet_http_retries_total",
+    "Answers worth another attempt every process of the deployment heard, by reason (throttled: 429), kept in Redis",
+    "reason",
+    (t) => t.retries,
+  );
+  fleetCounter(
+    "fleet_invoices_final_total",
+    "Final answers every process of the deployment wrote to the ledger, by status, kept in Redis",
+    "status",
+    (t) => t.final,
   );
   const perSource = (name: string, help: string, value: (s: RemoteSourceState) => number | undefined) =>
     labelled(name, help, "source", (s) =>

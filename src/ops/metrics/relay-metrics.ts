@@ -1,10 +1,11 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type {
-  AttemptObservation,
-  RetryReason,
-  StatusClass,
-  SubmissionHooks,
-  SubmitOutcome,
+import {
+  finalStatusWritten,
+  type AttemptObservation,
+  type RetryReason,
+  type StatusClass,
+  type SubmissionHooks,
+  type SubmitOutcome,
 } from "../../queue/submission-service.js";
 
 /** Every metric of invoice-relay's own starts so (docs/operations.md, "Metrics"). */
@@ -118,11 +119,4 @@ export function createRelayMetrics(): RelayMetrics {
       },
     },
   };
-}
-
-/** The final status an outcome wrote to the ledger; undefined when it wrote none (a retry, an answer already there). */
-export function finalStatusWritten(outcome: SubmitOutcome): "succeeded" | "failed" | undefined {
-  if (outcome.kind === "succeeded") return outcome.transition === "ok" ? "succeeded" : undefined;
-  if (outcome.kind === "failed") return "failed";
-  return undefined;
 }

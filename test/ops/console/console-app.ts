@@ -6,6 +6,8 @@ import { BatchStore } from "../../../src/ledger/batch-store.js";
 import type { RedisClient } from "../../../src/ledger/redis-client.js";
 import { RedisLedger } from "../../../src/ledger/redis-ledger.js";
 import { checkOutboxDatabase } from "../../../src/ledger/outbox-detach.js";
+import { Passes } from "../../../src/ledger/passes.js";
+import { readSendSeries } from "../../../src/ledger/send-series.js";
 import { createLogger, type Logger } from "../../../src/log/logger.js";
 import { consoleRoutes } from "../../../src/ops/console/console-routes.js";
 import type { ConsoleRow, RowsQuery } from "../../../src/ops/console/ports.js";
@@ -86,6 +88,15 @@ export async function consoleApp(
         hasDatabase: config.resultsDatabaseUrl !== undefined,
         use: "reads",
       }),
+    passes: () => {
+      const passes = new Passes(redis, prefix);
+      return {
+        get: (id) => passes.get(id),
+        newest: (n) => passes.newest(n),
+        count: () => passes.count(),
+        series: (from, to) => readSendSeries(redis, prefix, from, to),
+      };
+    },
     retry: () => (batchId) => {
       retried.push(batchId);
       return Promise.resolve({ requeued: 1, busy: 0, superseded: 0, noDocument: 0 });

@@ -1,3 +1,6 @@
+import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConsoleAuth, SESSION_SECONDS, SESSION_COOKIE } from "../../../src/ops/console/auth.js";
 import { escapeHtml, html } from "../../../src/ops/console/html.js";
@@ -273,6 +276,36 @@ describe("write access", () => {
     expect((await post({ referer: `http://${HOST}/batches/${id}` }, `csrf=${csrf}`)).statusCode).toBe(303);
     expect((await post({ origin: `http://${HOST}` }, `csrf=${csrf}`)).statusCode).toBe(303);
     expect(c.retried).toEqual([id, id]);
+  });
+});
+
+describe("a console token given as a file (CONSOLE_TOKEN_FILE)", () => {
+  it("when the file is rotated in place, then the new token is taken at once without a restart, and the old token and its sessions no longer are", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "console-token-"));
+    try {
+      const file = join(dir, "token");
+      await writeFile(file, `${TOKEN}\n`);
+      const c = await open(undefined, [], {
+        env: { CONSOLE_TOKEN_FILE: file, CONSOLE_ALLOWED_HOSTS: "localhost:80,console.test" },
+      });
+      const id = await reportedBatch(c.batches, "a.csv", { failed: 2 });
+      const { cookie } = await signIn(c, id);
+      const retry = (headers: Record<string, string>) =>
+        c.app.inject({ method: "POST", url: `/batches/${id}/retry`, headers });
+      expect((await retry({ authorization: `Bearer ${TOKEN}` })).statusCode).toBe(303);
+      const page = () => c.app.inject({ url: `/batches/${id}`, headers: { host: HOST, cookie } });
+      expect((await page()).body).toMatch(/Sign out/);
+
+      const rotated = "console-token-rotated-fedcba9876";
+      await writeFile(`${file}.tmp`, rotated);
+      await rename(`${file}.tmp`, file);
+      expect((await retry({ authorization: `Bearer ${rotated}` })).statusCode).toBe(303);
+      expect((await retry({ authorization: `Bearer ${TOKEN}` })).statusCode).toBe(401);
+      expect((await page()).body).not.toMatch(/Sign out/);
+      expect(c.retried).toEqual([id, id]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

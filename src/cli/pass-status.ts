@@ -1,0 +1,57 @@
+import { spokenDuration } from "../config/duration.js";
+import type { PassRecord } from "../ledger/passes.js";
+
+/** A pass as `status --json` shows it (src/cli/status-report.ts says what each field is). */
+export interface PassStatus {
+  readonly id: string;
+  readonly kind: PassRecord["kind"];
+  readonly started_at: string;
+  readonly ended_at: string | null;
+  readonly files: number;
+  readonly invoices: PassRecord["invoices"];
+  readonly refused: number | null;
+  readonly rate_reached: number | null;
+  readonly learned_rate: number | null;
+  readonly exit_code: number | null;
+}
+
+export function passStatus(p: PassRecord): PassStatus {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return {
+    id: p.id,
+    kind: p.kind,
+    started_at: new Date(p.startedAt).toISOString(),
+    ended_at: iso(p.endedAt),
+    files: p.batches.length,
+    invoices: p.invoices,
+    refused: p.refused ?? null,
+    rate_reached: p.rateReached ?? null,
+    learned_rate: p.learnedRate ?? null,
+    exit_code: p.exitCode ?? null,
+  };
+}
+
+/** The last passes: when, how long, what they came to. */
+export function passTable(passes: readonly PassStatus[]): string {
+  const header = ["pass", "kind", "started", "took", "files", "refused", "rate", "exit", "invoices"];
+  const rows = passes.map((p) => [
+    p.id,
+    p.kind,
+    p.started_at.replace(/\.\d+Z$/, "Z"),
+    p.ended_at === null ? "running" : spokenDuration(Date.parse(p.ended_at) - Date.parse(p.started_at)),
+    String(p.files),
+    p.refused === null ? "-" : String(p.refused),
+    p.rate_reached === null ? "-" : `${Math.round(p.rate_reached)}/s`,
+    p.exit_code === null ? "-" : String(p.exit_code),
+    Object.entries(p.invoices)
+      .map(([status, n]) => `${n} ${status}`)
+      .join(", "),
+  ]);
+  const last = header.length - 1;
+  const widths = header.map((h, i) =>
+    i === last ? 0 : Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)),
+  );
+  const format = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === last ? c : c.padEnd(widths[i] ?? 0))).join("  ");
+  return [format(header), ...rows.map(format)].join("\n");
+}

@@ -1,0 +1,115 @@
+import { z } from "zod";
+import { LuaScript } from "./lua-script.js";
+import { LedgerNames } from "./names.js";
+import type { RedisClient } from "./redis-client.js";
+import { ROW_STATUSES } from "./statuses.js";
+
+const writeScript = new LuaScript("pass-write");
+
+/** A pass: one `run`, or one scan of `start` that took files (or was the schedule's). */
+export const PASS_KINDS = ["run", "scan"] as const;
+export type PassKind = (typeof PASS_KINDS)[number];
+
+/** The outcomes a pass counts its invoices by: the report's statuses, and `pending` (not final yet). */
+export const PASS_OUTCOMES = [...ROW_STATUSES, "pending"] as const;
+
+const count = z.number().int().nonnegative();
+
+/**
+ * What is kept of a pass (docs/operations.md, "The night at a glance"): bounded by its files (one batch
+ * id each, as every batch keeps its own record anyway); what it sent is read from the fleet's series
+ * (src/ledger/send-series.ts) over its start and end.
+ */
+export const passRecordSchema = z.object({
+  id: z.string(),
+  kind: z.enum(PASS_KINDS),
+  /** Epoch ms. */
+  startedAt: count,
+  /** Epoch ms; absent while it runs (or when its process was killed before it ended). */
+  endedAt: count.optional(),
+  /** The batches of the files it took (claimed, resumed, taken again, or waited for). */
+  batches: z.array(z.string()),
+  /** Their invoices by outcome, as the batches stood when the pass ended. */
+  invoices: z.partialRecord(z.enum(PASS_OUTCOMES), count),
+  /** Requests the service refused for capacity (429) while it ran, every process together. */
+  refused: count.optional(),
+  /** The most requests per second every process together sent while it ran. */
+  rateReached: z.number().nonnegative().optional(),
+  /** The learned rate (requests per second) when it ended. */
+  learnedRate: z.number().nonnegative().optional(),
+  /** The pass's exit code (README.md, the exit codes of `run`); a scan's is what `run` would have said. */
+  exitCode: count.optional(),
+});
+export type PassRecord = z.infer<typeof passRecordSchema>;
+
+/**
+ * The passes' records: a sorted set by start, a hash of records and the set of those not ended. A pass
+ * is kept RESULTS_RETENTION from its start: each write removes the passes that started earlier.
+ */
+export class Passes {
+  readonly names: LedgerNames;
+
+  constructor(
+    private readonly redis: RedisClient,
+    prefix: string,
+  ) {
+    this.names = new LedgerNames(prefix);
+  }
+
+  /** Writes the record (a new pass, or one that ended); removes passes older than `retentionMs`. */
+  async write(pass: PassRecord, retentionMs: number, now = Date.now()): Promise<void> {
+    const n = this.names;
+    await writeScript.run(
+      this.redis,
+      [n.passes, n.passRecords, n.openPasses],
+      [
+        pass.id,
+        pass.startedAt,
+        JSON.stringify(passRecordSchema.parse(pass)),
+        pass.endedAt === undefined ? 1 : 0,
+        now - retentionMs,
+      ],
+    );
+  }
+
+  async get(id: string): Promise<PassRecord | undefined> {
+    return (await this.#records([id]))[0];
+  }
+
+  /** The `n` passes started last, newest first. */
+  async newest(n: number): Promise<PassRecord[]> {
+    if (n <= 0) return [];
+    return this.#records(await this.redis.zrevrange(this.names.passes, 0, n - 1));
+  }
+
+  /** How many passes are kept. */
+  async count(): Promise<number> {
+    return this.redis.zcard(this.names.passes);
+  }
+
+  /** The passes that have not ended. */
+  async open(): Promise<PassRecord[]> {
+    return this.#records(await this.redis.smembers(this.names.openPasses));
+  }
+
+  /** The records of `ids` that are there and read as records, in that order. */
+  async #records(ids: readonly string[]): Promise<PassRecord[]> {
+    if (ids.length === 0) return [];
+    const raw = await this.redis.hmget(this.names.passRecords, ...ids);
+    const out: PassRecord[] = [];
+    for (const text of raw) {
+      if (text === null) continue;
+      const parsed = passRecordSchema.safeParse(parseJson(text));
+      if (parsed.success) out.push(parsed.data);
+    }
+    return out;
+  }
+}
+
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}

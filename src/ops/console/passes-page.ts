@@ -1,0 +1,157 @@
+import { spokenDuration as duration } from "../../config/duration.js";
+import type { BatchMeta } from "../../ledger/batch-store.js";
+import { PASS_OUTCOMES, type PassRecord } from "../../ledger/passes.js";
+import type { SecondPoint } from "../../ledger/send-series.js";
+import { statusBadge } from "./batches-page.js";
+import { html, type SafeHtml } from "./html.js";
+import { when } from "./layout.js";
+import { passChart } from "./pass-chart.js";
+
+/** What each exit code of a pass says (README.md, the exit codes of `run`). */
+const EXITS: Readonly<Record<number, { readonly text: string; readonly badge: string }>> = {
+  0: { text: "0 all well", badge: "succeeded" },
+  2: { text: "2 finished with problems", badge: "failed" },
+  1: { text: "1 could not finish", badge: "failed" },
+};
+
+/**
+ * `/passes`: the night at a glance: the chart of the latest pass (`points`: the fleet's answers over
+ * it), then the newest passes, one line each, with what each came to.
+ */
+export function passesPage(
+  passes: readonly PassRecord[],
+  total: number,
+  points: readonly SecondPoint[],
+  now: number,
+): SafeHtml {
+  const latest = passes[0];
+  if (latest === undefined)
+    return html`<p class="notice">
+      No passes yet: each <code>run</code>, and each scan of <code>start</code> that takes files, shows up
+      here.
+    </p>`;
+  return html`<h2>
+      Latest pass, <a class="mono" href="/passes/${encodeURIComponent(latest.id)}">${latest.id}</a>
+    </h2>
+    ${passChart({ from: latest.startedAt, to: latest.endedAt ?? now, points })}
+    <h2>Passes</h2>
+    <p class="muted">The ${passes.length} newest of ${total} pass(es), kept RESULTS_RETENTION.</p>
+    <table class="passes">
+      <thead>
+        <tr>
+          <th>Pass</th>
+          <th>Started</th>
+          <th>Took</th>
+          <th>Files</th>
+          <th>Invoices by outcome</th>
+          <th>Refused (429)</th>
+          <th>Rate reached</th>
+          <th>Exit</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${passes.map(
+          (pass) =>
+            html`<tr>
+              <td>
+                <a class="mono" href="/passes/${encodeURIComponent(pass.id)}">${pass.id}</a>
+                <div class="muted">${pass.kind === "run" ? "run" : "scan of start"}</div>
+              </td>
+              <td>${when(pass.startedAt)}</td>
+              <td>${pass.endedAt === undefined ? "" : duration(pass.endedAt - pass.startedAt)}</td>
+              <td class="num">${pass.batches.length}</td>
+              <td>${outcomes(pass)}</td>
+              <td class="num">${pass.refused ?? ""}</td>
+              <td class="num">${pass.rateReached === undefined ? "" : `${rate(pass.rateReached)}/s`}</td>
+              <td>${exit(pass)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
+}
+
+/** `/passes/{id}`: the pass, its chart, and its batches. */
+export function passPage(
+  pass: PassRecord,
+  points: readonly SecondPoint[],
+  batches: readonly BatchMeta[],
+  now: number,
+): SafeHtml {
+  const end = pass.endedAt ?? now;
+  return html`<dl class="record">
+      <dt>Kind</dt>
+      <dd>${pass.kind === "run" ? "run" : "scan of start"}</dd>
+      <dt>Started</dt>
+      <dd>${when(pass.startedAt)}</dd>
+      <dt>Ended</dt>
+      <dd>
+        ${
+          pass.endedAt === undefined
+            ? "not yet (or its process stopped before it ended); the chart runs to now"
+            : html`${when(pass.endedAt)} <span class="muted">after ${duration(end - pass.startedAt)}</span>`
+        }
+      </dd>
+      <dt>Exit</dt>
+      <dd>${exit(pass)}</dd>
+      <dt>Invoices</dt>
+      <dd>${outcomes(pass)}</dd>
+      <dt>Refused for capacity</dt>
+      <dd>${pass.refused ?? ""}</dd>
+      <dt>Rate reached</dt>
+      <dd>${pass.rateReached === undefined ? "" : `${rate(pass.rateReached)} requests/s, every process together`}</dd>
+      <dt>Learned rate at the end</dt>
+      <dd>${pass.learnedRate === undefined ? "" : `${rate(pass.learnedRate)} requests/s`}</dd>
+    </dl>
+    <h2>Requests per second</h2>
+    ${passChart({ from: pass.startedAt, to: end, points })}
+    <h2>Files</h2>
+    ${
+      batches.length === 0
+        ? html`<p class="muted">No file was taken in this pass.</p>`
+        : html`<table class="batches">
+          <thead>
+            <tr>
+              <th>File</th>
+              <th>State</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${batches.map(
+              (b) =>
+                html`<tr>
+                  <td>
+                    <a href="/batches/${encodeURIComponent(b.id)}">${b.file}</a>
+                    <div class="muted mono">${b.id}</div>
+                  </td>
+                  <td>${statusBadge(b.state)}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>`
+    }
+    ${
+      pass.batches.length > batches.length
+        ? html`<p class="muted">
+          ${pass.batches.length - batches.length} more batch(es) of this pass are no longer kept
+          (RESULTS_RETENTION) or not shown.
+        </p>`
+        : ""
+    }`;
+}
+
+function outcomes(pass: PassRecord): SafeHtml {
+  const shown = PASS_OUTCOMES.filter((s) => (pass.invoices[s] ?? 0) > 0);
+  if (shown.length === 0)
+    return html`<span class="muted">${pass.endedAt === undefined ? "running" : "none"}</span>`;
+  return html`${shown.map((s) => html`${pass.invoices[s] ?? 0} ${statusBadge(s)} `)}`;
+}
+
+function exit(pass: PassRecord): SafeHtml {
+  if (pass.exitCode === undefined) return statusBadge("running");
+  const known = EXITS[pass.exitCode];
+  return html`<span class="status status-${known?.badge ?? "failed"}">${known?.text ?? String(pass.exitCode)}</span>`;
+}
+
+function rate(perSecond: number): string {
+  return perSecond >= 100 ? String(Math.round(perSecond)) : String(Math.round(perSecond * 10) / 10);
+}

@@ -1,0 +1,139 @@
+import type { BatchMeta } from "../ledger/batch-store.js";
+import { newBatchId } from "../ledger/batch-id.js";
+import { Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import { readSendSeries } from "../ledger/send-series.js";
+import type { Logger } from "../log/logger.js";
+import { outcomesOf } from "../results/batch-counts.js";
+
+/** How long a pass's end waits for Redis to take its record: a run whose Redis is away exits anyway. */
+export const PASS_RECORD_WAIT_MS = 1_000;
+
+export interface PassWatchDeps {
+  readonly redis: RedisClient;
+  readonly prefix: string;
+  /** RESULTS_RETENTION: how long a pass's record is kept from its start. */
+  readonly retentionMs: number;
+  readonly logger: Logger;
+}
+
+/**
+ * One pass as it is recorded (docs/operations.md, "The night at a glance"): written when it starts
+ * (a scan of `start`: once it has taken files) and again when it ends, with its files, its invoices by
+ * outcome, what the fleet sent meanwhile and its exit code. What it sent is read at its end from the
+ * fleet's series (src/ledger/send-series.ts): the requests refused, the highest sending rate the
+ * learned rate's read model saw (src/use-cases/rate-sampler.ts notes it), the learned rate at the end.
+ * Redis being away at either write is logged and never changes the pass's outcome.
+ */
+export class PassWatch {
+  #batches: readonly string[] = [];
+
+  private constructor(
+    private readonly deps: PassWatchDeps,
+    readonly id: string,
+    readonly kind: PassKind,
+    readonly startedAt: number,
+  ) {}
+
+  /** A pass starting now; nothing is written until `open`. */
+  static starting(deps: PassWatchDeps, kind: PassKind, now = new Date()): PassWatch {
+    return new PassWatch(deps, newBatchId(now), kind, now.getTime());
+  }
+
+  /** A pass recorded earlier (a scan another process opened), to end it. */
+  static of(deps: PassWatchDeps, record: PassRecord): PassWatch {
+    const watch = new PassWatch(deps, record.id, record.kind, record.startedAt);
+    watch.#batches = record.batches;
+    return watch;
+  }
+
+  get batches(): readonly string[] {
+    return this.#batches;
+  }
+
+  /** Records the pass as running, with the batches known so far. */
+  async open(batches: readonly string[] = []): Promise<void> {
+    this.#batches = [...batches];
+    await this.#write({ ...this.#base(), invoices: {} }, "its start");
+  }
+
+  /** The batches the pass waits for, as they become known (kept for its end). */
+  note(batches: readonly string[]): void {
+    this.#batches = [...batches];
+  }
+
+  /** Records the end: the batches as they stand, the fleet's sending over the pass, the exit code. */
+  async end(metas: readonly BatchMeta[], exitCode: number, now = Date.now()): Promise<void> {
+    if (metas.length > 0) this.#batches = metas.map((m) => m.id);
+    const ended = { ...this.#base(), endedAt: now, exitCode, invoices: nonZero(outcomesOf(metas)) };
+    const sent = await this.#sending(now);
+    await this.#write({ ...ended, ...sent }, "its end");
+  }
+
+  #base(): Omit<PassRecord, "invoices"> {
+    return { id: this.id, kind: this.kind, startedAt: this.startedAt, batches: [...this.#batches] };
+  }
+
+  /** What the fleet sent over the pass, from its series; nothing when Redis does not answer in time. */
+  async #sending(now: number): Promise<Pick<PassRecord, "refused" | "rateReached" | "learnedRate">> {
+    const read = await inTime(readSendSeries(this.deps.redis, this.deps.prefix, this.startedAt, now));
+    if (!read.ok) return {};
+    const points = read.value;
+    let refused = 0;
+    let answered = 0;
+    let sampled: number | undefined;
+    let learned: number | undefined;
+    for (const p of points) {
+      refused += p.refused;
+      answered = Math.max(answered, p.accepted + p.refused + p.other);
+      if (p.sent !== undefined) sampled = Math.max(sampled ?? 0, p.sent);
+      if (p.learned !== undefined) learned = p.learned;
+    }
+    return {
+      refused,
+      // The read model's figure where it was sampled; else the most answers heard in one second.
+      rateReached: sampled ?? answered,
+      ...(learned === undefined ? {} : { learnedRate: learned }),
+    };
+  }
+
+  async #write(record: PassRecord, what: string): Promise<void> {
+    const { redis, prefix, retentionMs, logger } = this.deps;
+    const context = { pass: this.id, kind: this.kind, exitCode: record.exitCode };
+    if (redis.status !== "ready") {
+      logger.warn({ ...context, redis: redis.status }, `Redis is away: the pass's record misses ${what}`);
+      return;
+    }
+    const written = await inTime(new Passes(redis, prefix).write(record, retentionMs));
+    if (!written.ok)
+      logger.warn({ ...context, err: written.error }, `could not record ${what} of the pass in Redis`);
+  }
+}
+
+function nonZero(counts: Readonly<Record<string, number>>): PassRecord["invoices"] {
+  return Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
+}
+
+/** The promise's value, or why there is none: its error, or PASS_RECORD_WAIT_MS passed first. */
+async function inTime<T>(
+  promise: Promise<T>,
+): Promise<{ readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Error }> {
+  const settled = promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({
+      ok: false as const,
+      error: error instanceof Error ? error : new Error(String(error)),
+    }),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<{ ok: false; error: Error }>((resolve) => {
+    timer = setTimeout(() => {
+      resolve({ ok: false, error: new Error(`Redis did not answer within ${PASS_RECORD_WAIT_MS} ms`) });
+    }, PASS_RECORD_WAIT_MS);
+  });
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
