@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fileNameSchema, type FileName } from "../names/file-name.js";
 import { BatchLease } from "./batch-lease.js";
 import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
@@ -11,7 +12,8 @@ import type { RedisClient } from "./redis-client.js";
  */
 const claimSchema = z.object({
   batch: z.string(),
-  name: z.string(),
+  /** The remote file's name, read back as one path segment: its paths here and there are made from it. */
+  name: fileNameSchema,
   size: z.number().int().nonnegative(),
   mtimeMs: z.number().nonnegative(),
   step: z.enum(["downloading", "downloaded", "recognised"]),
@@ -25,7 +27,7 @@ export type SeenFile = z.infer<typeof seenSchema>;
 
 /** What is left to do on the server for a batch pulled from it. */
 const pulledSchema = z.object({
-  name: z.string(),
+  name: fileNameSchema,
   /** Where the file is on the server now (processing/…); absent once removed (`after_claim: delete`). */
   remote: z.string().optional(),
   archived: z.boolean(),
@@ -72,14 +74,27 @@ export class RemoteClaims {
     return parsedHash(await this.redis.hgetall(this.#names.remoteClaims(this.source)), claimSchema);
   }
 
+  /**
+   * Claims whose record cannot be read (a name that is not one path segment, left by an older version):
+   * dropped, nothing of them used; their names returned to be said.
+   */
+  async dropUnreadableClaims(): Promise<string[]> {
+    const key = this.#names.remoteClaims(this.source);
+    const unreadable = Object.entries(await this.redis.hgetall(key))
+      .filter(([, value]) => parsedValue(value, claimSchema) === undefined)
+      .map(([field]) => field);
+    if (unreadable.length > 0) await this.redis.hdel(key, ...unreadable);
+    return unreadable;
+  }
+
   /** Gives the file its batch id, unless a claim of that path exists already (returned then). */
-  async begin(path: string, claim: RemoteClaim): Promise<RemoteClaim> {
+  async begin(path: FileName, claim: RemoteClaim): Promise<RemoteClaim> {
     const key = this.#names.remoteClaims(this.source);
     if ((await this.redis.hsetnx(key, path, JSON.stringify(claim))) === 1) return claim;
     return (await this.claims()).get(path) ?? claim;
   }
 
-  async update(path: string, claim: RemoteClaim): Promise<void> {
+  async update(path: FileName, claim: RemoteClaim): Promise<void> {
     await this.redis.hset(
       this.#names.remoteClaims(this.source),
       path,
@@ -96,7 +111,7 @@ export class RemoteClaims {
    * The file is moved (or removed) on the server: its claim ends, its content is known from now on, and
    * a downloaded one waits for its report to be archived and uploaded.
    */
-  async finish(path: string, claim: RemoteClaim, pulled: PulledBatch | undefined): Promise<void> {
+  async finish(path: FileName, claim: RemoteClaim, pulled: PulledBatch | undefined): Promise<void> {
     const multi = this.redis
       .multi()
       .hdel(this.#names.remoteClaims(this.source), path)
@@ -109,7 +124,7 @@ export class RemoteClaims {
   }
 
   /** Drops the claim of a file that went away before it was taken (nothing of it was kept). */
-  async abandon(path: string): Promise<void> {
+  async abandon(path: FileName): Promise<void> {
     await this.redis.hdel(this.#names.remoteClaims(this.source), path);
   }
 
@@ -167,14 +182,19 @@ async function readSourceStates(
 function parsedHash<T>(raw: Record<string, string>, schema: z.ZodType<T>): Map<string, T> {
   const out = new Map<string, T>();
   for (const [field, value] of Object.entries(raw)) {
-    let json: unknown;
-    try {
-      json = JSON.parse(value);
-    } catch {
-      continue;
-    }
-    const parsed = schema.safeParse(json);
-    if (parsed.success) out.set(field, parsed.data);
+    const parsed = parsedValue(value, schema);
+    if (parsed !== undefined) out.set(field, parsed);
   }
   return out;
+}
+
+function parsedValue<T>(value: string, schema: z.ZodType<T>): T | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
 }

@@ -78,8 +78,8 @@ export function admitName(raw: string | Buffer): FileName | RefusedName {
     return refused(
       raw,
       "too-long",
-      `is ${bytes} bytes long, over the ${MAX_NAME_BYTES} the names made from it allow (its claimed ` +
-        "file, its reports); rename the file to a shorter name",
+      `is too long: ${bytes} bytes, over the ${MAX_NAME_BYTES} the names made from it allow (its ` +
+        "claimed file, its reports); rename the file to a shorter name",
     );
   return text as FileName;
 }
@@ -100,4 +100,19 @@ function utf8(bytes: Buffer): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A file a pass leaves where it is, and why: the pass's output names it, and `run` does not exit 0. */
+export interface LeftFile {
+  /** `drop folder`, or `SFTP source acme`. */
+  readonly where: string;
+  /** The file's name as it may be printed (shownName). */
+  readonly shown: string;
+  /** What became of it and what to do: `left in the drop folder: its name is …`. */
+  readonly why: string;
+}
+
+/** One line for a person: `SFTP source acme: bad.csv left on the server: its name …`. */
+export function leftFileText(file: LeftFile): string {
+  return `${file.where}: ${file.shown} ${file.why}`;
 }

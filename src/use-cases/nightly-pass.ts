@@ -14,7 +14,7 @@ import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
-import type { RemotePass } from "./remote-pull.js";
+import type { RemotePass } from "./remote-pass.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly config: SubmitConfig;

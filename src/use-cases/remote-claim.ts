@@ -88,6 +88,14 @@ export async function finishClaim(
   return taken ? "taken" : "known";
 }
 
+/**
+ * Where a download is written before it is whole: a dot-name (never taken for a claimed file) made from
+ * the batch id alone, so it is as long whatever the remote name is.
+ */
+export function downloadName(batch: string): string {
+  return `.${batch}.download`;
+}
+
 async function download(
   deps: ClaimDeps,
   session: RemoteSession,
@@ -108,7 +116,7 @@ async function download(
   const before = await session.stat(remotePath);
   if (before === undefined || before.size !== claim.size || before.mtimeMs !== claim.mtimeMs)
     return undefined;
-  const part = join(deps.folder.processing, `.${claimedName(claim.batch, claim.name)}.download`);
+  const part = join(deps.folder.processing, downloadName(claim.batch));
   await rm(part, { force: true });
   try {
     await session.download(remotePath, part);

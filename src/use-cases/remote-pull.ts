@@ -6,8 +6,12 @@ import { settleListing, type RemoteCandidate } from "../ingest/sftp/remote-settl
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { OpenSession, RemoteSession } from "../ingest/sftp/session.js";
 import type { RedisClient } from "../ledger/redis-client.js";
-import { RemoteClaims, type RemoteSourceState } from "../ledger/remote-claims.js";
-import { finishClaim, type ClaimDeps } from "./remote-claim.js";
+import { RemoteClaims, type RemoteClaim, type RemoteSourceState } from "../ledger/remote-claims.js";
+import { HostKeyRevokedError } from "../ingest/sftp/errors/host-key-revoked-error.js";
+import { leftFileText, type LeftFile } from "../names/file-name.js";
+import { shownName } from "../names/shown-text.js";
+import { finishClaim, type ClaimDeps, type ClaimEnd } from "./remote-claim.js";
+import { fileProblem } from "./remote-file-problem.js";
 import { finishPulledBatches } from "./remote-results.js";
 
 export interface RemotePullDeps extends ClaimDeps {
@@ -33,6 +37,11 @@ export interface SourcePull {
   readonly settling?: number | undefined;
   /** Set when the source could not be polled this pass (the others went on). */
   readonly error?: Error | undefined;
+  /**
+   * Files left on the server this pass, each with why: a name refused (said at every pass until the
+   * file is renamed), or a step that failed for that file alone (the others went on).
+   */
+  readonly left?: readonly LeftFile[] | undefined;
 }
 
 /**
@@ -49,6 +58,7 @@ export async function pullRemoteSources(
   const out: SourcePull[] = [];
   for (const source of deps.sources) {
     if (signal?.aborted === true) break;
+    if (options.skip?.has(source.name) === true) continue;
     out.push(await pullSource(deps, source, options, signal));
   }
   return out;
@@ -57,6 +67,8 @@ export async function pullRemoteSources(
 export interface PullOptions {
   /** false: only finish what earlier passes began, archive and report back; take no new file. */
   readonly take: boolean;
+  /** Sources not to poll (they failed this pass for a reason only the operator can mend). */
+  readonly skip?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -76,6 +88,7 @@ export async function pullSettled(deps: RemotePullDeps, signal?: AbortSignal): P
       ...p,
       taken: p.taken + (pulls[i]?.taken ?? 0),
       batches: [...(pulls[i]?.batches ?? []), ...p.batches],
+      left: distinct([...(pulls[i]?.left ?? []), ...(p.left ?? [])]),
     }));
   }
   return pulls;
@@ -100,12 +113,7 @@ async function pullSource(
         return { source: source.name, ...done.result };
       } catch (thrown) {
         const error = coerceError(thrown);
-        const final =
-          attempt >= attempts ||
-          signal?.aborted === true ||
-          error instanceof HostKeyRefusedError ||
-          (error instanceof RemoteSourceUnavailableError &&
-            (error.reason === "auth" || error.reason === "secret"));
+        const final = attempt >= attempts || signal?.aborted === true || forOperator(error);
         deps.logger.error(
           { source: source.name, attempt, err: error.message },
           final ? "SFTP source failed this pass" : "SFTP source failed; trying again",
@@ -128,6 +136,16 @@ async function pullSource(
   }
 }
 
+/** A failure only the operator can mend (a host key, a login, a key file): never retried, said once. */
+export function forOperator(error: Error): boolean {
+  return (
+    error instanceof HostKeyRefusedError ||
+    error instanceof HostKeyRevokedError ||
+    (error instanceof RemoteSourceUnavailableError &&
+      (error.reason === "auth" || error.reason === "secret" || error.reason === "config"))
+  );
+}
+
 function cleared(state: RemoteSourceState): RemoteSourceState {
   return { ...state, lastError: undefined, lastErrorAt: undefined, nextTryAt: undefined, failures: 0 };
 }
@@ -138,7 +156,7 @@ async function pollOnce(
   source: RemoteSource,
   options: PullOptions,
 ): Promise<{
-  result: { taken: number; batches: string[]; waiting: number; settling: number };
+  result: { taken: number; batches: string[]; waiting: number; settling: number; left: LeftFile[] };
   state: Partial<RemoteSourceState>;
 }> {
   const session = await deps.openSession(source);
@@ -147,31 +165,74 @@ async function pollOnce(
     await session.mkdirp(source.afterClaim === "move" ? folders.processing : source.path);
     if (source.afterClaim === "move") await session.mkdirp(folders.archive);
     if (source.reports) await session.mkdirp(folders.reports);
+    const where = `SFTP source ${source.name}`;
+    const left: LeftFile[] = (await claims.dropUnreadableClaims()).map((raw) => ({
+      where,
+      shown: shownName(raw),
+      why: "left on the server: an earlier version claimed it under a name that is not one path segment; that claim is dropped",
+    }));
     const batches: string[] = [];
-    for (const claim of (await claims.claims()).values())
-      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
+    const take = async (claim: RemoteClaim) => {
+      const end = await finishOne(deps, session, claims, source, claim, left);
+      if (end === "taken") batches.push(claim.batch);
+    };
+    for (const claim of (await claims.claims()).values()) await take(claim);
     const candidates = options.take ? await listCandidates(deps, session, claims, source) : [];
-    for (const c of candidates.filter((c) => c.readiness === "settled")) {
-      const claim = await claims.begin(c.entry.name, {
-        batch: newBatchId(),
-        name: c.entry.name,
-        size: c.entry.size,
-        mtimeMs: c.entry.mtimeMs,
-        step: "downloading",
-      });
-      if ((await finishClaim(deps, session, claims, source, claim)) === "taken") batches.push(claim.batch);
+    for (const c of candidates) {
+      if (c.readiness === "refused")
+        left.push({ where, shown: shownName(c.entry.listed), why: `left on the server: ${c.why}` });
+      if (c.readiness !== "settled") continue;
+      await take(
+        await claims.begin(c.name, {
+          batch: newBatchId(),
+          name: c.name,
+          size: c.entry.size,
+          mtimeMs: c.entry.mtimeMs,
+          step: "downloading",
+        }),
+      );
     }
     const taken = batches.length;
     const settling = candidates.filter((c) => c.readiness === "writing").length;
     const waiting = settling + candidates.filter((c) => c.readiness === "unmarked").length;
-    const reportsPending = await finishPulledBatches(deps, session, claims, source);
+    const reported = await finishPulledBatches(deps, session, claims, source);
     const state = options.take ? { waiting } : {};
     return {
-      result: { taken, batches, waiting, settling },
-      state: { ...state, reportsPending, claimed: (await claims.state()).claimed + taken },
+      result: { taken, batches, waiting, settling, left: [...left, ...reported.left] },
+      state: { ...state, reportsPending: reported.pending, claimed: (await claims.state()).claimed + taken },
     };
   } finally {
     await session.close();
+  }
+}
+
+/**
+ * Takes one file, or finishes taking it. A failure that is this file's alone (this machine or the server
+ * refusing a step for it) leaves it, said, and the source's other files go on: a claim still
+ * downloading (nothing kept here, nothing moved there) is dropped, so the next listing decides afresh;
+ * a later one is finished at the next pass. Any other failure is the source's.
+ */
+async function finishOne(
+  deps: RemotePullDeps,
+  session: RemoteSession,
+  claims: RemoteClaims,
+  source: RemoteSource,
+  claim: RemoteClaim,
+  left: LeftFile[],
+): Promise<ClaimEnd | undefined> {
+  try {
+    return await finishClaim(deps, session, claims, source, claim);
+  } catch (error) {
+    const problem = fileProblem(error);
+    if (problem === undefined) throw error;
+    const now = (await claims.claims()).get(claim.name);
+    if (now?.step === "downloading") await claims.abandon(claim.name);
+    left.push({
+      where: `SFTP source ${source.name}`,
+      shown: shownName(claim.name),
+      why: `left on the server: ${problem}`,
+    });
+    return undefined;
   }
 }
 
@@ -194,33 +255,6 @@ export async function listCandidates(
   return listing.candidates;
 }
 
-/** The SFTP sources as a pass sees them: take settled files first, report back at the end. */
-export interface RemotePass {
-  /** Takes every settled file (waiting once for files first seen now when `settle`); the batch ids taken. */
-  take(signal: AbortSignal | undefined, settle: boolean): Promise<ReadonlySet<string>>;
-  /** Finishes claims, archives and uploads results of reported batches; takes nothing new. */
-  finish(signal?: AbortSignal): Promise<void>;
-  /** The sources that failed in this pass, the latest error of each. */
-  failures(): ReadonlyMap<string, Error>;
-}
-
-export function remotePass(deps: RemotePullDeps): RemotePass {
-  const failures = new Map<string, Error>();
-  const note = (pulls: readonly SourcePull[]) => {
-    for (const p of pulls) {
-      if (p.error !== undefined) failures.set(p.source, p.error);
-      else failures.delete(p.source);
-    }
-  };
-  return {
-    take: async (signal, settle) => {
-      const pulls = settle ? await pullSettled(deps, signal) : await pullRemoteSources(deps, signal);
-      note(pulls);
-      return new Set(pulls.flatMap((p) => p.batches));
-    },
-    finish: async (signal) => {
-      note(await pullRemoteSources(deps, signal, { take: false }));
-    },
-    failures: () => failures,
-  };
+function distinct(files: readonly LeftFile[]): LeftFile[] {
+  return [...new Map(files.map((f) => [leftFileText(f), f])).values()];
 }
