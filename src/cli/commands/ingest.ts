@@ -5,7 +5,7 @@ import { dropPass, ingestClaimed, type PassedFile } from "../../use-cases/drop-p
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { isDropName } from "../../ingest/drop-folder.js";
 import { admitName, isRefused } from "../../names/file-name.js";
-import { shownName } from "../../names/shown-text.js";
+import { escapedText, shownName } from "../../names/shown-text.js";
 import { openContext, type AppContext } from "../context.js";
 import { openPastResults } from "../past-results.js";
 import { ExitCode } from "../exit-codes.js";
@@ -49,7 +49,7 @@ export const ingestCommand: CommandFactory = () =>
                 : result.kind === "changed"
                   ? `CHANGED: ${result.error.message}`
                   : "being ingested by another process";
-          process.stdout.write(`${file.batchId}\t${file.name}\t${detail}\n`);
+          process.stdout.write(`${file.batchId}\t${shownName(file.name)}\t${escapedText(detail)}\n`);
         }
         if (passed.length === 0) process.stderr.write(`no ready files in ${ctx.folder.root}\n`);
         process.exitCode = passed.some((p) => p.result.kind === "changed")

@@ -3,6 +3,7 @@ import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
 import { ROW_FILTERS } from "./ports.js";
 import { isBatchFinished } from "../../ledger/statuses.js";
+import { escapedText, shownName } from "../../names/shown-text.js";
 
 /** Row counts of a batch's last report (the `counts` JSON of its record), if it has one. */
 export function countsOf(meta: BatchMeta): Partial<Record<string, number>> | undefined {
@@ -65,12 +66,12 @@ function batchLine(meta: BatchMeta): SafeHtml {
         );
   return html`<tr>
     <td>
-      <a href="${link}">${meta.file}</a>
+      <a href="${link}">${shownName(meta.file)}</a>
       <div class="muted mono">${meta.id}</div>
     </td>
     <td>${when(meta.created_at)}</td>
     <td>
-      ${statusBadge(meta.state)}${meta.file_error === undefined ? "" : html`<div class="error">${meta.file_error}</div>`}${
+      ${statusBadge(meta.state)}${meta.file_error === undefined ? "" : html`<div class="error">${escapedText(meta.file_error)}</div>`}${
         meta.replaced_by === undefined
           ? ""
           : html`<div class="muted">
