@@ -45,6 +45,12 @@ export type OpenSession = (source: RemoteSource) => Promise<RemoteSession>;
 const READY_TIMEOUT_MS = 15_000;
 
 /**
+ * The key type a fingerprint pin was last met with, per server and pin: asked for first from then on,
+ * so a server whose preferred key is not the pinned one costs one connection a poll, not one per type.
+ */
+const metWith = new Map<string, string>();
+
+/**
  * Connects to the source's server, trusting only a pinned host key, then logs in with the key or
  * password the source names, read now from its file or variable. The host-key algorithms offered are
  * those of the pinned keys' types (known_hosts, as OpenSSH orders them); a fingerprint says no type, so
@@ -58,10 +64,15 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
   const login = await credentials(source);
   const server = `${source.host}:${source.port}`;
   const offered: string[] = [];
-  let algorithms = [...accepted.algorithms];
+  const known = `${server} ${accepted.expected}`;
+  const first = algorithmsFor([metWith.get(known) ?? ""]);
+  let algorithms = [...first, ...accepted.algorithms.filter((a) => !first.includes(a))];
   for (;;) {
     const attempt = await connectOnce(source, login, algorithms, accepted);
-    if (attempt.kind === "open") return sessionOf(attempt.client);
+    if (attempt.kind === "open") {
+      if (accepted.probe) metWith.set(known, attempt.type);
+      return sessionOf(attempt.client);
+    }
     if (attempt.kind === "revoked")
       throw new HostKeyRevokedError(source.name, server, attempt.fingerprint, attempt.where);
     if (attempt.kind === "not-pinned") {
@@ -92,7 +103,7 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
 }
 
 type Attempt =
-  | { readonly kind: "open"; readonly client: SftpClient }
+  | { readonly kind: "open"; readonly client: SftpClient; readonly type: string }
   | { readonly kind: "not-pinned"; readonly fingerprint: string; readonly type: string }
   | { readonly kind: "revoked"; readonly fingerprint: string; readonly where: string }
   | { readonly kind: "failed"; readonly code: unknown; readonly level: unknown };
@@ -139,7 +150,7 @@ async function connectOnce(
         return accepted.fingerprints.has(fingerprint) && !accepted.revoked.has(fingerprint);
       },
     });
-    return { kind: "open", client };
+    return { kind: "open", client, type: key === undefined ? "" : keyTypeOf(key) };
   } catch {
     await client.end().catch(() => undefined);
     if (key !== undefined) {
