@@ -19,6 +19,7 @@ import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
 import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
 import type { BeyondRetention } from "../ingest/past-results.js";
 import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
+import type { LeftFile } from "../names/file-name.js";
 
 export interface DropPassDeps {
   readonly folder: DropFolder;
@@ -50,6 +51,8 @@ export interface DropPassDeps {
    * ingested as new, not resumed.
    */
   readonly pulled?: ReadonlyMap<string, PulledFile> | undefined;
+  /** Told of each file the pass leaves where it is, its name refused (the pass's output names them). */
+  readonly onLeft?: ((file: LeftFile) => void) | undefined;
 }
 
 /** What the SFTP pull knows of a file it put in processing/. */
