@@ -13,6 +13,7 @@ import { BatchStore, type BatchMeta } from "../src/ledger/batch-store.js";
 import { RedisLedger } from "../src/ledger/redis-ledger.js";
 import { csvLine, REPORT_HEADER, type ReportRow } from "../src/results/report-row.js";
 import { RowPages, type RowPageQuery } from "../src/results/row-pages.js";
+import { fileName } from "../src/names/file-name.js";
 
 const ROWS = Number(process.env["CONSOLE_ROWS"] ?? 1_000_000);
 const PAGE = 100;
@@ -48,9 +49,11 @@ async function main(): Promise<void> {
     batches: new BatchStore(redis, "bench"),
     namespace: resolveNamespace(undefined),
   });
+  const file = fileName("big.csv");
+  if (file === undefined) throw new Error("big.csv is one path segment");
   const batch: BatchMeta = {
     id: "bench",
-    file: "big.csv",
+    file,
     format: "csv",
     path: join(dir, "big.csv"),
     state: "reported",

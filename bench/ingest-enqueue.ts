@@ -17,6 +17,7 @@ import { BatchStore } from "../src/ledger/batch-store.js";
 import type { RedisClient } from "../src/ledger/redis-client.js";
 import { RedisLedger } from "../src/ledger/redis-ledger.js";
 import { writeCsv } from "./generate.js";
+import { fileName } from "../src/names/file-name.js";
 
 export interface EnqueueFigures {
   readonly rows: number;
@@ -48,7 +49,8 @@ export async function measureEnqueue(redisUrl: string, dir: string, rows: number
       logger: silentLogger(),
     };
     const started = performance.now();
-    const file = await claim(folder, "enqueue.csv");
+    const name = fileName("enqueue.csv");
+    const file = name === undefined ? undefined : await claim(folder, name);
     if (file === undefined) throw new Error("could not claim the benchmark file");
     const result = await ingestClaimed(deps, file);
     const enqueueSeconds = (performance.now() - started) / 1000;

@@ -1,5 +1,6 @@
 import { leftOutText } from "../ingest/listed-names.js";
 import type { CheckedFile } from "../use-cases/check-file.js";
+import { shownName } from "../names/shown-text.js";
 
 const BY = {
   profile: "from the source profile",
@@ -10,7 +11,7 @@ const shown = (delimiter: string) => (delimiter === "\t" ? "tab" : `"${delimiter
 
 /** `check` for people: one block per file. Pure. */
 export function checkText(c: CheckedFile): string {
-  const lines = [c.file];
+  const lines = [shownName(c.file)];
   lines.push(`  profile     ${c.profile ?? "none (read as the file's format says, without mappings)"}`);
   const how: string[] = [c.format];
   if (c.encoding !== null) how.push(`${c.encoding.name} (${BY[c.encoding.by]})`);

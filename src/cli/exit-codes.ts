@@ -7,7 +7,10 @@ export const ExitCode = {
    * changed after it was claimed.
    */
   CouldNotFinish: 1,
-  /** Finished, but some rows were rejected, failed, in conflict or still pending in a report. */
+  /**
+   * Finished, but some rows were rejected, failed, in conflict or still pending in a report, or a file
+   * was left where it is for its name.
+   */
   FinishedWithProblems: 2,
 } as const;
 

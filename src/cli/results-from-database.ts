@@ -11,6 +11,7 @@ import { csvCell } from "../results/csv-cell.js";
 import { BODY_COLUMN, EXPORT_HEADER } from "../results/export-records.js";
 import { REPORT_HEADER } from "../results/report-row.js";
 import type { OutputSink } from "./output-sink.js";
+import { escapedText, shownName } from "../names/shown-text.js";
 
 export type ResultsFormat = "csv" | "jsonl";
 
@@ -66,7 +67,7 @@ async function exportBatchRows(
   if (head.state === "rejected") {
     // like its report: no rows, the file was unreadable as a whole
     process.stderr.write(
-      `batch ${head.batch_id} (${head.file}) was rejected as a whole: ${head.file_error ?? ""}\n`,
+      `batch ${head.batch_id} (${shownName(head.file)}) was rejected as a whole: ${escapedText(head.file_error ?? "")}\n`,
     );
     return;
   }

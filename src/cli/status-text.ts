@@ -4,6 +4,7 @@ import { ROW_STATUSES } from "../results/report-row.js";
 import { passTable } from "./pass-status.js";
 import type { BatchStatus, SendingStatus, StatusReport } from "./status-report.js";
 import { exportLines } from "./status-export-text.js";
+import { escapedText, shownName } from "../names/shown-text.js";
 
 /** `status` for people: the totals, a table of batches, then what to do about what is not well. Pure. */
 export function statusText(report: StatusReport): string {
@@ -39,7 +40,8 @@ export function statusText(report: StatusReport): string {
         : `${report.batches.length}, most recent first`;
     lines.push(`batches: ${shown}`, batchTable(report.batches));
   }
-  const advice = nextSteps(report);
+  // Advice quotes file names and errors: each stays one line, as printed.
+  const advice = nextSteps(report).map(escapedText);
   if (advice.length > 0) lines.push("", "attention:", ...advice.map((a) => `  - ${a}`));
   return `${lines.join("\n")}\n`;
 }
@@ -100,13 +102,13 @@ function batchTable(batches: readonly BatchStatus[]): string {
   const header = ["batch", "file", "state", "rows", "valid", "pending", ...COUNT_COLUMNS, "report"];
   const rows = batches.map((b) => [
     b.id,
-    b.file,
+    shownName(b.file),
     b.state,
     numberCell(b.rows),
     numberCell(b.valid_rows),
     numberCell(b.pending),
     ...COUNT_COLUMNS.map((s) => numberCell(b.counts?.[s] ?? null)),
-    reportCell(b),
+    escapedText(reportCell(b)),
   ]);
   const last = header.length - 1;
   const widths = header.map((h, i) =>

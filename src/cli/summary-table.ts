@@ -1,6 +1,7 @@
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { ROW_STATUSES } from "../results/report-row.js";
 import { batchCounts as countsOf } from "../results/batch-counts.js";
+import { escapedText, shownName } from "../names/shown-text.js";
 
 export { countsOf };
 const COUNTED = [...ROW_STATUSES, "pending"] as const;
@@ -22,8 +23,14 @@ export function summaryTable(batches: readonly BatchMeta[]): string {
     const same =
       b.same_content_as === undefined
         ? ""
-        : `; the same bytes as ${b.same_content_as.file} (batch ${b.same_content_as.batch})`;
-    return [b.file, b.id, ...columns.map((s) => String(counts[s])), `${report}${replaced}${same}`];
+        : `; the same bytes as ${shownName(b.same_content_as.file)} (batch ${b.same_content_as.batch})`;
+    // A name or an error quoting one never breaks the table's lines nor reorders them.
+    return [
+      shownName(b.file),
+      b.id,
+      ...columns.map((s) => String(counts[s])),
+      escapedText(`${report}${replaced}${same}`),
+    ];
   });
   const widths = header.map((h, i) =>
     Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? 0 : (r[i] ?? "").length))),

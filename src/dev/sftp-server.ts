@@ -27,9 +27,11 @@ export interface SftpServer {
   /** The client's private key (OpenSSH format, no passphrase) and one the server does not know. */
   readonly clientKeyFile: string;
   readonly strangerKeyFile: string;
-  /** The host key's `SHA256:` fingerprint and a known_hosts file naming it for 127.0.0.1:port. */
-  hostFingerprint(): Promise<string>;
+  /** The host key's `SHA256:` fingerprint (of its ed25519 key, or `type`), and a known_hosts file naming the ed25519 key for 127.0.0.1:port. */
+  hostFingerprint(type?: HostKeyType): Promise<string>;
   readonly knownHostsFile: string;
+  /** The known_hosts line of its key of `type`: `[127.0.0.1]:port ssh-rsa AAAA…`. */
+  knownHostsLine(type: HostKeyType): Promise<string>;
   url(path: string): string;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -37,7 +39,10 @@ export interface SftpServer {
   close(): Promise<void>;
 }
 
-export async function startSftpServer(): Promise<SftpServer> {
+export type HostKeyType = "ed25519" | "rsa";
+
+/** `rsa`: an RSA host key beside the ed25519 one, as many servers have (OpenSSH prefers ed25519). */
+export async function startSftpServer(options: { readonly rsa?: boolean } = {}): Promise<SftpServer> {
   const dir = await mkdtemp(join(tmpdir(), "relay-sshd-"));
   const root = join(dir, "root");
   await mkdir(root);
@@ -49,6 +54,10 @@ export async function startSftpServer(): Promise<SftpServer> {
   const knownHostsFile = join(dir, "known_hosts");
   for (const key of [hostKey, clientKeyFile, strangerKeyFile])
     await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
+  const rsaHostKey = join(dir, "host_rsa");
+  if (options.rsa === true)
+    await run("ssh-keygen", ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", rsaHostKey]);
+  const hostKeyFile = (type: HostKeyType) => (type === "rsa" ? rsaHostKey : hostKey);
   await writeFile(join(dir, "authorized_keys"), await readFile(`${clientKeyFile}.pub`));
   const port = await freePort();
   // The user running the tests logs in (root needs PermitRootLogin, granted below).
@@ -60,6 +69,7 @@ export async function startSftpServer(): Promise<SftpServer> {
       `Port ${port}`,
       "ListenAddress 127.0.0.1",
       `HostKey ${hostKey}`,
+      ...(options.rsa === true ? [`HostKey ${rsaHostKey}`] : []),
       `PidFile ${join(dir, "sshd.pid")}`,
       `AuthorizedKeysFile ${join(dir, "authorized_keys")}`,
       "PermitRootLogin yes",
@@ -90,8 +100,12 @@ export async function startSftpServer(): Promise<SftpServer> {
     strangerKeyFile,
     knownHostsFile,
     url: (path) => `sftp://${user}@127.0.0.1:${port}${join(root, path)}`,
-    hostFingerprint: async () => {
-      const { stdout } = await run("ssh-keygen", ["-l", "-E", "sha256", "-f", `${hostKey}.pub`]);
+    knownHostsLine: async (type) => {
+      const pub = (await readFile(`${hostKeyFile(type)}.pub`, "utf8")).trim().split(" ");
+      return `[127.0.0.1]:${port} ${pub[0] ?? ""} ${pub[1] ?? ""}`;
+    },
+    hostFingerprint: async (type = "ed25519") => {
+      const { stdout } = await run("ssh-keygen", ["-l", "-E", "sha256", "-f", `${hostKeyFile(type)}.pub`]);
       const found = /SHA256:[A-Za-z0-9+/]+/.exec(stdout);
       if (found === null) throw new DevServerError(`no fingerprint in ${stdout}`);
       return found[0];

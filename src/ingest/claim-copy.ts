@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Logger } from "../log/logger.js";
 import { ClaimCopyLostError } from "./errors/claim-copy-lost-error.js";
 import { syncToDisk } from "./local-files.js";
+import type { FileName } from "../names/file-name.js";
 import {
   claimedName,
   newBatchId,
@@ -46,7 +47,7 @@ function copyingName(claimed: string): string {
 export async function claimGiven(
   folder: DropFolder,
   source: string,
-  name: string,
+  name: FileName,
   options: { readonly forceCopy?: boolean } = {},
 ): Promise<ClaimedFile> {
   const batchId = newBatchId();

@@ -1,6 +1,7 @@
 import { lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { BATCH_ID_PATTERN, newBatchId } from "../ledger/batch-id.js";
+import { admitName, fileName, isRefused, type FileName, type RefusedName } from "../names/file-name.js";
 import { formatOf } from "./read-invoice-file.js";
 
 /** The drop folder and the sub-folders invoice-relay manages inside it. */
@@ -36,17 +37,6 @@ export async function ensureDropFolder(folder: DropFolder): Promise<void> {
 }
 
 const IGNORED_SUFFIXES = [".tmp", ".part", ".partial"];
-
-/**
- * The longest drop name, in UTF-8 bytes: the names made from it (claimed `<batch id>--<name>`, its copy
- * in progress, `reports/<name>.<batch id>.summary.json` and their temporary names, up to 48 bytes more)
- * must fit in the 255 bytes of a file name.
- */
-export const MAX_DROP_NAME_BYTES = 200;
-
-export function isNameTooLong(name: string): boolean {
-  return Buffer.byteLength(name, "utf8") > MAX_DROP_NAME_BYTES;
-}
 
 /** Whether a top-level name is a drop file by its name alone: a known extension, not hidden, not an upload. */
 export function isDropName(name: string): boolean {
@@ -96,39 +86,45 @@ export async function readinessOf(
 }
 
 export interface DropCandidate {
-  readonly name: string;
-  /** Too long to claim (`isNameTooLong`): left where it is, said so at every pass. */
-  readonly tooLong: boolean;
+  readonly name: FileName;
   /** A symbolic link is never followed: it is claimed and rejected as such. */
   readonly symlink: boolean;
 }
 
 /**
- * Files ready to claim, oldest first: drop names whose last change is at least `settleMs` old (an upload
- * still being written is left alone) or, with DONE_MARKER_SUFFIX set, those marked done, and only those.
+ * The drop folder's files a pass looks at: those ready to claim, oldest first (drop names whose last
+ * change is at least `settleMs` old, an upload still being written left alone, or with
+ * DONE_MARKER_SUFFIX set those marked done, and only those), and the drop files whose names are refused
+ * (admitName: not UTF-8, or too long for the names made from them), left where they are to be named.
+ * The folder is read as bytes: a name that is not UTF-8 is seen as it is, not as a lookalike.
  */
 export async function readyFiles(
   folder: DropFolder,
   settleMs: number,
   now = Date.now(),
-): Promise<DropCandidate[]> {
-  const entries = await readdir(folder.root, { withFileTypes: true });
-  const ready: { name: string; symlink: boolean; mtime: number }[] = [];
+): Promise<{ ready: DropCandidate[]; refused: RefusedName[] }> {
+  const entries = await readdir(folder.root, { withFileTypes: true, encoding: "buffer" });
+  const ready: { name: FileName; symlink: boolean; mtime: number }[] = [];
+  const refused: RefusedName[] = [];
   for (const entry of entries) {
-    if (!isDropName(entry.name) || !(entry.isFile() || entry.isSymbolicLink())) continue;
+    if (!isDropName(entry.name.toString("utf8")) || !(entry.isFile() || entry.isSymbolicLink())) continue;
+    const name = admitName(entry.name);
+    if (isRefused(name)) {
+      refused.push(name);
+      continue;
+    }
     try {
-      const info = await lstat(join(folder.root, entry.name));
+      const info = await lstat(join(folder.root, name));
       if (folder.doneMarkerSuffix !== undefined) {
-        if (!(await markedDone(folder, entry.name, info.mtimeMs))) continue;
+        if (!(await markedDone(folder, name, info.mtimeMs))) continue;
       } else if (now - info.mtimeMs < settleMs) continue;
-      ready.push({ name: entry.name, symlink: info.isSymbolicLink(), mtime: info.mtimeMs });
+      ready.push({ name, symlink: info.isSymbolicLink(), mtime: info.mtimeMs });
     } catch {
       continue; // gone meanwhile (another process claimed it)
     }
   }
-  return ready
-    .sort((a, b) => a.mtime - b.mtime || a.name.localeCompare(b.name))
-    .map(({ name, symlink }) => ({ name, symlink, tooLong: isNameTooLong(name) }));
+  ready.sort((a, b) => a.mtime - b.mtime || a.name.localeCompare(b.name));
+  return { ready: ready.map(({ name, symlink }) => ({ name, symlink })), refused };
 }
 
 export { newBatchId };
@@ -140,22 +136,21 @@ const CLAIMED = new RegExp(`^(${BATCH_ID_PATTERN.source.slice(1, -1)})--(.+)$`, 
 export interface ClaimedFile {
   readonly batchId: string;
   /** The name it was dropped under. */
-  readonly name: string;
+  readonly name: FileName;
   /** Where it is now. */
   readonly path: string;
   /** Bytes claimed: readers read no further (a writer may still be appending; see FileChangedError). */
   readonly size?: number | undefined;
 }
 
-export function claimedName(batchId: string, name: string): string {
+export function claimedName(batchId: string, name: FileName): string {
   return `${batchId}--${name}`;
 }
 
-export function parseClaimedName(fileName: string): { batchId: string; name: string } | undefined {
-  const match = CLAIMED.exec(fileName);
-  return match?.[1] === undefined || match[2] === undefined
-    ? undefined
-    : { batchId: match[1], name: match[2] };
+export function parseClaimedName(claimed: string): { batchId: string; name: FileName } | undefined {
+  const match = CLAIMED.exec(claimed);
+  const name = match?.[2] === undefined ? undefined : fileName(match[2]);
+  return match?.[1] === undefined || name === undefined ? undefined : { batchId: match[1], name };
 }
 
 /**
@@ -164,7 +159,7 @@ export function parseClaimedName(fileName: string): { batchId: string; name: str
  */
 export async function claim(
   folder: DropFolder,
-  name: string,
+  name: FileName,
   batchId = newBatchId(),
 ): Promise<ClaimedFile | undefined> {
   const target = join(folder.processing, claimedName(batchId, name));

@@ -7,6 +7,8 @@ import type { RedisClient } from "./redis-client.js";
 import { unpackKeys } from "./redis-ledger.js";
 import { LedgerReplyError } from "./errors/ledger-reply-error.js";
 import { BATCH_STATES, FILE_FORMATS } from "./statuses.js";
+import { fileNameSchema } from "../names/file-name.js";
+import { batchIdSchema } from "./batch-id.js";
 
 /** `changed`: the file changed after its claim; kept in processing/, never reported (see FileChangedError). */
 
@@ -14,7 +16,7 @@ const optionalInt = z.coerce.number().int().optional();
 const writeScript = new LuaScript("batch-write");
 type BatchWrite = "open" | "update" | "changed" | "report";
 
-const sameContentSchema = z.object({ batch: z.string(), file: z.string() });
+const sameContentSchema = z.object({ batch: batchIdSchema, file: fileNameSchema });
 
 function safeJson(text: string): unknown {
   try {
@@ -27,7 +29,8 @@ function safeJson(text: string): unknown {
 /** A batch (one drop of one file) as kept in its Redis hash. */
 export const batchMetaSchema = z.object({
   id: z.string(),
-  file: z.string(),
+  /** The name the file was dropped under: one path segment, read back as such (paths are made from it). */
+  file: fileNameSchema,
   format: z.enum(FILE_FORMATS),
   /** Where the file is now (processing/, archive/ or rejected/). */
   path: z.string(),

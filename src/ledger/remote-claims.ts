@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { fileNameSchema, type FileName } from "../names/file-name.js";
+import { BATCH_ID_PATTERN, batchIdSchema } from "./batch-id.js";
 import { BatchLease } from "./batch-lease.js";
 import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
@@ -10,9 +12,10 @@ import type { RedisClient } from "./redis-client.js";
  *   the server's copy was read again and found to hold the same bytes.
  * The claim ends when the file is in the server's processing/ (or removed) and checked (`finish`).
  */
-const claimSchema = z.object({
-  batch: z.string(),
-  name: z.string(),
+const claimFields = z.object({
+  batch: batchIdSchema,
+  /** The remote file's name, read back as one path segment: its paths here and there are made from it. */
+  name: fileNameSchema,
   /** The size and modification time the file had when it was claimed (or last seen, while settling). */
   size: z.number().int().nonnegative(),
   mtimeMs: z.number().nonnegative(),
@@ -22,23 +25,38 @@ const claimSchema = z.object({
     z.enum(["downloading", "downloaded"]),
   ),
   sha256: z.string().optional(),
-  /** Where the file is taken from when not where it was listed: a copy in processing/ taken again. */
-  from: z.string().optional(),
+  /**
+   * Set when the file is taken again from the server's processing/ rather than where it was listed: the
+   * batch whose copy there (`<againOf>--<name>`) grew or changed after that batch took it.
+   */
+  againOf: batchIdSchema.optional(),
   /**
    * Set while the file must settle before it is taken (its server copy changed as it was being taken):
    * since when `size` and `mtimeMs` have been seen unchanged.
    */
   settlingSince: z.number().optional(),
 });
-export type RemoteClaim = z.infer<typeof claimSchema>;
+const claimSchema = z.preprocess(withAgainOf, claimFields);
+export type RemoteClaim = z.infer<typeof claimFields>;
 
-/** The field of a claim in the claims hash: the name listed, or the server path it is taken again from. */
-export function claimKey(claim: Pick<RemoteClaim, "name" | "from">): string {
-  return claim.from ?? claim.name;
+/** A claim an older version recorded with the server path it took again (`from`): that path's batch. */
+function withAgainOf(raw: unknown): unknown {
+  if (typeof raw !== "object" || raw === null || !("from" in raw) || typeof raw.from !== "string") return raw;
+  const claimed = raw.from.slice(raw.from.lastIndexOf("/") + 1);
+  const batch = claimed.split("--", 1)[0] ?? "";
+  return { ...raw, from: undefined, againOf: BATCH_ID_PATTERN.test(batch) ? batch : raw.from };
+}
+
+/**
+ * The field of a claim in the claims hash: the name listed, or (holding a `/`, so never a listed name)
+ * the batch whose server copy it takes again.
+ */
+export function claimKey(claim: Pick<RemoteClaim, "name" | "againOf">): string {
+  return claim.againOf === undefined ? claim.name : `again/${claim.againOf}`;
 }
 
 /** The batch that took a content (by SHA-256) from the source, under which name, and when. */
-const takenSchema = z.object({ batch: z.string(), name: z.string(), at: z.number() });
+const takenSchema = z.object({ batch: batchIdSchema, name: fileNameSchema, at: z.number() });
 export type TakenContent = z.infer<typeof takenSchema>;
 
 const seenSchema = z.object({ size: z.number(), mtimeMs: z.number(), at: z.number() });
@@ -46,7 +64,7 @@ export type SeenFile = z.infer<typeof seenSchema>;
 
 /** What is left to do on the server for a batch pulled from it. */
 const pulledSchema = z.object({
-  name: z.string(),
+  name: fileNameSchema,
   /** Where the file is on the server now (processing/…); absent once removed (`after_claim: delete`). */
   remote: z.string().optional(),
   archived: z.boolean(),
@@ -60,9 +78,9 @@ const pulledSchema = z.object({
   size: z.number().int().nonnegative().optional(),
   sha256: z.string().optional(),
   mtimeMs: z.number().optional(),
-  takenAgainAs: z.string().optional(),
+  takenAgainAs: batchIdSchema.optional(),
   /** An earlier batch of the source took the same bytes, perhaps under another name. */
-  sameAs: z.object({ batch: z.string(), file: z.string() }).optional(),
+  sameAs: z.object({ batch: batchIdSchema, file: fileNameSchema }).optional(),
 });
 export type PulledBatch = z.infer<typeof pulledSchema>;
 
@@ -108,8 +126,30 @@ export class RemoteClaims {
     return parsedHash(await this.redis.hgetall(this.#names.remoteClaims(this.source)), claimSchema);
   }
 
-  /** Gives the file its batch id, unless a claim of that path exists already (returned then). */
-  async begin(path: string, claim: RemoteClaim): Promise<RemoteClaim> {
+  /**
+   * Claims whose record cannot be read (a name that is not one path segment, left by an older version):
+   * dropped, nothing of them used; their fields returned to be said. A claim an older version kept under
+   * another field (a server path) is moved to its field now.
+   */
+  async dropUnreadableClaims(): Promise<string[]> {
+    const key = this.#names.remoteClaims(this.source);
+    const unreadable: string[] = [];
+    for (const [field, value] of Object.entries(await this.redis.hgetall(key))) {
+      const claim = parsedValue(value, claimSchema);
+      if (claim === undefined) unreadable.push(field);
+      else if (claimKey(claim) !== field)
+        await this.redis
+          .multi()
+          .hsetnx(key, claimKey(claim), JSON.stringify(claimSchema.parse(claim)))
+          .hdel(key, field)
+          .exec();
+    }
+    if (unreadable.length > 0) await this.redis.hdel(key, ...unreadable);
+    return unreadable;
+  }
+
+  /** Gives the file its batch id, unless a claim of that name exists already (returned then). */
+  async begin(path: FileName, claim: RemoteClaim): Promise<RemoteClaim> {
     const key = this.#names.remoteClaims(this.source);
     if ((await this.redis.hsetnx(key, path, JSON.stringify(claim))) === 1) return claim;
     return (await this.claims()).get(path) ?? claim;
@@ -207,8 +247,10 @@ export class RemoteClaims {
     await multi.exec();
   }
 
+  /** By batch id; a field that is not a batch id (no path is ever made from it) is left out. */
   async pulled(): Promise<Map<string, PulledBatch>> {
-    return parsedHash(await this.redis.hgetall(this.#names.remoteBatches(this.source)), pulledSchema);
+    const pulled = parsedHash(await this.redis.hgetall(this.#names.remoteBatches(this.source)), pulledSchema);
+    return new Map([...pulled].filter(([batch]) => BATCH_ID_PATTERN.test(batch)));
   }
 
   /** Updates a pulled batch; one with nothing left to do on the server is forgotten. */

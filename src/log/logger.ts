@@ -1,6 +1,7 @@
 import { pino, type Logger, type DestinationStream } from "pino";
 import { prettyFactory } from "pino-pretty";
 import { learnedSecrets } from "./secret-mask.js";
+import { escapedJsonText, escapedText } from "../names/shown-text.js";
 
 export type { Logger } from "pino";
 
@@ -65,11 +66,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const isTTY = options.isTTY ?? process.stderr.isTTY;
   const pretty = resolveLogFormat(options.format ?? "auto", isTTY) === "pretty";
   const destination = options.destination ?? pino.destination({ fd: 2, sync: pretty });
+  // A JSON line keeps every value as it was: the characters a terminal would act on that JSON leaves
+  // as they are (bidi controls, C1) are written as escapes, which parse back to the same value.
   const guarded: DestinationStream = pretty
     ? prettyStream(destination, secrets, isTTY)
     : {
         write: (line: string) => {
-          destination.write(maskSecrets(line, secrets()));
+          destination.write(escapedJsonText(maskSecrets(line, secrets())));
         },
       };
   return pino(
@@ -104,7 +107,11 @@ function maskList(given: readonly string[]): () => readonly string[] {
   };
 }
 
-/** Turns each masked JSON line into one human-readable entry: time, level, name, message, then fields. */
+/**
+ * Turns each masked JSON line into one human-readable entry: time, level, name, message, then fields.
+ * Text from outside (a file name) never shapes it: line breaks and controls in the message and in an
+ * error's stack head, and bidi controls anywhere, are shown as escapes.
+ */
 function prettyStream(
   destination: DestinationStream,
   secrets: () => readonly string[],
@@ -119,9 +126,31 @@ function prettyStream(
   return {
     write: (line: string) => {
       const list = secrets();
-      destination.write(maskSecrets(prettify(maskSecrets(line, list)), list));
+      const text = prettify(escapedEntry(maskSecrets(line, list)));
+      destination.write(escapedJsonText(maskSecrets(text, list)));
     },
   };
+}
+
+/** The entry with its message, and the head of each error's stack (its message), escaped. */
+function escapedEntry(line: string): string {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (entry === null || typeof entry !== "object") return line;
+  const record = entry as Record<string, unknown>;
+  if (typeof record["msg"] === "string") record["msg"] = escapedText(record["msg"]);
+  for (const value of Object.values(record)) {
+    if (value === null || typeof value !== "object") continue;
+    const err = value as Record<string, unknown>;
+    const { message, stack } = err;
+    if (typeof message === "string" && typeof stack === "string" && stack.includes(message))
+      err["stack"] = stack.replace(message, () => escapedText(message));
+  }
+  return JSON.stringify(record);
 }
 
 /** Replaces every occurrence of each secret in `text`. */

@@ -1,9 +1,8 @@
-import { once } from "node:events";
-import { createWriteStream } from "node:fs";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { z } from "zod";
 import { join } from "node:path";
 import type { BatchMeta } from "../ledger/batch-store.js";
+import type { FileName } from "../names/file-name.js";
 import { ROWS_PER_EVENT, type OutboxRow } from "../ledger/outbox.js";
 import { batchRows, type BatchRowsDeps } from "./batch-rows.js";
 import { csvLine, emptyCounts, REPORT_HEADER, type ReportRow, type StatusCounts } from "./report-row.js";
@@ -40,6 +39,9 @@ export interface WrittenReport {
   readonly summaryPath: string;
   readonly summary: BatchSummary;
 }
+
+/** A report is written in pieces of about this many characters: a file stream's own chunk, 64 KiB. */
+const WRITE_CHUNK_CHARS = 64 * 1024;
 
 /** `reports/<source file name>.<batch id>.results.csv` and `.summary.json`. */
 export function reportPaths(
@@ -82,18 +84,26 @@ export async function writeBatchReport(
   const counts = emptyCounts();
   let rows = 0;
   const tmpCsv = `${paths.csv}.${process.pid}.tmp`;
-  const out = createWriteStream(tmpCsv);
+  // Opened as a promise, not a stream: a name the file system refuses fails here, to the caller, and
+  // no 'error' event is ever left without a listener.
+  const out = await open(tmpCsv, "w");
+  let buffered = `${REPORT_HEADER.join(",")}\r\n`;
+  const flush = async (atLeast: number) => {
+    if (buffered.length < atLeast) return;
+    await out.writeFile(buffered);
+    buffered = "";
+  };
   const outbox = batch.state !== "rejected" && (await deps.batches.outboxEnabled());
   let pending: OutboxRow[] = [];
   // The report's generation in the outbox: the exporter keeps only the newest generation's rows of a batch.
   let report = "";
   try {
-    out.write(`${REPORT_HEADER.join(",")}\r\n`);
     if (batch.state !== "rejected") {
       for await (const row of batchRows(deps, batch)) {
         counts[row.status]++;
         rows++;
-        if (!out.write(csvLine(row))) await once(out, "drain");
+        buffered += csvLine(row);
+        await flush(WRITE_CHUNK_CHARS);
         if (outbox) pending.push(outboxRow(row));
         if (pending.length >= ROWS_PER_EVENT) {
           report = await deps.batches.addReportRows(batch.id, pending, report);
@@ -104,11 +114,11 @@ export async function writeBatchReport(
     // a report without rows still sends one (empty) event: its generation replaces an older report's rows
     if (outbox && (pending.length > 0 || report === ""))
       await deps.batches.addReportRows(batch.id, pending, report);
-    out.end();
-    await once(out, "finish");
+    await flush(1);
+    await out.close();
     await rename(tmpCsv, paths.csv);
   } catch (error) {
-    out.destroy();
+    await out.close().catch(() => undefined);
     await rm(tmpCsv, { force: true });
     throw error;
   }
@@ -135,7 +145,7 @@ export async function writeBatchReport(
 }
 
 /** Where the report of the batch a file was taken again as is (or will be) written. */
-export function replacementOf(reportsDir: string, file: string, batchId: string): Replacement {
+export function replacementOf(reportsDir: string, file: FileName, batchId: string): Replacement {
   const paths = reportPaths(reportsDir, { file, id: batchId });
   return { batch_id: batchId, results_csv: paths.csv, summary_json: paths.summary };
 }

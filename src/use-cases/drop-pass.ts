@@ -1,5 +1,6 @@
 import { removeStaleCopies } from "../ingest/claim-copy.js";
-import { claim, claimedFiles, MAX_DROP_NAME_BYTES, readyFiles } from "../ingest/drop-folder.js";
+import { claim, claimedFiles, readyFiles } from "../ingest/drop-folder.js";
+import { leftFileText } from "../names/file-name.js";
 import { takeChangedFilesAgain } from "./take-again.js";
 
 import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
@@ -8,23 +9,26 @@ export { ingestClaimed, type DropPassDeps, type PassedFile };
 export type { PassResult } from "./ingest-claimed.js";
 
 /**
- * Resumes files left in processing/ by a run that did not finish, then claims and ingests ready files,
+ * Resumes files left in processing/ by a run that did not finish, names each drop file whose name is
+ * refused (left where it is: `deps.onLeft`), then claims and ingests ready files,
  * then takes again, whole, each claimed file that grew or changed since its claim and has settled
  * (take-again.ts). Copies into processing/ whose copier died are removed on the way.
  */
 export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
   const passed = await resumeClaimedFiles(deps);
-  for (const candidate of await readyFiles(deps.folder, settleMs)) {
+  const { ready, refused } = await readyFiles(deps.folder, settleMs);
+  for (const name of refused) {
+    const left = {
+      where: "drop folder",
+      shown: name.shown,
+      why: `left in the drop folder: its name ${name.why}`,
+    };
+    deps.logger.error({ file: name.shown, problem: name.problem }, leftFileText(left));
+    deps.onLeft?.(left);
+  }
+  for (const candidate of ready) {
     if (deps.signal?.aborted === true) break; // stopping: claim nothing more
-    if (candidate.tooLong) {
-      deps.logger.error(
-        { file: candidate.name, bytes: Buffer.byteLength(candidate.name), most: MAX_DROP_NAME_BYTES },
-        "file left in the drop folder: its name is too long for the names made from it (claimed file, " +
-          "reports); rename it to a shorter name",
-      );
-      continue;
-    }
     const file = await claim(deps.folder, candidate.name);
     if (file === undefined) continue; // another process claimed it first
     deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");

@@ -20,6 +20,7 @@ import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
 import type { BeyondRetention } from "../ingest/past-results.js";
 import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
+import type { LeftFile } from "../names/file-name.js";
 
 export interface DropPassDeps {
   readonly folder: DropFolder;
@@ -53,6 +54,8 @@ export interface DropPassDeps {
   readonly pulled?: ReadonlyMap<string, PulledFile> | undefined;
   /** With tracing on: each invoice's trace begins as its job is added (docs/operations.md, "Traces"). */
   readonly tracing?: InvoiceTracing | undefined;
+  /** Told of each file the pass leaves where it is, its name refused (the pass's output names them). */
+  readonly onLeft?: ((file: LeftFile) => void) | undefined;
 }
 
 /** What the SFTP pull knows of a file it put in processing/. */

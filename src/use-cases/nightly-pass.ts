@@ -14,7 +14,8 @@ import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
-import type { RemoteLeft, RemotePass } from "./remote-pull.js";
+import type { RemoteRetake } from "./remote-pull.js";
+import type { RemotePass } from "./remote-pass.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly config: SubmitConfig;
@@ -195,14 +196,14 @@ async function finishRemote(
   return outcome;
 }
 
-function remoteGrowing(left: RemoteLeft): GrowingFile {
+function remoteGrowing(retake: RemoteRetake): GrowingFile {
   return {
-    file: left.file,
-    batch: left.batch,
-    claimed: left.size,
-    size: left.size,
+    file: retake.file,
+    batch: retake.batch,
+    claimed: retake.size,
+    size: retake.size,
     readiness: "writing",
-    source: left.source,
+    source: retake.source,
   };
 }
 

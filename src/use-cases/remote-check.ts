@@ -4,6 +4,7 @@ import type { OpenSession } from "../ingest/sftp/session.js";
 
 /** One file of an SFTP source and what a pass would do with it now. */
 export interface CheckedRemoteFile {
+  /** As the server listed it (print it with shownName). */
   readonly name: string;
   readonly size: number;
   readonly take: boolean;
@@ -15,6 +16,7 @@ const WHY: Record<RemoteCandidate["readiness"], string> = {
   writing: "still being written: its size or time changed between two polls SETTLE_MS apart",
   unmarked: "waits for its done-marker",
   ignored: "",
+  refused: "",
 };
 
 /**
@@ -34,10 +36,10 @@ export async function checkRemoteSource(
     const seen = new Map([...first.seen].map(([name, s]) => [name, { ...s, at: s.at - settleMs }]));
     const second = settleListing(source, await session.list(source.path), seen, settleMs, Date.now());
     return second.candidates.map((c) => ({
-      name: c.entry.name,
+      name: c.entry.listed,
       size: c.entry.size,
       take: c.readiness === "settled",
-      why: c.why ?? WHY[c.readiness],
+      why: "why" in c ? c.why : WHY[c.readiness],
     }));
   } finally {
     await session.close();

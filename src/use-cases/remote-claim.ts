@@ -1,10 +1,15 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { newBatchId } from "../ingest/drop-folder.js";
 import type { RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { RemoteStanding } from "../ingest/sftp/remote-content.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
 import { ledgerNow } from "../ledger/clock.js";
-import type { PulledBatch, RemoteClaim, RemoteClaims } from "../ledger/remote-claims.js";
-import { serverPaths, takeFile, type ClaimDeps } from "./remote-take.js";
+import { claimKey, type PulledBatch, type RemoteClaim, type RemoteClaims } from "../ledger/remote-claims.js";
+import { admitName, isRefused, type FileName, type LeftFile } from "../names/file-name.js";
+import { shownName } from "../names/shown-text.js";
+import { fileProblem } from "./remote-file-problem.js";
+import { downloadName, serverPaths, takeFile, type ClaimDeps } from "./remote-take.js";
 
 export type { ClaimDeps };
 
@@ -62,7 +67,7 @@ export async function finishClaim(
     log.warn("remote file went away from the server after it was taken; nothing is left there to archive");
   } else if (copy === target) {
     // Our copy in the server's processing/ changed after it was taken: the new bytes are a new batch.
-    again = retake(claim, copy, standing);
+    again = retake(claim.batch, claim.name, standing);
     pulled.takenAgainAs = again.batch;
     log.warn(
       { claimed: claim.size, now: standing.size, as: again.batch },
@@ -85,19 +90,106 @@ export async function finishClaim(
   return "taken";
 }
 
-/** The claim that takes a changed server copy again, whole, as a new batch once it has settled. */
+/**
+ * The claim that takes batch `of`'s changed copy in the server's processing/ again, whole, as a new
+ * batch once it has settled.
+ */
 export function retake(
-  claim: Pick<RemoteClaim, "name">,
-  from: string,
+  of: string,
+  name: FileName,
   seen: { readonly size: number; readonly mtimeMs: number },
 ): RemoteClaim {
   return {
     batch: newBatchId(),
-    name: claim.name,
-    from,
+    name,
+    againOf: of,
     size: seen.size,
     mtimeMs: seen.mtimeMs,
     step: "downloading",
     settlingSince: Date.now(),
   };
+}
+
+/**
+ * Takes one file, or finishes taking it, as `finishClaim`; a failure that is this file's alone (this
+ * machine or the server refusing a step for it) leaves it, said in `left`, and the source's other files
+ * go on (undefined). Its partial download is removed (a new attempt downloads afresh). A claim still
+ * downloading whose file is still where it was listed (nothing kept here, nothing moved there) is
+ * dropped, so the next listing decides afresh; any other (its file in the server's processing/, or a
+ * copy being taken again) is kept and finished at a later pass, so no file waits there unseen. Any
+ * other failure is the source's, thrown.
+ */
+export async function finishClaimAlone(
+  deps: ClaimDeps,
+  session: RemoteSession,
+  claims: RemoteClaims,
+  source: RemoteSource,
+  claim: RemoteClaim,
+  left: LeftFile[],
+): Promise<ClaimEnd | undefined> {
+  try {
+    return await finishClaim(deps, session, claims, source, claim);
+  } catch (error) {
+    const problem = fileProblem(error);
+    if (problem === undefined) throw error;
+    await rm(join(deps.folder.processing, downloadName(claim.batch)), { force: true });
+    const now = (await claims.claims()).get(claimKey(claim));
+    if (now?.step === "downloading" && now.againOf === undefined && !(await movedThere(session, source, now)))
+      await claims.abandon(now);
+    left.push({
+      where: `SFTP source ${source.name}`,
+      shown: shownName(claim.name),
+      why: `left on the server: ${problem}`,
+    });
+    return undefined;
+  }
+}
+
+/**
+ * Whether the claim's file may be in the server's processing/ already (`after_claim: move`). A server
+ * that refuses even to look there is taken to say yes: the claim is kept rather than a file forgotten.
+ */
+async function movedThere(
+  session: RemoteSession,
+  source: RemoteSource,
+  claim: RemoteClaim,
+): Promise<boolean> {
+  const { target } = serverPaths(source, claim);
+  if (target === undefined) return false;
+  try {
+    return (await session.stat(target)) !== undefined;
+  } catch (error) {
+    if (fileProblem(error) === undefined) throw error;
+    return true;
+  }
+}
+
+/**
+ * Claims an earlier version began under a name refused now (over 200 bytes, not UTF-8), still
+ * downloading: none can be finished (the names made from it do not fit), and nothing of them was moved
+ * on the server before the download. Each is dropped with its partial download and named, as the
+ * listing names the file itself.
+ */
+export async function dropClaimsOfRefusedNames(
+  deps: ClaimDeps,
+  claims: RemoteClaims,
+  source: RemoteSource,
+): Promise<LeftFile[]> {
+  const left: LeftFile[] = [];
+  for (const claim of (await claims.claims()).values()) {
+    const verdict = admitName(claim.name);
+    if (claim.step !== "downloading" || claim.againOf !== undefined || !isRefused(verdict)) continue;
+    await dropClaim(deps, claims, claim);
+    left.push({
+      where: `SFTP source ${source.name}`,
+      shown: verdict.shown,
+      why: `left on the server: its name ${verdict.why}`,
+    });
+  }
+  return left;
+}
+
+async function dropClaim(deps: ClaimDeps, claims: RemoteClaims, claim: RemoteClaim): Promise<void> {
+  await rm(join(deps.folder.processing, downloadName(claim.batch)), { force: true });
+  await claims.abandon(claim);
 }

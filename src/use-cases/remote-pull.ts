@@ -7,9 +7,12 @@ import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.j
 import type { OpenSession, RemoteSession } from "../ingest/sftp/session.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { RemoteClaims, type RemoteClaim, type RemoteSourceState } from "../ledger/remote-claims.js";
+import { HostKeyRevokedError } from "../ingest/sftp/errors/host-key-revoked-error.js";
 import { ledgerNow } from "../ledger/clock.js";
+import { leftFileText, type LeftFile } from "../names/file-name.js";
+import { shownName } from "../names/shown-text.js";
 import type { PulledFile } from "./ingest-claimed.js";
-import { finishClaim, type ClaimDeps } from "./remote-claim.js";
+import { dropClaimsOfRefusedNames, finishClaimAlone, type ClaimDeps } from "./remote-claim.js";
 import { finishPulledBatches } from "./remote-results.js";
 
 export interface RemotePullDeps extends ClaimDeps {
@@ -37,17 +40,22 @@ export interface SourcePull {
    */
   readonly unopened?: ReadonlyMap<string, PulledFile> | undefined;
   /** Files whose server copy grew or changed after it was taken, waiting to settle to be taken again. */
-  readonly again?: readonly RemoteLeft[] | undefined;
+  readonly again?: readonly RemoteRetake[] | undefined;
   /** Files seen but not settled yet (or waiting for their done-marker). */
   readonly waiting: number;
   /** Of those, the files changed since the last poll or first seen now: polled again by `pullSettled`. */
   readonly settling?: number | undefined;
   /** Set when the source could not be polled this pass (the others went on). */
   readonly error?: Error | undefined;
+  /**
+   * Files left on the server this pass, each with why: a name refused (said at every pass until the
+   * file is renamed), or a step that failed for that file alone (the others went on).
+   */
+  readonly left?: readonly LeftFile[] | undefined;
 }
 
 /** A file of a source whose server copy is to be taken again, whole, as a new batch once it has settled. */
-export interface RemoteLeft {
+export interface RemoteRetake {
   readonly source: string;
   readonly file: string;
   /** The batch it is taken again as. */
@@ -69,6 +77,7 @@ export async function pullRemoteSources(
   const out: SourcePull[] = [];
   for (const source of deps.sources) {
     if (signal?.aborted === true) break;
+    if (options.skip?.has(source.name) === true) continue;
     out.push(await pullSource(deps, source, options, signal));
   }
   return out;
@@ -77,6 +86,8 @@ export async function pullRemoteSources(
 export interface PullOptions {
   /** false: only finish what earlier passes began, archive and report back; take no new file. */
   readonly take: boolean;
+  /** Sources not to poll (they failed this pass for a reason only the operator can mend). */
+  readonly skip?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -97,6 +108,7 @@ export async function pullSettled(deps: RemotePullDeps, signal?: AbortSignal): P
       taken: p.taken + (pulls[i]?.taken ?? 0),
       batches: [...(pulls[i]?.batches ?? []), ...p.batches],
       unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
+      left: distinct([...(pulls[i]?.left ?? []), ...(p.left ?? [])]),
     }));
   }
   return pulls;
@@ -121,12 +133,7 @@ async function pullSource(
         return { source: source.name, ...done.result };
       } catch (thrown) {
         const error = coerceError(thrown);
-        const final =
-          attempt >= attempts ||
-          signal?.aborted === true ||
-          error instanceof HostKeyRefusedError ||
-          (error instanceof RemoteSourceUnavailableError &&
-            (error.reason === "auth" || error.reason === "secret"));
+        const final = attempt >= attempts || signal?.aborted === true || forOperator(error);
         deps.logger.error(
           { source: source.name, attempt, err: error.message },
           final ? "SFTP source failed this pass" : "SFTP source failed; trying again",
@@ -147,6 +154,16 @@ async function pullSource(
   } finally {
     await lease.release();
   }
+}
+
+/** A failure only the operator can mend (a host key, a login, a key file): never retried, said once. */
+export function forOperator(error: Error): boolean {
+  return (
+    error instanceof HostKeyRefusedError ||
+    error instanceof HostKeyRevokedError ||
+    (error instanceof RemoteSourceUnavailableError &&
+      (error.reason === "auth" || error.reason === "secret" || error.reason === "config"))
+  );
 }
 
 function cleared(state: RemoteSourceState): RemoteSourceState {
@@ -170,40 +187,58 @@ async function pollOnce(
     if (source.reports) await session.mkdirp(folders.reports);
     if (deps.retentionMs !== undefined)
       await claims.forgetContentBefore((await ledgerNow(deps.redis, deps.now)) - deps.retentionMs);
+    const where = `SFTP source ${source.name}`;
+    const left: LeftFile[] = (await claims.dropUnreadableClaims()).map((raw) => ({
+      where,
+      shown: shownName(raw),
+      why: "left on the server: an earlier version claimed it under a name that is not one path segment; that claim is dropped",
+    }));
+    left.push(...(await dropClaimsOfRefusedNames(deps, claims, source)));
     const batches: string[] = [];
+    const failed = new Set<string>();
     let settling = 0;
-    const finish = async (claim: RemoteClaim) => {
-      const end = await finishClaim(deps, session, claims, source, claim);
+    const take = async (claim: RemoteClaim) => {
+      const end = await finishClaimAlone(deps, session, claims, source, claim, left);
       if (end === "taken") batches.push(claim.batch);
       if (end === "settling") settling += 1;
+      if (end === undefined) failed.add(claim.batch);
     };
-    for (const claim of (await claims.claims()).values()) await finish(claim);
+    for (const claim of (await claims.claims()).values()) await take(claim);
     const candidates = options.take ? await listCandidates(deps, session, claims, source) : [];
-    for (const c of candidates.filter((c) => c.readiness === "settled"))
-      await finish(
-        await claims.begin(c.entry.name, {
+    for (const c of candidates) {
+      if (c.readiness === "refused")
+        left.push({ where, shown: shownName(c.entry.listed), why: `left on the server: ${c.why}` });
+      if (c.readiness !== "settled") continue;
+      await take(
+        await claims.begin(c.name, {
           batch: newBatchId(),
-          name: c.entry.name,
+          name: c.name,
           size: c.entry.size,
           mtimeMs: c.entry.mtimeMs,
           step: "downloading",
         }),
       );
+    }
     const taken = batches.length;
     settling += candidates.filter((c) => c.readiness === "writing").length;
     const waiting = settling + candidates.filter((c) => c.readiness === "unmarked").length;
-    const left = await finishPulledBatches(deps, session, claims, source);
+    const reported = await finishPulledBatches(deps, session, claims, source);
+    // A copy failing for itself this pass is named in `left`, not waited for as settling.
     const again = [...(await claims.claims()).values()]
-      .filter((c) => c.settlingSince !== undefined)
+      .filter((c) => c.settlingSince !== undefined && !failed.has(c.batch))
       .map((c) => ({ source: source.name, file: c.name, batch: c.batch, size: c.size }));
     const state = options.take ? { waiting } : {};
     return {
-      result: { taken, batches, waiting, settling, unopened: left.unopened, again },
-      state: {
-        ...state,
-        reportsPending: left.reportsPending,
-        claimed: (await claims.state()).claimed + taken,
+      result: {
+        taken,
+        batches,
+        waiting,
+        settling,
+        unopened: reported.unopened,
+        again,
+        left: distinct([...left, ...reported.left]),
       },
+      state: { ...state, reportsPending: reported.pending, claimed: (await claims.state()).claimed + taken },
     };
   } finally {
     await session.close();
@@ -229,51 +264,6 @@ export async function listCandidates(
   return listing.candidates;
 }
 
-/** The SFTP sources as a pass sees them: take settled files first, report back at the end. */
-export interface RemotePass {
-  /**
-   * Takes every settled file (waiting once for files first seen now when `settle`): the batches whose
-   * files are in processing/ for the drop pass to open, those taken now and any a cut pass left.
-   */
-  take(signal: AbortSignal | undefined, settle: boolean): Promise<ReadonlyMap<string, PulledFile>>;
-  /**
-   * Finishes claims, archives and uploads results of reported batches; lists nothing new. Returns the
-   * files taken again now, whole, because their server copy grew or changed after their batch took it
-   * (for the drop pass to open), and those still waiting to settle to be taken again.
-   */
-  finish(signal?: AbortSignal): Promise<RemoteFinish>;
-  /** The sources that failed in this pass, the latest error of each. */
-  failures(): ReadonlyMap<string, Error>;
-}
-
-export interface RemoteFinish {
-  readonly taken: ReadonlyMap<string, PulledFile>;
-  readonly again: readonly RemoteLeft[];
-}
-
-export function remotePass(deps: RemotePullDeps): RemotePass {
-  const failures = new Map<string, Error>();
-  const note = (pulls: readonly SourcePull[]) => {
-    for (const p of pulls) {
-      if (p.error !== undefined) failures.set(p.source, p.error);
-      else failures.delete(p.source);
-    }
-  };
-  return {
-    take: async (signal, settle) => {
-      const pulls = settle ? await pullSettled(deps, signal) : await pullRemoteSources(deps, signal);
-      note(pulls);
-      return new Map(pulls.flatMap((p) => [...(p.unopened ?? [])]));
-    },
-    finish: async (signal) => {
-      const pulls = await pullRemoteSources(deps, signal, { take: false });
-      note(pulls);
-      const taken = new Set(pulls.flatMap((p) => p.batches));
-      return {
-        taken: new Map(pulls.flatMap((p) => [...(p.unopened ?? [])].filter(([id]) => taken.has(id)))),
-        again: pulls.flatMap((p) => p.again ?? []),
-      };
-    },
-    failures: () => failures,
-  };
+function distinct(files: readonly LeftFile[]): LeftFile[] {
+  return [...new Map(files.map((f) => [leftFileText(f), f])).values()];
 }

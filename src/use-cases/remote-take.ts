@@ -43,18 +43,27 @@ export interface ServerPaths {
 }
 
 export function serverPaths(source: RemoteSource, claim: RemoteClaim): ServerPaths {
+  const processing = remoteFolders(source).processing;
   return {
-    listed: claim.from ?? join(source.path, claim.name),
-    target:
-      source.afterClaim === "move"
-        ? join(remoteFolders(source).processing, claimedName(claim.batch, claim.name))
-        : undefined,
+    listed:
+      claim.againOf === undefined
+        ? join(source.path, claim.name)
+        : join(processing, claimedName(claim.againOf, claim.name)),
+    target: source.afterClaim === "move" ? join(processing, claimedName(claim.batch, claim.name)) : undefined,
   };
 }
 
-/** The temporary name a download is written under in processing/, until it is checked and renamed. */
-export function partPath(deps: ClaimDeps, claim: RemoteClaim): string {
-  return join(deps.folder.processing, `.${claimedName(claim.batch, claim.name)}.download`);
+/**
+ * The temporary name a download is written under in processing/ until it is checked and renamed: a
+ * dot-name (never taken for a claimed file) made from the batch id alone, so it is as long whatever the
+ * remote name is.
+ */
+export function downloadName(batch: string): string {
+  return `.${batch}.download`;
+}
+
+function partPath(deps: ClaimDeps, claim: RemoteClaim): string {
+  return join(deps.folder.processing, downloadName(claim.batch));
 }
 
 /**
@@ -88,7 +97,7 @@ export async function takeFile(
   // Changed before it could be taken: `listed` is left to the listing; a copy of ours settles first.
   const changed = async (seen: { size: number; mtimeMs: number } | undefined): Promise<Take> => {
     await rm(part, { force: true });
-    if (seen === undefined || (at === listed && start.from === undefined)) {
+    if (seen === undefined || (at === listed && start.againOf === undefined)) {
       await claims.abandon(start);
       log.info("remote file changed or went away before it was taken whole; it is taken once settled");
       return { kind: "left" };

@@ -6,7 +6,7 @@ import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
-import type { RemotePass } from "./remote-pull.js";
+import type { RemotePass } from "./remote-pass.js";
 import { z } from "zod";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { Passes } from "../ledger/passes.js";

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { hasProblems, summaryTable } from "../../src/cli/summary-table.js";
 import type { BatchMeta } from "../../src/ledger/batch-store.js";
+import { segment } from "../support/file-names.js";
 
 function reported(counts: Record<string, number>): BatchMeta {
   return {
     id: "20261121T020000Z-3fa9c1",
-    file: "invoices.csv",
+    file: segment("invoices.csv"),
     format: "csv",
     path: "/drop/archive/x",
     state: "reported",
@@ -29,5 +30,13 @@ describe("the end-of-run summary", () => {
     const batch = reported({ succeeded: 3 });
     expect(hasProblems([batch])).toBe(false);
     expect(summaryTable([batch]).split("\n")[0]).not.toMatch(/pending/);
+  });
+
+  it("when a file's name holds a line break or a bidi control, then the table shows it escaped and quoted, one line per file", () => {
+    const batch = { ...reported({ succeeded: 1 }), file: segment("fake\nline\u202Ecsv.csv") };
+    const table = summaryTable([batch]);
+    expect(table.split("\n")).toHaveLength(2);
+    expect(table).toContain('"fake\\nline\\u202ecsv.csv"');
+    expect(table).not.toContain("\u202E");
   });
 });

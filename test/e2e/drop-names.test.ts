@@ -7,6 +7,7 @@ import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
 import { spawnNode } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
+import { segment } from "../support/file-names.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const cleanups = cleanupsAfterEach();
@@ -58,7 +59,9 @@ describe("drop files with odd names", () => {
     for (const [i, name] of ODD_NAMES.entries()) {
       const content = name.endsWith(".ndjson") ? ndjsonFor(i) : csvFor(i);
       const path =
-        i % 2 === 0 ? join(drop.dir, "processing", claimedName(newBatchId(), name)) : join(drop.dir, name);
+        i % 2 === 0
+          ? join(drop.dir, "processing", claimedName(newBatchId(), segment(name)))
+          : join(drop.dir, name);
       await writeFile(path, content);
     }
 
@@ -83,7 +86,7 @@ describe("drop files with odd names", () => {
     expect(sim.stats().effects).toMatchObject({ total: 2 * ODD_NAMES.length, keysWithMultipleEffects: 0 });
   });
 
-  it("when a dropped file's name is too long for the names made from it, then run leaves it where it is with an error naming it, and the other files go on", async () => {
+  it("when a dropped file's name is too long for the names made from it, then run leaves it where it is with an error naming it, the other files go on, and it exits 2", async () => {
     const sim = await startSimulator({ apiKey: API_KEY, seed: 4 });
     const drop = await tempDropDir();
     cleanups.push(() => sim.close(), drop.cleanup);
@@ -95,12 +98,34 @@ describe("drop files with odd names", () => {
 
     const proc = spawnNode("workers/cli.js", ["run"], env);
     const { code } = await proc.exited;
-    expect(code, proc.output()).toBe(0);
+    // A file left behind: never "all is well".
+    expect(code, proc.output()).toBe(2);
     expect([...(await readReports(drop.dir)).keys()]).toEqual(["short.csv"]);
     expect(await readdir(drop.dir)).toContain(long);
     expect(await readdir(join(drop.dir, "processing"))).toEqual([]);
     expect(proc.output()).toMatch(/name is too long/);
     expect(proc.output()).toContain(long);
+    expect(sim.stats().effects.total).toBe(2);
+  });
+
+  it("when a dropped file's name is not UTF-8, then every run names it, its bytes escaped, leaves it where it is and exits 2, and the other files go on", async () => {
+    const sim = await startSimulator({ apiKey: API_KEY, seed: 5 });
+    const drop = await tempDropDir();
+    cleanups.push(() => sim.close(), drop.cleanup);
+    const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "names", dropDir: drop.dir });
+    const bad = Buffer.concat([Buffer.from("loc"), Buffer.from([0xff]), Buffer.from("al.csv")]);
+    await writeFile(Buffer.concat([Buffer.from(`${drop.dir}/`), bad]), csvFor(1));
+    await writeFile(join(drop.dir, "fine.csv"), csvFor(2));
+
+    for (const pass of [1, 2]) {
+      const proc = spawnNode("workers/cli.js", ["run"], env);
+      const { code } = await proc.exited;
+      expect(code, proc.output()).toBe(2);
+      expect(proc.output(), `pass ${pass}`).toContain('"loc\\xffal.csv"');
+      expect(proc.output()).toMatch(/not UTF-8/);
+    }
+    expect([...(await readReports(drop.dir)).keys()]).toEqual(["fine.csv"]);
+    expect(await readdir(drop.dir, { encoding: "buffer" })).toContainEqual(bad);
     expect(sim.stats().effects.total).toBe(2);
   });
 });

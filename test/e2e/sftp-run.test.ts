@@ -1,5 +1,7 @@
-import { copyFile, readFile, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { copyFile, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { readReports } from "../support/drop.js";
 import { runCli } from "../support/cli-run.js";
@@ -118,6 +120,7 @@ describe("invoice-relay run with an SFTP source", () => {
     const { code, output } = await runCli(["run"], s.env, 60_000);
     expect(code, output).toBe(1);
     expect(output).toContain(`no entry for [127.0.0.1]:${s.server.port} in ${known}`);
+    expect(output).not.toMatch(/trying again/);
   });
 
   it("when the server refuses the key, then run exits 1 with an error naming the source and the user, and the local folder is still processed", async () => {
@@ -150,5 +153,40 @@ describe("invoice-relay run with an SFTP source", () => {
     expect(output).toContain("SFTP source acme");
     expect(output).toContain(`refused the login of ${s.server.user} with the password`);
     expect(output).not.toContain(secret);
+  });
+
+  it("when the key's passphrase is wrong, then run exits 1 at once and says so once: no retry, no connection attempted, no message inside another", async () => {
+    const s = await setup();
+    const key = join(s.dir, "locked_ed25519");
+    await promisify(execFile)("ssh-keygen", ["-q", "-t", "ed25519", "-N", "right-phrase", "-f", key]);
+    const phrase = join(s.dir, "phrase");
+    await writeFile(phrase, "wrong-phrase\n");
+    await s.writeSources("", { key_file: key, passphrase_file: phrase });
+    await s.uploadSamples(["invoices-eu.csv"]);
+    const { code, output } = await runCli(["run"], { ...s.env, LOG_LEVEL: "info" }, 60_000);
+    expect(code, output).toBe(1);
+    const said = output.split("\n").filter((l) => l.includes("passphrase_file"));
+    // Once in the log, once in the run's last words.
+    expect(said, output).toHaveLength(2);
+    for (const line of said) {
+      expect(line).not.toMatch(/could not connect|trying again/);
+      expect(line.split("SFTP source acme").length - 1, line).toBe(1);
+    }
+    expect(await s.remote()).toContain("invoices-eu.csv");
+  });
+
+  it("when the folder holds a sub-folder, a symbolic link and a name with a line break, then check --source says why each is left and prints the name escaped", async () => {
+    const s = await setup();
+    await s.writeSources();
+    await s.uploadSamples(["invoices-eu.csv"]);
+    await mkdir(join(s.inbox, "older.csv"));
+    await symlink(join(s.inbox, "invoices-eu.csv"), join(s.inbox, "link.csv"));
+    await writeFile(join(s.inbox, "odd\nname.csv"), "external_id\n");
+    const { code, output } = await runCli(["check", "--source", "acme"], { ...s.env, SETTLE_MS: "0" });
+    expect(code, output).toBe(0);
+    expect(output).toMatch(/leave +older\.csv .*a folder: folders are not looked into/);
+    expect(output).toMatch(/leave +link\.csv .*a symbolic link: links are not followed/);
+    expect(output).toContain('"odd\\nname.csv"');
+    expect(output).not.toContain("odd\nname");
   });
 });

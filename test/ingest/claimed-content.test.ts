@@ -13,6 +13,7 @@ import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { testPrefix, testRedis } from "../support/redis.js";
+import { segment } from "../support/file-names.js";
 
 const HEADER = "external_id,currency,destination_country,archive_policy\n";
 const rows = (from: number, to: number) =>
@@ -67,7 +68,7 @@ describe("resuming a claimed file", () => {
     const folder = dropFolder(join(dir, `resume-${name}`));
     await ensureDropFolder(folder);
     const batchId = newBatchId();
-    const path = join(folder.processing, claimedName(batchId, name));
+    const path = join(folder.processing, claimedName(batchId, segment(name)));
     await writeFile(path, HEADER + rows(0, 20));
     const batches = new BatchStore(redis, prefix);
     // As the run that claimed it left it: measured, still ingesting.

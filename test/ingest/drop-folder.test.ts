@@ -12,6 +12,8 @@ import {
   parseClaimedName,
   type DropFolder,
 } from "../../src/ingest/drop-folder.js";
+import { fileName, type FileName } from "../../src/names/file-name.js";
+import { segment } from "../support/file-names.js";
 
 /** A Linux file name is any bytes but `/` and NUL, at most 255 of them. */
 const NAME_MAX_BYTES = 255;
@@ -63,7 +65,10 @@ const oddNameArb = fc
     fc.array(fc.constantFrom(...ODD), { minLength: 1, maxLength: 40 }),
     fc.constantFrom(".csv", ".json", ".ndjson", ".jsonl", ""),
   )
-  .map(([prefix, parts, ext]) => `${prefix}${parts.join("")}${ext}`);
+  .map(([prefix, parts, ext]) => `${prefix}${parts.join("")}${ext}`)
+  // "." and ".." name the folder itself: never a dropped file's name.
+  .filter((name) => fileName(name) !== undefined)
+  .map(segment);
 
 /** Long names of multi-byte characters, up to the 255-byte limit. */
 const longNameArb = fc
@@ -71,7 +76,7 @@ const longNameArb = fc
   .map((parts) => {
     let name = "";
     for (const part of parts) if (bytes(name + part) <= NAME_MAX_BYTES) name += part;
-    return name;
+    return segment(name);
   });
 
 describe("claimed names", () => {
@@ -93,7 +98,7 @@ describe("claimed names", () => {
       "a\u2029b.csv",
       "\ninvoices.csv",
       "invoices.csv\n",
-    ])
+    ].map(segment))
       expect(parseClaimedName(claimedName(batchId, name)), JSON.stringify(name)).toEqual({ batchId, name });
   });
 
@@ -121,14 +126,16 @@ describe("claimed files in processing/", () => {
           .uniqueArray(
             fc.tuple(batchIdArb, fc.oneof(oddNameArb, longNameArb)).map(([batchId, name]) => {
               // The claimed name itself must fit in one file name.
-              let fitted = name;
-              while (bytes(claimedName(batchId, fitted)) > NAME_MAX_BYTES)
+              let fitted: string = name;
+              while (bytes(`${batchId}--${fitted}`) > NAME_MAX_BYTES)
                 fitted = Array.from(fitted).slice(0, -1).join(""); // whole code points
-              return { batchId, name: fitted };
+              return { batchId, name: fileName(fitted) };
             }),
-            { minLength: 1, maxLength: 8, selector: (f) => claimedName(f.batchId, f.name) },
+            { minLength: 1, maxLength: 8, selector: (f) => `${f.batchId}--${f.name ?? ""}` },
           )
-          .map((files) => files.filter((f) => f.name !== "")),
+          .map((files) =>
+            files.flatMap((f) => (f.name === undefined ? [] : [{ batchId: f.batchId, name: f.name }])),
+          ),
         async (files) => {
           folder = dropFolder(join(dir, String(run++)));
           await ensureDropFolder(folder);
@@ -145,7 +152,7 @@ describe("claimed files in processing/", () => {
   });
 });
 
-function byClaimed(a: { batchId: string; name: string }, b: { batchId: string; name: string }): number {
+function byClaimed(a: { batchId: string; name: FileName }, b: { batchId: string; name: FileName }): number {
   const [x, y] = [claimedName(a.batchId, a.name), claimedName(b.batchId, b.name)];
   return x < y ? -1 : x > y ? 1 : 0;
 }

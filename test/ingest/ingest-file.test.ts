@@ -12,6 +12,7 @@ import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import type { Ledger } from "../../src/ledger/ledger.js";
 import { testPrefix, testRedis } from "../support/redis.js";
+import { segment } from "../support/file-names.js";
 
 const ROWS = 2000;
 const CHUNK = 100;
@@ -48,7 +49,7 @@ describe("ingest with several chunks under way", () => {
     const prefix = testPrefix();
     const store = new RedisLedger(redis, prefix);
     const queue = createInvoiceQueue(redis, prefix, 10);
-    const file = { batchId: "b-gap", name: "gap.csv", path };
+    const file = { batchId: "b-gap", name: segment("gap.csv"), path };
     const deps = (s: Ledger): IngestDeps => ({
       ledger: s,
       queue,

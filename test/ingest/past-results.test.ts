@@ -18,6 +18,7 @@ import { pastResults, type Queryable } from "../../src/records/past-results.js";
 import { openPool, type Pool } from "../../src/records/pool.js";
 import { freshDatabase, type TestDatabase } from "../support/postgres.js";
 import { testPrefix, testRedis } from "../support/redis.js";
+import { segment } from "../support/file-names.js";
 
 const ROWS = 10;
 const CHUNK = 4;
@@ -107,7 +108,7 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     await insertResult(failedKey, "failed", "orig-cid-7");
     const { store, queue, deps, results, batches } = setup(pool);
 
-    const outcome = await ingestFile(deps, { batchId: "b-past", name: "past.csv", path }, PLAIN_CSV);
+    const outcome = await ingestFile(deps, { batchId: "b-past", name: segment("past.csv"), path }, PLAIN_CSV);
 
     expect(outcome).toMatchObject({ kind: "ingested", counts: { valid: ROWS }, enqueued: ROWS - 1 });
     expect(results.queries).toHaveLength(Math.ceil(ROWS / CHUNK));
@@ -128,7 +129,7 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     expect(await queue.getWaitingCount()).toBe(ROWS - 1);
 
     // A re-run of the same batch (after a crash): the same decisions, nothing restored or counted twice.
-    await ingestFile(deps, { batchId: "b-past", name: "past.csv", path }, PLAIN_CSV);
+    await ingestFile(deps, { batchId: "b-past", name: segment("past.csv"), path }, PLAIN_CSV);
     expect(results.queries).toHaveLength(2 * Math.ceil(ROWS / CHUNK));
     expect(await batches.decisions("b-past", [3, 7])).toEqual(["duplicate", null]);
     expect(await store.counts()).toMatchObject({ queued: ROWS - 1, succeeded: 1 });
@@ -144,7 +145,11 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     await insertResult(failedKey, "failed", "failed-cid", idAt(9));
     const { store, queue, deps, results, batches } = setup(pool);
 
-    const outcome = await ingestFile(deps, { batchId: "b-versions", name: "versions.csv", path }, PLAIN_CSV);
+    const outcome = await ingestFile(
+      deps,
+      { batchId: "b-versions", name: segment("versions.csv"), path },
+      PLAIN_CSV,
+    );
 
     expect(outcome).toMatchObject({ kind: "ingested", counts: { valid: ROWS }, enqueued: ROWS - 1 });
     expect(results.queries).toHaveLength(Math.ceil(ROWS / CHUNK));
@@ -171,7 +176,7 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     };
     const { store, queue, deps, batches } = setup(slowFirst);
 
-    const outcome = await ingestFile(deps, { batchId: "b-slow", name: "slow.csv", path }, PLAIN_CSV);
+    const outcome = await ingestFile(deps, { batchId: "b-slow", name: segment("slow.csv"), path }, PLAIN_CSV);
 
     expect(outcome).toMatchObject({ kind: "ingested", enqueued: ROWS - 1 });
     expect(await batches.decisions("b-slow", [3])).toEqual(["duplicate"]);
@@ -195,7 +200,7 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     };
     const { store, deps, batches, queue } = setup(flaky);
 
-    const ingest = ingestFile(deps, { batchId: "b-wait", name: "wait.csv", path }, PLAIN_CSV);
+    const ingest = ingestFile(deps, { batchId: "b-wait", name: segment("wait.csv"), path }, PLAIN_CSV);
     await twice;
     expect(await store.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
     expect(await batches.decisions("b-wait", [2])).toEqual([null]);
@@ -215,7 +220,7 @@ describe("ingest asks the results of record about keys Redis does not know", () 
 
     const failed = await ingestFile(
       { ...deps, beyondRetention: { ...beyond, giveUp: { deadline: Date.now() } } },
-      { batchId: "b-down", name: "down.csv", path },
+      { batchId: "b-down", name: segment("down.csv"), path },
       PLAIN_CSV,
     ).catch((error: unknown) => error);
 
@@ -234,7 +239,7 @@ describe("ingest asks the results of record about keys Redis does not know", () 
 
     const failed = await ingestFile(
       deps,
-      { batchId: "b-refused", name: "refused.csv", path },
+      { batchId: "b-refused", name: segment("refused.csv"), path },
       PLAIN_CSV,
     ).catch((error: unknown) => error);
 

@@ -102,6 +102,31 @@ describe("log format", () => {
   );
 });
 
+describe("names in log lines", () => {
+  const name = "fake\nline\u202Ecsv.csv";
+
+  it("when a message or a field holds a line break or a bidi control, then the pretty text shows them escaped and each entry keeps its own lines", () => {
+    const destination = capture();
+    const logger = createLogger({ format: "pretty", isTTY: false, destination });
+    logger.error({ file: name, err: new Error(`cannot read ${name}`) }, `file ${name} left`);
+    const text = destination.text();
+    expect(text).not.toContain("\u202E");
+    expect(text).not.toContain("fake\nline");
+    expect(text).toContain("file fake\\nline\\u202ecsv.csv left");
+    expect(text).toContain("cannot read fake\\nline\\u202ecsv.csv");
+    expect(text.split("\n")[0]).toMatch(/ERROR .*file fake.*left$/);
+  });
+
+  it("when a field holds a bidi control, then the JSON line writes it as an escape, the same JSON value", () => {
+    const destination = capture();
+    createLogger({ format: "json", isTTY: false, destination }).warn({ file: name }, "m");
+    const line = destination.text();
+    expect(line).not.toContain("\u202E");
+    expect(line).toContain("\\u202e");
+    expect((JSON.parse(line) as { file: string }).file).toBe(name);
+  });
+});
+
 describe("LOG_FORMAT", () => {
   it("when it is not set, then it is auto", () => {
     expect(loadConfig({}).logFormat).toBe("auto");

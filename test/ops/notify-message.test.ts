@@ -54,6 +54,12 @@ describe("alert messages", () => {
     ]);
   });
 
+  it("when a file name holds a bidi control, then the text has none: it cannot reorder what follows", () => {
+    const notice = runNotice(2, [batch({ file: "evil\u202Evsc.exe.csv", firstErrors: [] })], undefined, ctx);
+    expect(notice.text).not.toContain("\u202E");
+    expect(notice.text).toContain("`evil vsc.exe.csv`");
+  });
+
   it("when a file name holds line breaks, markup and backticks, then it stays on its line, escaped", () => {
     const notice = runNotice(2, [batch({ file: "a\nb<@here>&`x`*_.csv", firstErrors: [] })], undefined, ctx);
     const lines = notice.text.split("\n");

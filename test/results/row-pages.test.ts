@@ -8,6 +8,7 @@ import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { csvLine, REPORT_HEADER, type ReportRow } from "../../src/results/report-row.js";
 import { RowPages } from "../../src/results/row-pages.js";
 import { testPrefix, testRedis } from "../support/redis.js";
+import { segment } from "../support/file-names.js";
 
 const redis = testRedis();
 let dir: string;
@@ -52,7 +53,7 @@ function pages(): RowPages {
 
 const batch: BatchMeta = {
   id: "b",
-  file: "a.csv",
+  file: segment("a.csv"),
   format: "csv",
   path: "/nowhere/a.csv",
   state: "reported",

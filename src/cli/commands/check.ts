@@ -12,6 +12,7 @@ import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
 import { openSftpSession } from "../../ingest/sftp/session.js";
 import { checkRemoteSource } from "../../use-cases/remote-check.js";
 import type { Config } from "../../config/load.js";
+import { escapedText, shownName } from "../../names/shown-text.js";
 
 export const checkCommand: CommandFactory = () =>
   new Command("check")
@@ -77,7 +78,9 @@ async function checkSource(config: Config, name: string, json: boolean): Promise
       `SFTP source ${name}: ${files.filter((f) => f.take).length} file(s) would be taken\n`,
     );
     for (const f of files)
-      process.stdout.write(`  ${f.take ? "take " : "leave"}  ${f.name}  (${f.size} bytes) ${f.why}\n`);
+      process.stdout.write(
+        `  ${f.take ? "take " : "leave"}  ${shownName(f.name)}  (${f.size} bytes) ${escapedText(f.why)}\n`,
+      );
   }
   return ExitCode.Ok;
 }

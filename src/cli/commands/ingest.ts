@@ -3,7 +3,9 @@ import { Command } from "commander";
 import { claimGiven, FORCE_COPY_TEST_HOOK } from "../../ingest/claim-copy.js";
 import { dropPass, ingestClaimed, type PassedFile } from "../../use-cases/drop-pass.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
-import { isDropName, isNameTooLong, MAX_DROP_NAME_BYTES } from "../../ingest/drop-folder.js";
+import { isDropName } from "../../ingest/drop-folder.js";
+import { admitName, isRefused } from "../../names/file-name.js";
+import { escapedText, shownName } from "../../names/shown-text.js";
 import { openContext, type AppContext } from "../context.js";
 import { openTracing } from "../tracing.js";
 import { openPastResults } from "../past-results.js";
@@ -54,7 +56,7 @@ export const ingestCommand: CommandFactory = () =>
                 : result.kind === "changed"
                   ? `CHANGED: ${result.error.message}`
                   : "being ingested by another process";
-          process.stdout.write(`${file.batchId}\t${file.name}\t${detail}\n`);
+          process.stdout.write(`${file.batchId}\t${shownName(file.name)}\t${escapedText(detail)}\n`);
         }
         if (passed.length === 0) process.stderr.write(`no ready files in ${ctx.folder.root}\n`);
         process.exitCode = passed.some((p) => p.result.kind === "changed")
@@ -80,13 +82,10 @@ async function ingestGiven(
 ): Promise<PassedFile[]> {
   const passed: PassedFile[] = [];
   for (const path of files) {
-    const name = basename(path);
-    if (!isDropName(name))
-      throw new FlagError(`${path}: not a drop file (expected .csv, .json, .ndjson or .jsonl)`);
-    if (isNameTooLong(name))
-      throw new FlagError(
-        `${path}: its name is longer than ${MAX_DROP_NAME_BYTES} bytes, too long for the names made from it (claimed file, reports); copy it under a shorter name`,
-      );
+    if (!isDropName(basename(path)))
+      throw new FlagError(`${shownName(path)}: not a drop file (expected .csv, .json, .ndjson or .jsonl)`);
+    const name = admitName(basename(path));
+    if (isRefused(name)) throw new FlagError(`${shownName(path)}: its name ${name.why}`);
     const file = await claimGiven(ctx.folder, path, name, {
       forceCopy: process.env[FORCE_COPY_TEST_HOOK] === "1",
     });

@@ -17,6 +17,7 @@ import { OutputSink } from "../output-sink.js";
 import type { CommandFactory } from "../program.js";
 import { addCommonOptions, commandConfig, commandLogger, overridesFrom } from "../runtime.js";
 import { FlagError } from "../errors/flag-error.js";
+import { escapedText, shownName } from "../../names/shown-text.js";
 
 type Format = "csv" | "jsonl";
 
@@ -110,7 +111,7 @@ async function exportBatch(
   if (meta.state === "rejected") {
     // like its report: no rows, the file was unreadable as a whole
     process.stderr.write(
-      `batch ${meta.id} (${meta.file}) was rejected as a whole: ${meta.file_error ?? ""}\n`,
+      `batch ${meta.id} (${shownName(meta.file)}) was rejected as a whole: ${escapedText(meta.file_error ?? "")}\n`,
     );
     return;
   }

@@ -24,6 +24,8 @@ import { SendingSummary } from "../sending-summary.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
 import { FlagError } from "../errors/flag-error.js";
 import { openScopedTracing } from "../tracing.js";
+import { leftFileText, type LeftFile } from "../../names/file-name.js";
+import { escapedText, shownName } from "../../names/shown-text.js";
 
 export const runCommand: CommandFactory = () =>
   submittingCommand("run")
@@ -95,7 +97,10 @@ export const runCommand: CommandFactory = () =>
         });
         // One deadline for the pass and the export of its results.
         const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
-        const remote = openRemotePass(config, ctx, logger, sources);
+        // Files the pass leaves where they are (names refused): named at the end, and never exit 0.
+        const left: LeftFile[] = [];
+        const onLeft = (file: LeftFile) => left.push(file);
+        const remote = openRemotePass(config, ctx, logger, sources, onLeft);
         const outcome = await nightlyPass(
           {
             ...ctx,
@@ -114,6 +119,7 @@ export const runCommand: CommandFactory = () =>
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
             remote,
             tracing,
+            onLeft,
           },
           {
             deadline,
@@ -136,7 +142,7 @@ export const runCommand: CommandFactory = () =>
         const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
         const exitCode = remoteExitCode(
           remote?.failures(),
-          exportedUntil ?? render(outcome, ctx.folder.root),
+          leftExitCode(left, exportedUntil ?? render(outcome, ctx.folder.root)),
         );
         process.exitCode = exitCode;
         sampler.stop();
@@ -185,39 +191,49 @@ async function waitForExport(
  */
 function remoteExitCode(failures: ReadonlyMap<string, Error> | undefined, exitCode: number): number {
   if (failures === undefined || failures.size === 0) return exitCode;
-  for (const error of failures.values()) process.stderr.write(`invoice-relay run: ${error.message}\n`);
+  for (const error of failures.values())
+    process.stderr.write(`invoice-relay run: ${escapedText(error.message)}\n`);
   return ExitCode.CouldNotFinish;
+}
+
+/** Names each file the pass left where it is; the pass then did not do all there was: never exit 0. */
+function leftExitCode(left: readonly LeftFile[], exitCode: number): number {
+  if (left.length === 0) return exitCode;
+  for (const file of left) process.stderr.write(`invoice-relay run: ${escapedText(leftFileText(file))}\n`);
+  return exitCode === ExitCode.Ok ? ExitCode.FinishedWithProblems : exitCode;
 }
 
 /** Prints what the pass came to and returns the exit code. */
 function render(outcome: NightlyOutcome, dropDir: string): number {
-  const say = (line: string) => process.stderr.write(`invoice-relay run: ${line}\n`);
+  // A line may quote a file name or the service's words: it stays one line, as printed.
+  const say = (line: string) => process.stderr.write(`invoice-relay run: ${escapedText(line)}\n`);
   switch (outcome.kind) {
     case "nothing-to-do":
       process.stdout.write(`nothing to do: no ready files in ${dropDir} and no unfinished batches\n`);
       return passExitCode(outcome);
     case "finished": {
       process.stdout.write(`${summaryTable(outcome.batches)}\n`);
-      for (const m of outcome.batches.filter((b) => b.state === "changed")) say(m.file_error ?? m.file);
+      for (const m of outcome.batches.filter((b) => b.state === "changed"))
+        say(m.file_error ?? shownName(m.file));
       for (const m of outcome.batches.filter((b) => b.replaced_by !== undefined))
         say(
-          `${m.file}: batch ${m.id} is replaced by batch ${m.replaced_by ?? ""}, the whole file taken again`,
+          `${shownName(m.file)}: batch ${m.id} is replaced by batch ${m.replaced_by ?? ""}, the whole file taken again`,
         );
       for (const m of outcome.batches)
         if (m.same_content_as !== undefined)
           say(
-            `${m.file}: the same bytes as ${m.same_content_as.file} (batch ${m.same_content_as.batch}), ` +
+            `${shownName(m.file)}: the same bytes as ${shownName(m.same_content_as.file)} (batch ${m.same_content_as.batch}), ` +
               `taken before from its SFTP source: batch ${m.id}'s rows come out as that file's did`,
           );
       for (const g of outcome.growing.filter((g) => g.source !== undefined))
         say(
-          `${g.file} on SFTP source ${g.source ?? ""} grew or changed on the server after it was taken, and is ` +
+          `${shownName(g.file)} on SFTP source ${g.source ?? ""} grew or changed on the server after it was taken, and is ` +
             `still being written (${g.size} bytes now): its other rows are not sent yet. The next pass takes ` +
             `it again, whole, as batch ${g.batch}, once it has settled.`,
         );
       for (const g of outcome.growing.filter((g) => g.source === undefined))
         say(
-          `${g.file} grew or changed after batch ${g.batch} claimed it (claimed ${g.claimed} bytes, now ${g.size}) ` +
+          `${shownName(g.file)} grew or changed after batch ${g.batch} claimed it (claimed ${g.claimed} bytes, now ${g.size}) ` +
             (g.readiness === "writing"
               ? "and is still being written: its other rows are not sent yet. "
               : g.readiness === "unmarked"

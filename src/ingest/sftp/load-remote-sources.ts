@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import type { ProfileProblem } from "../profiles/errors/sources-file-problems-error.js";
@@ -81,7 +81,9 @@ export async function loadRemoteSources(settings: {
     const source = parsed.success ? checked.source : undefined;
     if (source === undefined) continue;
     for (const [field, path] of secretFiles(source)) {
-      if (!(await exists(path)))
+      if ((await stat(path).catch(() => undefined))?.isDirectory() === true)
+        at([field], `names ${path}, a folder; name the file itself`);
+      else if (!(await exists(path)))
         at([field], `names ${path}, which cannot be read; check the path and its permissions`);
     }
     if (

@@ -3,15 +3,27 @@ import { isDropName } from "../drop-folder.js";
 import type { SeenFile } from "../../ledger/remote-claims.js";
 import type { RemoteSource } from "./remote-source.js";
 import type { RemoteEntry } from "./session.js";
+import { isRefused, type FileName } from "../../names/file-name.js";
 
-/** A remote file and why it is, or is not, taken now. */
-export interface RemoteCandidate {
-  readonly entry: RemoteEntry;
-  /** `settled`: unchanged across two polls SETTLE_MS apart, or marked done after its last change. */
-  readonly readiness: "settled" | "writing" | "unmarked" | "ignored";
-  /** For `ignored`: why (`check --source` says it). */
-  readonly why?: string;
-}
+/**
+ * A remote file and why it is, or is not, taken now: `settled` (unchanged across two polls SETTLE_MS
+ * apart, or marked done after its last change), `writing`, `unmarked` (waits for its done-marker);
+ * `ignored` (not a drop file, a folder, a link: left as ever) or `refused` (a drop file whose name is
+ * refused, or a name that is not one path segment at all: left on the server, and said at every pass).
+ */
+export type RemoteCandidate =
+  | {
+      readonly entry: RemoteEntry;
+      readonly name: FileName;
+      readonly readiness: "settled" | "writing" | "unmarked";
+    }
+  | { readonly entry: RemoteEntry; readonly readiness: "ignored" | "refused"; readonly why: string };
+
+const LEFT_ALONE: Readonly<Record<Exclude<RemoteEntry["type"], "file">, string>> = {
+  folder: "a folder: folders are not looked into",
+  link: "a symbolic link: links are not followed (a server-side link may point anywhere)",
+  other: "not a regular file",
+};
 
 /**
  * Which files of a listing are ready (pure): a drop name (not hidden, not `.part`/`.tmp`, a known
@@ -25,21 +37,29 @@ export function settleListing(
   seen: ReadonlyMap<string, SeenFile>,
   settleMs: number,
   now: number,
-): { candidates: RemoteCandidate[]; seen: Map<string, SeenFile> } {
+): { candidates: RemoteCandidate[]; seen: Map<FileName, SeenFile> } {
   const matches = source.match.length === 0 ? () => true : picomatch([...source.match], { dot: true });
-  const byName = new Map(entries.map((e) => [e.name, e]));
+  const byName = new Map(entries.map((e) => [e.listed, e]));
   const marker = source.doneMarker;
   const candidates: RemoteCandidate[] = [];
-  const next = new Map<string, SeenFile>();
-  for (const entry of [...entries].sort((a, b) => a.mtimeMs - b.mtimeMs || a.name.localeCompare(b.name))) {
-    if (!entry.isFile) continue;
-    if (
-      marker !== undefined &&
-      entry.name.endsWith(marker) &&
-      byName.has(entry.name.slice(0, -marker.length))
-    )
+  const next = new Map<FileName, SeenFile>();
+  const sorted = [...entries].sort((a, b) => a.mtimeMs - b.mtimeMs || a.listed.localeCompare(b.listed));
+  for (const entry of sorted) {
+    const listed = entry.listed;
+    if (entry.type !== "file") {
+      candidates.push({ entry, readiness: "ignored", why: LEFT_ALONE[entry.type] });
       continue;
-    if (!isDropName(entry.name)) {
+    }
+    if (marker !== undefined && listed.endsWith(marker) && byName.has(listed.slice(0, -marker.length)))
+      continue;
+    const name = entry.name;
+    const wanted = isDropName(listed) && matches(listed);
+    // A name that would leave its folder is hostile whatever it ends with: always said.
+    if (isRefused(name) && (wanted || name.problem === "not-one-segment")) {
+      candidates.push({ entry, readiness: "refused", why: `its name ${name.why}` });
+      continue;
+    }
+    if (!isDropName(listed)) {
       candidates.push({
         entry,
         readiness: "ignored",
@@ -47,25 +67,27 @@ export function settleListing(
       });
       continue;
     }
-    if (!matches(entry.name)) {
+    // (a refused name gets here only when no glob matches it)
+    if (!matches(listed) || isRefused(name)) {
       candidates.push({ entry, readiness: "ignored", why: `matches none of ${source.match.join(", ")}` });
       continue;
     }
     if (marker !== undefined) {
-      const done = byName.get(`${entry.name}${marker}`);
+      const done = byName.get(`${listed}${marker}`);
       candidates.push({
         entry,
+        name,
         readiness: done !== undefined && done.mtimeMs >= entry.mtimeMs ? "settled" : "unmarked",
       });
       continue;
     }
-    const before = seen.get(entry.name);
+    const before = seen.get(name);
     if (before !== undefined && before.size === entry.size && before.mtimeMs === entry.mtimeMs) {
-      next.set(entry.name, before);
-      candidates.push({ entry, readiness: now - before.at >= settleMs ? "settled" : "writing" });
+      next.set(name, before);
+      candidates.push({ entry, name, readiness: now - before.at >= settleMs ? "settled" : "writing" });
     } else {
-      next.set(entry.name, { size: entry.size, mtimeMs: entry.mtimeMs, at: now });
-      candidates.push({ entry, readiness: "writing" });
+      next.set(name, { size: entry.size, mtimeMs: entry.mtimeMs, at: now });
+      candidates.push({ entry, name, readiness: "writing" });
     }
   }
   return { candidates, seen: next };

@@ -1,22 +1,32 @@
 import { EventEmitter } from "node:events";
-import { readFile } from "node:fs/promises";
-import type { SFTPWrapper } from "ssh2";
+import type { ServerHostKeyAlgorithm, SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
+import { admitName, type FileName, type RefusedName } from "../../names/file-name.js";
+import { connectionProblem } from "./connection-problem.js";
+import { credentials, type Credentials } from "./credentials.js";
 import { HostKeyRefusedError } from "./errors/host-key-refused-error.js";
+import { HostKeyRevokedError } from "./errors/host-key-revoked-error.js";
+import { RemoteFileRefusedError } from "./errors/remote-file-refused-error.js";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
-import { acceptedKeys, fingerprintOf } from "./host-key.js";
+import { acceptedKeys, algorithmsFor, fingerprintOf, keyTypeOf, type AcceptedKeys } from "./host-key.js";
 import { remoteStanding, type RemoteStanding } from "./remote-content.js";
-import { describeSource, type RemoteSource } from "./remote-source.js";
+import type { RemoteSource } from "./remote-source.js";
 
 /** One entry of a remote folder. */
 export interface RemoteEntry {
-  readonly name: string;
+  /** The name as the server listed it (decoded by ssh2): matched against globs and printed, never a path. */
+  readonly listed: string;
+  /** `listed` checked where it came in (admitName): the name every path of the file is made from, or why not. */
+  readonly name: FileName | RefusedName;
   readonly size: number;
   /** Seconds resolution on most servers (SFTP v3 sends whole seconds). */
   readonly mtimeMs: number;
-  readonly isFile: boolean;
+  /** From the listing's `ls -l` type letter. */
+  readonly type: "file" | "folder" | "link" | "other";
 }
+
+const TYPES: Readonly<Record<string, RemoteEntry["type"]>> = { "-": "file", d: "folder", l: "link" };
 
 /** The few SFTP operations the pull and the upload need: the port the use cases talk to. */
 export interface RemoteSession {
@@ -39,52 +49,49 @@ export type OpenSession = (source: RemoteSource) => Promise<RemoteSession>;
 const READY_TIMEOUT_MS = 15_000;
 
 /**
- * Connects to the source's server, refusing any host key the pin does not accept (HostKeyRefusedError,
- * naming the expected and the offered fingerprint), then logs in with the key or password the source
- * names, read now from its file or variable. A refused login or an unreachable server is a
- * RemoteSourceUnavailableError naming the source; no secret is ever in a message.
+ * The key type a fingerprint pin was last met with, per server and pin: asked for first from then on,
+ * so a server whose preferred key is not the pinned one costs one connection a poll, not one per type.
+ */
+const metWith = new Map<string, string>();
+
+/**
+ * Connects to the source's server, trusting only a pinned host key, then logs in with the key or
+ * password the source names, read now from its file or variable. The host-key algorithms offered are
+ * those of the pinned keys' types (known_hosts, as OpenSSH orders them); a fingerprint says no type, so
+ * a server whose first key is not the pinned one is asked again for its other types, one connection
+ * each. Refusals: HostKeyRefusedError (naming the expected and each offered fingerprint),
+ * HostKeyRevokedError, RemoteSourceUnavailableError (`secret`/`config` before any connection, `auth`,
+ * `connect` in an operator's words); no secret is ever in a message.
  */
 export async function openSftpSession(source: RemoteSource): Promise<RemoteSession> {
-  const accepted = await acceptedKeys(source.hostKey, source.host, source.port);
-  let offered: string | undefined;
-  // The library's default listeners print to the console; a dropped connection is seen instead by the
-  // operation in flight, which fails and is retried.
-  const quiet = () => undefined;
-  const { SftpClient: SftpClientClass } = await import("./ssh-stack.js");
-  const client = new SftpClientClass(`invoice-relay:${source.name}`, {
-    error: quiet,
-    end: quiet,
-    close: quiet,
-  });
-  // ssh2-sftp-client rewords the connection's errors; ssh2's own say which stage failed (`level`).
-  let level: unknown;
-  const ssh: unknown = Reflect.get(client, "client");
-  if (ssh instanceof EventEmitter)
-    ssh.prependListener("error", (error: unknown) => {
-      level ??= (error as { level?: unknown } | undefined)?.level;
-    });
-  let sftp: SFTPWrapper;
-  try {
-    sftp = await client.connect({
-      host: source.host,
-      port: source.port,
-      username: source.user,
-      ...(await credentials(source)),
-      readyTimeout: READY_TIMEOUT_MS,
-      keepaliveInterval: 5_000,
-      keepaliveCountMax: 3,
-      retries: 0,
-      hostVerifier: (key: Buffer) => {
-        offered = fingerprintOf(key);
-        return accepted.fingerprints.has(offered);
-      },
-    });
-  } catch (error) {
-    await client.end().catch(() => undefined);
-    const server = `${source.host}:${source.port}`;
-    if (offered !== undefined && !accepted.fingerprints.has(offered))
+  const accepted = await acceptedKeys(source);
+  const login = await credentials(source);
+  const server = `${source.host}:${source.port}`;
+  const offered: string[] = [];
+  const known = `${server} ${accepted.expected}`;
+  const first = algorithmsFor([metWith.get(known) ?? ""]);
+  let algorithms = [...first, ...accepted.algorithms.filter((a) => !first.includes(a))];
+  for (;;) {
+    const attempt = await connectOnce(source, login, algorithms, accepted);
+    if (attempt.kind === "open") {
+      if (accepted.probe) metWith.set(known, attempt.type);
+      return sessionOf(attempt.client, attempt.sftp);
+    }
+    if (attempt.kind === "revoked")
+      throw new HostKeyRevokedError(source.name, server, attempt.fingerprint, attempt.where);
+    if (attempt.kind === "not-pinned") {
+      offered.push(attempt.fingerprint);
+      const left = algorithms.filter((a) => !algorithmsFor([attempt.type]).includes(a));
+      if (accepted.probe && left.length > 0) {
+        algorithms = left;
+        continue;
+      }
       throw new HostKeyRefusedError(source.name, server, accepted.expected, offered);
-    if (level === "client-authentication")
+    }
+    // No host key offered at all: the server has none of the types still asked for.
+    if (attempt.level === "handshake" && (offered.length > 0 || !accepted.probe))
+      throw new HostKeyRefusedError(source.name, server, accepted.expected, offered);
+    if (attempt.level === "client-authentication")
       throw new RemoteSourceUnavailableError(
         source.name,
         "auth",
@@ -94,76 +101,106 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
     throw new RemoteSourceUnavailableError(
       source.name,
       "connect",
-      `could not connect to ${describeSource(source)}: ${errorText(error)}`,
+      connectionProblem(server, attempt.code, attempt.level),
     );
   }
-  return sessionOf(client, sftp);
 }
 
-async function credentials(
+type Attempt =
+  | { readonly kind: "open"; readonly client: SftpClient; readonly sftp: SFTPWrapper; readonly type: string }
+  | { readonly kind: "not-pinned"; readonly fingerprint: string; readonly type: string }
+  | { readonly kind: "revoked"; readonly fingerprint: string; readonly where: string }
+  | { readonly kind: "failed"; readonly code: unknown; readonly level: unknown };
+
+async function connectOnce(
   source: RemoteSource,
-): Promise<{ privateKey: Buffer; passphrase?: string } | { password: string }> {
-  const fail = (detail: string) => new RemoteSourceUnavailableError(source.name, "secret", detail);
-  const auth = source.auth;
-  if (auth.kind === "password-env") {
-    const password = process.env[auth.passwordEnv];
-    if (password === undefined) throw fail(`password_env names ${auth.passwordEnv}, which is not set`);
-    return { password };
-  }
-  const read = async (field: string, path: string) => {
-    try {
-      return await readFile(path);
-    } catch {
-      throw fail(`${field} ${path} cannot be read; check the path and its permissions`);
+  login: Credentials,
+  algorithms: readonly ServerHostKeyAlgorithm[],
+  accepted: AcceptedKeys,
+): Promise<Attempt> {
+  // The library's default listeners print to the console; a dropped connection is seen instead by the
+  // operation in flight, which fails and is retried.
+  const quiet = () => undefined;
+  const { SftpClient: SftpClientClass } = await import("./ssh-stack.js");
+  const client = new SftpClientClass(`invoice-relay:${source.name}`, {
+    error: quiet,
+    end: quiet,
+    close: quiet,
+  });
+  // ssh2-sftp-client rewords the connection's errors; ssh2's own carry the socket's code and the stage
+  // that failed (`level`).
+  let failure: { code: unknown; level: unknown } | undefined;
+  const ssh: unknown = Reflect.get(client, "client");
+  if (ssh instanceof EventEmitter)
+    ssh.prependListener("error", (error: unknown) => {
+      const e = error as { code?: unknown; level?: unknown } | undefined;
+      failure ??= { code: e?.code, level: e?.level };
+    });
+  let key: Buffer | undefined;
+  try {
+    const sftp = await client.connect({
+      host: source.host,
+      port: source.port,
+      username: source.user,
+      ...login,
+      readyTimeout: READY_TIMEOUT_MS,
+      keepaliveInterval: 5_000,
+      keepaliveCountMax: 3,
+      retries: 0,
+      algorithms: { serverHostKey: [...algorithms] },
+      hostVerifier: (offered: Buffer) => {
+        key = offered;
+        const fingerprint = fingerprintOf(offered);
+        return accepted.fingerprints.has(fingerprint) && !accepted.revoked.has(fingerprint);
+      },
+    });
+    return { kind: "open", client, sftp, type: key === undefined ? "" : keyTypeOf(key) };
+  } catch {
+    await client.end().catch(() => undefined);
+    if (key !== undefined) {
+      const fingerprint = fingerprintOf(key);
+      const where = accepted.revoked.get(fingerprint);
+      if (where !== undefined) return { kind: "revoked", fingerprint, where };
+      if (!accepted.fingerprints.has(fingerprint))
+        return { kind: "not-pinned", fingerprint, type: keyTypeOf(key) };
     }
-  };
-  if (auth.kind === "password-file")
-    return {
-      password: (await read("password_file", auth.passwordFile)).toString("utf8").replace(/\r?\n$/, ""),
-    };
-  const privateKey = await read("key_file", auth.keyFile);
-  const passphrase =
-    auth.passphraseFile === undefined
-      ? undefined
-      : (await read("passphrase_file", auth.passphraseFile)).toString("utf8").replace(/\r?\n$/, "");
-  const { usablePrivateKey } = await import("./ssh-stack.js");
-  if (!usablePrivateKey(privateKey, passphrase))
-    throw fail(
-      `key_file ${auth.keyFile} is not a private key this process can use` +
-        (auth.passphraseFile === undefined
-          ? " (is it protected by a passphrase? name it in passphrase_file)"
-          : " with the passphrase in passphrase_file"),
-    );
-  return passphrase === undefined ? { privateKey } : { privateKey, passphrase };
+    return { kind: "failed", code: failure?.code, level: failure?.level };
+  }
 }
 
 function sessionOf(client: SftpClient, sftp: SFTPWrapper): RemoteSession {
   return {
     list: async (dir) =>
       (await client.list(dir)).map((e) => ({
-        name: e.name,
+        listed: e.name,
+        name: admitName(e.name),
         size: e.size,
         mtimeMs: e.modifyTime,
-        isFile: e.type === "-",
+        type: TYPES[e.type] ?? "other",
       })),
-    stat: async (path) => {
-      if ((await client.exists(path)) === false) return undefined;
-      const s = await client.stat(path);
-      return { size: s.size, mtimeMs: s.modifyTime };
-    },
-    download: async (remote, local) => {
-      await client.fastGet(remote, local, { concurrency: 16, chunkSize: 64 * 1024 });
-    },
-    standing: (path, claimed) => remoteStanding(sftp, path, claimed),
-    upload: async (local, remote) => {
-      await client.fastPut(local, remote);
-    },
-    rename: async (from, to) => {
-      await client.rename(from, to);
-    },
-    remove: async (path) => {
-      await client.delete(path, true);
-    },
+    stat: (path) =>
+      answered("read", path, async () => {
+        if ((await client.exists(path)) === false) return undefined;
+        const s = await client.stat(path);
+        return { size: s.size, mtimeMs: s.modifyTime };
+      }),
+    download: (remote, local) =>
+      answered("send", remote, async () => {
+        await client.fastGet(remote, local, { concurrency: 16, chunkSize: 64 * 1024 });
+      }),
+    standing: (path, claimed) => answered("read", path, () => remoteStanding(sftp, path, claimed)),
+    upload: (local, remote) =>
+      answered("write", remote, async () => {
+        await client.fastPut(local, remote);
+      }),
+    rename: (from, to) =>
+      answered("rename", `${from} to ${to}`, async () => {
+        await client.rename(from, to);
+      }),
+    remove: (path) =>
+      answered("remove", path, async () => {
+        await client.delete(path, true);
+      }),
     mkdirp: async (path) => {
       if ((await client.exists(path)) === false) await client.mkdir(path, true);
     },
@@ -173,6 +210,22 @@ function sessionOf(client: SftpClient, sftp: SFTPWrapper): RemoteSession {
   };
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+// ssh2 gives an SFTP status (the server's answer) as a numeric code; ssh2-sftp-client's own checks of a
+// path give these. Anything else (a dropped connection, a timeout) is the source's problem, not the file's.
+const PATH_CODES: ReadonlySet<unknown> = new Set(["ERR_BAD_PATH", "ENOENT", "EACCES", "ENOTDIR"]);
+
+/** Runs an operation on one file; the server's refusal of it becomes a RemoteFileRefusedError. */
+async function answered<T>(operation: string, path: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const code = (error as { code?: unknown } | undefined)?.code;
+    if (typeof code === "number" || PATH_CODES.has(code))
+      throw new RemoteFileRefusedError(
+        operation,
+        path,
+        error instanceof Error ? error.message : String(error),
+      );
+    throw error;
+  }
 }

@@ -3,6 +3,7 @@ import { countsOf, progressOf, reportLinks, statusBadge, waitsForService } from 
 import { html, query, type SafeHtml } from "./html.js";
 import { when, type Viewer } from "./layout.js";
 import { ROW_FILTERS, type RowFilter, type RowsPage } from "./ports.js";
+import { escapedText, shownName } from "../../names/shown-text.js";
 
 export interface BatchView {
   readonly meta: BatchMeta;
@@ -30,7 +31,7 @@ export function batchPage(view: BatchView): SafeHtml {
   return html`${view.notice === undefined ? "" : html`<p class="notice good">${view.notice}</p>`}
     <dl class="record">
       <dt>File</dt>
-      <dd>${meta.file}</dd>
+      <dd>${shownName(meta.file)}</dd>
       <dt>Batch</dt>
       <dd class="mono">${meta.id}</dd>
       <dt>State</dt>
@@ -45,7 +46,7 @@ export function batchPage(view: BatchView): SafeHtml {
         meta.file_error === undefined
           ? ""
           : html`<dt>Problem</dt>
-              <dd class="error">${meta.file_error}</dd>`
+              <dd class="error">${escapedText(meta.file_error)}</dd>`
       }
       ${
         meta.replaced_by === undefined

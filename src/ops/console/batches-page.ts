@@ -3,6 +3,7 @@ import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
 import { ROW_FILTERS } from "./ports.js";
 import { isBatchFinished } from "../../ledger/statuses.js";
+import { escapedText, shownName } from "../../names/shown-text.js";
 
 /** Row counts of a batch's last report (the `counts` JSON of its record), if it has one. */
 export function countsOf(meta: BatchMeta): Partial<Record<string, number>> | undefined {
@@ -76,12 +77,12 @@ function batchLine(meta: BatchMeta, held: string | undefined): SafeHtml {
         );
   return html`<tr>
     <td>
-      <a href="${link}">${meta.file}</a>
+      <a href="${link}">${shownName(meta.file)}</a>
       <div class="muted mono">${meta.id}</div>
     </td>
     <td>${when(meta.created_at)}</td>
     <td>
-      ${statusBadge(meta.state)}${meta.file_error === undefined ? "" : html`<div class="error">${meta.file_error}</div>`}${
+      ${statusBadge(meta.state)}${meta.file_error === undefined ? "" : html`<div class="error">${escapedText(meta.file_error)}</div>`}${
         held !== undefined && waitsForService(meta) ? html`<div class="error">waiting: ${held}</div>` : ""
       }${
         meta.replaced_by === undefined

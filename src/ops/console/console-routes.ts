@@ -32,6 +32,7 @@ import { lookUp } from "./search.js";
 import { SIGN_IN_LIMITS, SignInThrottle } from "./sign-in-throttle.js";
 import { STYLESHEET } from "./stylesheet.js";
 import { bearerCheck, type WrongTokens } from "./wrong-tokens.js";
+import { shownName } from "../../names/shown-text.js";
 
 /** How many batches `/` lists (and passes `/passes`, and a pass's files), and rows a batch page shows. */
 const BATCHES_SHOWN = 100;
@@ -140,7 +141,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
           : `${q.retried} failed row(s) re-enqueued with their original keys: they are queued again.`;
       return sendPage(
         reply,
-        meta.file,
+        shownName(meta.file),
         viewer,
         batchPage({
           meta,

@@ -8,6 +8,7 @@ import { SourcesFileMissingError } from "../../../src/ingest/profiles/errors/sou
 import { parseProfiles } from "../../../src/ingest/profiles/load-profiles.js";
 import { formatFor, profileFor } from "../../../src/ingest/profiles/profile-match.js";
 import { loadSources, sourcesFilePath } from "../../../src/ingest/profiles/sources-file.js";
+import { segment } from "../../support/file-names.js";
 
 const PROFILES = parseProfiles(
   `profiles:
@@ -44,7 +45,7 @@ describe("matching a drop file to its profile", () => {
   });
 
   it("when a file is claimed, then its name as dropped matches as before the claim, its name in processing/ does not", () => {
-    const inProcessing = claimedName("20261121T020000Z-3fa9c1", "sap-1.csv");
+    const inProcessing = claimedName("20261121T020000Z-3fa9c1", segment("sap-1.csv"));
     expect(profileFor(PROFILES.slice(0, 1), inProcessing)).toBeUndefined();
     const dropped = parseClaimedName(inProcessing)?.name ?? "";
     expect(profileFor(PROFILES, dropped)?.name).toBe('sources.yaml, profile 1 ("sap-*.csv")');

@@ -110,6 +110,16 @@ describe("SFTP sources in sources.yaml", () => {
     expect(error.message).toContain("give only one of key_file, password_file and password_env");
   });
 
+  it("when known_hosts or key_file names a folder, then each is said to be a folder, not a file", async () => {
+    const error = await refusal(
+      `sftp:\n  - name: a\n    url: sftp://u@h/x\n    key_file: ${dir}\n    known_hosts: ${dir}\n`,
+    );
+    expect(error.message).toContain(`field key_file (line 4): names ${dir}, a folder; name the file itself`);
+    expect(error.message).toContain(
+      `field known_hosts (line 5): names ${dir}, a folder; name the file itself`,
+    );
+  });
+
   it("when two sources share a name, then the second is refused", async () => {
     const one = `  - name: acme\n    url: sftp://u@h/x\n    key_file: ${key}\n    host_key: ${FINGERPRINT}\n`;
     const error = await refusal(`sftp:\n${one}${one}`);

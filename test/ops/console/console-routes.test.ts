@@ -24,6 +24,8 @@ async function open(
 
 const HOST = "console.test";
 const XSS = "<script>alert(1)</script>";
+/** Markup a file name can hold (no `/`: a name is one path segment). */
+const NAME_XSS = "<img src=x onerror=alert(1)>";
 
 /** Signs in through the form; the session cookie and the CSRF token of its pages. */
 async function signIn(c: ConsoleApp, batchId: string): Promise<{ cookie: string; csrf: string }> {
@@ -51,6 +53,16 @@ describe("the console's HTML", () => {
     );
   });
 
+  it("when a batch's file name holds a line break or a bidi control, then the pages show it escaped, as the CLI does", async () => {
+    const c = await open(undefined, []);
+    const id = await reportedBatch(c.batches, "evil\u202Evsc.exe\n.csv", { succeeded: 1 });
+    for (const url of ["/", `/batches/${id}`]) {
+      const page = await c.app.inject({ url });
+      expect(page.body).not.toContain("\u202E");
+      expect(page.body).toContain("evil\\u202evsc.exe\\n.csv");
+    }
+  });
+
   it("when a batch's file name and a row's external_id hold markup, then the pages show them as text, with the security headers", async () => {
     const c = await open(undefined, [
       {
@@ -63,17 +75,18 @@ describe("the console's HTML", () => {
         error: `bad <b>`,
       },
     ]);
-    const id = await reportedBatch(c.batches, `${XSS}.csv`, { succeeded: 2, rejected: 1 });
+    const id = await reportedBatch(c.batches, `${NAME_XSS}.csv`, { succeeded: 2, rejected: 1 });
     const list = await c.app.inject({ url: "/" });
     expect(list.statusCode).toBe(200);
-    expect(list.body).not.toContain(XSS);
-    expect(list.body).toContain("&lt;script&gt;alert(1)&lt;/script&gt;.csv");
+    expect(list.body).not.toContain(NAME_XSS);
+    expect(list.body).toContain("&lt;img src=x onerror=alert(1)&gt;.csv");
     expect(list.headers["content-security-policy"]).toContain("default-src 'none'");
     expect(list.headers["content-security-policy"]).not.toContain("unsafe-inline");
     expect(list.headers["x-content-type-options"]).toBe("nosniff");
     expect(list.headers["referrer-policy"]).toBe("same-origin");
     const one = await c.app.inject({ url: `/batches/${id}` });
     expect(one.body).not.toContain(XSS);
+    expect(one.body).not.toContain(NAME_XSS);
     expect(one.body).toContain("bad &lt;b&gt;");
     expect(one.body).not.toContain("<script");
   });

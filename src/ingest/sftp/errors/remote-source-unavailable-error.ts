@@ -1,15 +1,17 @@
 import { RelayError } from "../../../errors/relay-error.js";
 
 /**
- * An SFTP source could not be reached or refused this process's credentials (`reason`), or a transfer
- * was cut. The source is tried again at its next poll, with backoff; other sources go on.
+ * An SFTP source could not be reached (`connect`), refused this process's credentials (`auth`), a
+ * transfer was cut (`transfer`), or its configuration cannot be used (`secret`: a key, passphrase or
+ * password; `config`: known_hosts). Only `connect` and `transfer` are tried again within a pass, with
+ * backoff; the others wait for the operator. Other sources go on.
  */
 export class RemoteSourceUnavailableError extends RelayError {
   readonly code = "SFTP_SOURCE_UNAVAILABLE";
 
   constructor(
     readonly source: string,
-    readonly reason: "auth" | "connect" | "transfer" | "secret",
+    readonly reason: "auth" | "connect" | "transfer" | "secret" | "config",
     detail: string,
   ) {
     super(`SFTP source ${source}: ${detail}`);

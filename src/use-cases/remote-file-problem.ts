@@ -1,0 +1,23 @@
+import { RemoteFileRefusedError } from "../ingest/sftp/errors/remote-file-refused-error.js";
+import { escapedText } from "../names/shown-text.js";
+
+/**
+ * Why one remote file cannot go on this pass, when the failure is that file's alone: this machine's
+ * file system refused a write for it (a name too long, no room, no permission), or the server refused an
+ * operation on it. Undefined for anything else (a dropped connection, Redis): the source's, tried again
+ * as a whole.
+ */
+export function fileProblem(error: unknown): string | undefined {
+  if (error instanceof RemoteFileRefusedError)
+    return `${escapedText(error.message)}; it is tried again at the next pass`;
+  if (!isFileSystemError(error)) return undefined;
+  if (error.code === "ENAMETOOLONG")
+    return "its name is too long for the names made from it on this machine; rename the file to a shorter name";
+  return `it could not be written here (${escapedText(error.message)}); it is tried again at the next pass`;
+}
+
+/** An error of this machine's file system: Node's, with the system call that failed. */
+function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
+  const e = error as NodeJS.ErrnoException | undefined;
+  return error instanceof Error && typeof e?.syscall === "string" && typeof e.code === "string";
+}

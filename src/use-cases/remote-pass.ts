@@ -1,0 +1,80 @@
+import { leftFileText, type LeftFile } from "../names/file-name.js";
+import type { PulledFile } from "./ingest-claimed.js";
+import {
+  forOperator,
+  pullRemoteSources,
+  pullSettled,
+  type RemotePullDeps,
+  type RemoteRetake,
+  type SourcePull,
+} from "./remote-pull.js";
+
+/** The SFTP sources as a pass sees them: take settled files first, report back at the end. */
+export interface RemotePass {
+  /**
+   * Takes every settled file (waiting once for files first seen now when `settle`): the batches whose
+   * files are in processing/ for the drop pass to open, those taken now and any a cut pass left.
+   */
+  take(signal: AbortSignal | undefined, settle: boolean): Promise<ReadonlyMap<string, PulledFile>>;
+  /**
+   * Finishes claims, archives and uploads results of reported batches; lists nothing new. Returns the
+   * files taken again now, whole, because their server copy grew or changed after their batch took it
+   * (for the drop pass to open), and those still waiting to settle to be taken again.
+   */
+  finish(signal?: AbortSignal): Promise<RemoteFinish>;
+  /** The sources that failed in this pass, the latest error of each. */
+  failures(): ReadonlyMap<string, Error>;
+}
+
+export interface RemoteFinish {
+  readonly taken: ReadonlyMap<string, PulledFile>;
+  readonly again: readonly RemoteRetake[];
+}
+
+/**
+ * A file left on a server is said again at most this often by one process: every `run`, and once an
+ * hour in `start` (which polls every few seconds): often enough to be in any hour of the log, rarely
+ * enough not to drown it.
+ */
+export const LEFT_FILE_REPEAT_MS = 60 * 60 * 1000;
+
+export function remotePass(
+  deps: RemotePullDeps,
+  /** Told of each file left on a server (the pass's output names them). */
+  onLeft?: (file: LeftFile) => void,
+): RemotePass {
+  const failures = new Map<string, Error>();
+  const said = new Map<string, number>();
+  const note = (pulls: readonly SourcePull[]) => {
+    for (const p of pulls) {
+      if (p.error !== undefined) failures.set(p.source, p.error);
+      else failures.delete(p.source);
+      for (const file of p.left ?? []) {
+        const key = leftFileText(file);
+        if (Date.now() - (said.get(key) ?? -Infinity) < LEFT_FILE_REPEAT_MS) continue;
+        said.set(key, Date.now());
+        deps.logger.error({ source: p.source, file: file.shown }, key);
+        onLeft?.(file);
+      }
+    }
+  };
+  return {
+    take: async (signal, settle) => {
+      const pulls = settle ? await pullSettled(deps, signal) : await pullRemoteSources(deps, signal);
+      note(pulls);
+      return new Map(pulls.flatMap((p) => [...(p.unopened ?? [])]));
+    },
+    finish: async (signal) => {
+      // A source the operator must mend was said once already; asking it again says it again.
+      const skip = new Set([...failures].filter(([, e]) => forOperator(e)).map(([name]) => name));
+      const pulls = await pullRemoteSources(deps, signal, { take: false, skip });
+      note(pulls);
+      const taken = new Set(pulls.flatMap((p) => p.batches));
+      return {
+        taken: new Map(pulls.flatMap((p) => [...(p.unopened ?? [])].filter(([id]) => taken.has(id)))),
+        again: pulls.flatMap((p) => p.again ?? []),
+      };
+    },
+    failures: () => failures,
+  };
+}

@@ -1,0 +1,318 @@
+// An SFTP server that lies, for what a real OpenSSH server cannot be made to do: list names holding `/`,
+// NUL, `..` or an absolute path, and serve whatever path a client builds from them. Built on ssh2's own
+// server side (its `Server` and SFTP stream), over a tree kept in memory; loopback only.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, posix } from "node:path";
+import ssh2, { type Attributes, type Connection, type SFTPWrapper } from "ssh2";
+
+const { Server, utils } = ssh2;
+const { OPEN_MODE, STATUS_CODE } = ssh2.utils.sftp;
+
+/** A name a Linux file system refuses to hold: longer than this many bytes. */
+const NAME_MAX = 255;
+
+interface Node {
+  readonly kind: "file" | "dir";
+  data: Buffer;
+  /** Seconds, as SFTP v3 sends them. */
+  mtime: number;
+}
+
+export interface HostileSftpServer {
+  readonly port: number;
+  /** The host key's `SHA256:` fingerprint, as `ssh-keygen -lf` prints it. */
+  readonly fingerprint: string;
+  /** A private key the server accepts (OpenSSH format, no passphrase). */
+  readonly clientKeyFile: string;
+  readonly user: string;
+  /** The folder the relay polls. */
+  readonly inbox: string;
+  url(): string;
+  /** Lists `name` in the inbox exactly as given, and serves `content` at whatever path it resolves to. */
+  list(name: string, content: string, mtime?: number): void;
+  /** The content of a listed name still where it was listed, or undefined once moved or removed. */
+  listed(name: string): Buffer | undefined;
+  /** A file's content at an absolute path of the server (after the relay's moves), or undefined. */
+  read(path: string): Buffer | undefined;
+  /** Every file of the server, by path. */
+  files(): string[];
+  close(): Promise<void>;
+}
+
+export async function startHostileSftpServer(): Promise<HostileSftpServer> {
+  const dir = await mkdtemp(join(tmpdir(), "relay-hostile-sftp-"));
+  const host = utils.generateKeyPairSync("ed25519");
+  const client = utils.generateKeyPairSync("ed25519");
+  const clientKeyFile = join(dir, "client_ed25519");
+  await writeFile(clientKeyFile, client.private, { mode: 0o600 });
+  const clientPublic = parsed(client.public).getPublicSSH();
+  const hostBlob = parsed(host.public).getPublicSSH();
+  const fingerprint = `SHA256:${createHash("sha256").update(hostBlob).digest("base64").replace(/=+$/, "")}`;
+  const inbox = "/inbox";
+  const tree = new Map<string, Node>([
+    ["/", { kind: "dir", data: Buffer.alloc(0), mtime: 0 }],
+    [inbox, { kind: "dir", data: Buffer.alloc(0), mtime: 0 }],
+  ]);
+  // Names listed as given, each with its file, served at the path a careless client builds from it.
+  const listed = new Map<string, Node>();
+  const sockets = new Set<Connection>();
+  const server = new Server({ hostKeys: [host.private] }, (conn) => {
+    sockets.add(conn);
+    conn.on("close", () => sockets.delete(conn));
+    conn.on("error", () => undefined);
+    conn.on("authentication", (ctx) => {
+      if (ctx.method !== "publickey") {
+        ctx.reject(["publickey"]);
+        return;
+      }
+      const key = parsed(client.public);
+      const same = ctx.key.data.length === clientPublic.length && timingSafeEqual(ctx.key.data, clientPublic);
+      if (!same) {
+        ctx.reject(["publickey"]);
+        return;
+      }
+      // Without a signature the client only asks whether the key would do; with one, it must verify.
+      const { blob, signature } = ctx;
+      if (blob === undefined || signature === undefined || key.verify(blob, signature, ctx.hashAlgo))
+        ctx.accept();
+      else ctx.reject();
+    });
+    conn.on("ready", () => {
+      conn.on("session", (accept) => {
+        accept().on("sftp", (acceptSftp) => {
+          serveSftp(acceptSftp(), tree, listed, inbox);
+        });
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    fingerprint,
+    clientKeyFile,
+    user: "partner",
+    inbox,
+    url: () => `sftp://partner@127.0.0.1:${port}${inbox}`,
+    list: (name, content, mtime = Math.floor(Date.now() / 1000) - 60) => {
+      listed.set(name, { kind: "file", data: Buffer.from(content), mtime });
+    },
+    listed: (name) => listed.get(name)?.data,
+    read: (path) => {
+      const node = tree.get(path);
+      return node?.kind === "file" ? node.data : undefined;
+    },
+    files: () => [...tree].filter(([, n]) => n.kind === "file").map(([p]) => p),
+    close: async () => {
+      for (const conn of sockets) conn.end();
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function parsed(key: string): ssh2.ParsedKey {
+  const k = utils.parseKey(key);
+  if (k instanceof Error) throw k;
+  return Array.isArray(k) ? (k[0] as ssh2.ParsedKey) : k;
+}
+
+type Handle =
+  | { readonly kind: "file"; readonly path: string }
+  | { readonly kind: "dir"; readonly path: string; sent: boolean };
+
+function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<string, Node>, inbox: string) {
+  const handles = new Map<string, Handle>();
+  // A path the tree does not hold is the file of the first listed name it resolves to: the lie.
+  const listedAt = (path: string) => [...listed].find(([name]) => posix.join(inbox, name) === path);
+  const lookup = (path: string) => tree.get(path) ?? listedAt(path)?.[1];
+  let next = 0;
+  const open = (reqid: number, handle: Handle) => {
+    const id = Buffer.alloc(4);
+    id.writeUInt32BE(next++);
+    handles.set(id.toString("hex"), handle);
+    sftp.handle(reqid, id);
+  };
+  const fail = (reqid: number, code: number) => {
+    sftp.status(reqid, code);
+  };
+  const at = (path: string) => posix.normalize(path);
+  const nameTooLong = (path: string) => Buffer.byteLength(posix.basename(path)) > NAME_MAX;
+  const parentOf = (path: string) => tree.get(posix.dirname(path));
+  const handleOf = (id: Buffer) => handles.get(id.toString("hex"));
+  const forget = (path: string) => {
+    if (!tree.delete(path)) listed.delete(listedAt(path)?.[0] ?? "");
+  };
+
+  sftp.on("REALPATH", (reqid, path) => {
+    const abs = at(path === "." || path === "" ? "/" : path);
+    sftp.name(reqid, [{ filename: abs, longname: abs, attrs: {} as Attributes }]);
+  });
+  const stat = (reqid: number, path: string) => {
+    const node = lookup(at(path));
+    if (node === undefined) {
+      fail(reqid, STATUS_CODE.NO_SUCH_FILE);
+      return;
+    }
+    sftp.attrs(reqid, attrsOf(node));
+  };
+  sftp.on("STAT", stat);
+  sftp.on("LSTAT", stat);
+  sftp.on("FSTAT", (reqid, id) => {
+    const h = handleOf(id);
+    const node = h === undefined ? undefined : lookup(h.path);
+    if (node === undefined) {
+      fail(reqid, STATUS_CODE.FAILURE);
+      return;
+    }
+    sftp.attrs(reqid, attrsOf(node));
+  });
+  sftp.on("OPENDIR", (reqid, path) => {
+    if (tree.get(at(path))?.kind !== "dir") {
+      fail(reqid, STATUS_CODE.NO_SUCH_FILE);
+      return;
+    }
+    open(reqid, { kind: "dir", path: at(path), sent: false });
+  });
+  sftp.on("READDIR", (reqid, id) => {
+    const h = handleOf(id);
+    if (h?.kind !== "dir") {
+      fail(reqid, STATUS_CODE.FAILURE);
+      return;
+    }
+    if (h.sent) {
+      fail(reqid, STATUS_CODE.EOF);
+      return;
+    }
+    h.sent = true;
+    const names: [string, Node][] = h.path === inbox ? [...listed] : [];
+    for (const [path, node] of tree)
+      if (path !== "/" && posix.dirname(path) === h.path) names.push([posix.basename(path), node]);
+    sftp.name(
+      reqid,
+      names.map(([filename, node]) => ({
+        filename,
+        longname: `${node.kind === "dir" ? "d" : "-"}rw-r--r-- 1 partner partner ${node.data.length} Jan 1 00:00 ${filename}`,
+        attrs: attrsOf(node),
+      })),
+    );
+  });
+  sftp.on("OPEN", (reqid, path, flags) => {
+    const file = at(path);
+    if ((flags & OPEN_MODE.WRITE) === 0) {
+      if (lookup(file)?.kind !== "file") {
+        fail(reqid, STATUS_CODE.NO_SUCH_FILE);
+        return;
+      }
+      open(reqid, { kind: "file", path: file });
+      return;
+    }
+    if (parentOf(file)?.kind !== "dir") {
+      fail(reqid, STATUS_CODE.NO_SUCH_FILE);
+      return;
+    }
+    if (nameTooLong(file)) {
+      sftp.status(reqid, STATUS_CODE.FAILURE, "File name too long");
+      return;
+    }
+    const exists = tree.get(file);
+    if (exists !== undefined && (flags & OPEN_MODE.EXCL) !== 0) {
+      fail(reqid, STATUS_CODE.FAILURE);
+      return;
+    }
+    if (exists === undefined || (flags & OPEN_MODE.TRUNC) !== 0)
+      tree.set(file, { kind: "file", data: Buffer.alloc(0), mtime: Math.floor(Date.now() / 1000) });
+    open(reqid, { kind: "file", path: file });
+  });
+  sftp.on("READ", (reqid, id, offset, length) => {
+    const h = handleOf(id);
+    const node = h === undefined ? undefined : lookup(h.path);
+    if (node === undefined) {
+      fail(reqid, STATUS_CODE.FAILURE);
+      return;
+    }
+    if (offset >= node.data.length) {
+      fail(reqid, STATUS_CODE.EOF);
+      return;
+    }
+    sftp.data(reqid, node.data.subarray(offset, Math.min(node.data.length, offset + length)));
+  });
+  sftp.on("WRITE", (reqid, id, offset, data) => {
+    const h = handleOf(id);
+    const node = h === undefined ? undefined : tree.get(h.path);
+    if (node === undefined) {
+      fail(reqid, STATUS_CODE.FAILURE);
+      return;
+    }
+    const grown = Buffer.alloc(Math.max(node.data.length, offset + data.length));
+    node.data.copy(grown);
+    data.copy(grown, offset);
+    node.data = grown;
+    sftp.status(reqid, STATUS_CODE.OK);
+  });
+  sftp.on("CLOSE", (reqid, id) => {
+    if (!handles.delete(id.toString("hex"))) {
+      fail(reqid, STATUS_CODE.FAILURE);
+      return;
+    }
+    sftp.status(reqid, STATUS_CODE.OK);
+  });
+  sftp.on("RENAME", (reqid, from, to) => {
+    const node = lookup(at(from));
+    if (node === undefined) {
+      fail(reqid, STATUS_CODE.NO_SUCH_FILE);
+      return;
+    }
+    if (tree.has(at(to)) || parentOf(at(to))?.kind !== "dir") {
+      fail(reqid, STATUS_CODE.FAILURE);
+      return;
+    }
+    if (nameTooLong(at(to))) {
+      sftp.status(reqid, STATUS_CODE.FAILURE, "File name too long");
+      return;
+    }
+    forget(at(from));
+    tree.set(at(to), node);
+    sftp.status(reqid, STATUS_CODE.OK);
+  });
+  sftp.on("REMOVE", (reqid, path) => {
+    if (lookup(at(path))?.kind !== "file") {
+      fail(reqid, STATUS_CODE.NO_SUCH_FILE);
+      return;
+    }
+    forget(at(path));
+    sftp.status(reqid, STATUS_CODE.OK);
+  });
+  sftp.on("MKDIR", (reqid, path) => {
+    const dir = at(path);
+    if (tree.has(dir) || parentOf(dir)?.kind !== "dir") {
+      fail(reqid, STATUS_CODE.FAILURE);
+      return;
+    }
+    tree.set(dir, { kind: "dir", data: Buffer.alloc(0), mtime: Math.floor(Date.now() / 1000) });
+    sftp.status(reqid, STATUS_CODE.OK);
+  });
+  const ok = (reqid: number) => {
+    sftp.status(reqid, STATUS_CODE.OK);
+  };
+  sftp.on("SETSTAT", ok);
+  sftp.on("FSETSTAT", ok);
+}
+
+function attrsOf(node: Node): Attributes {
+  return {
+    mode: node.kind === "dir" ? 0o40755 : 0o100644,
+    uid: 1000,
+    gid: 1000,
+    size: node.data.length,
+    atime: node.mtime,
+    mtime: node.mtime,
+  };
+}
