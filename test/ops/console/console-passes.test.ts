@@ -37,7 +37,7 @@ describe("the console's passes", () => {
   it("when passes are recorded, then /passes lists them newest first with what each came to, and a pass's page draws its chart and links its files", async () => {
     const c = await consoleApp(undefined);
     apps.push(c);
-    const batch = await reportedBatch(c.batches, "<b>night</b>.csv", { succeeded: 4, rejected: 1 });
+    const batch = await reportedBatch(c.batches, "<b>night<b>&amp;.csv", { succeeded: 4, rejected: 1 });
     const passes = new Passes(c.redis, c.prefix);
     const ended = {
       id: "20261121T020000Z-0a0b0c",
@@ -73,7 +73,7 @@ describe("the console's passes", () => {
     expect(page.body).toContain("4 accepted, 1 refused for capacity, 1 other");
     expect(page.body).toContain("learned rate at the end 40/s");
     expect(page.body).toContain(`href="/batches/${batch}"`);
-    expect(page.body).toContain("&lt;b&gt;night&lt;/b&gt;.csv");
+    expect(page.body).toContain("&lt;b&gt;night&lt;b&gt;&amp;amp;.csv");
     expect(page.body).not.toMatch(/<script/i);
   });
 
