@@ -20,7 +20,7 @@ export function exportLines(report: StatusReport): string[] {
   if (outbox.refused > 0)
     lines.push(
       `refused by PostgreSQL  ${outbox.refused} event(s) kept aside in the outbox-refused stream: ` +
-        'see docs/operations.md, "Events PostgreSQL refuses"',
+        'see docs/results-of-record.md, "Events PostgreSQL refuses"',
     );
   return lines;
 }

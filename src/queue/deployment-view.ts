@@ -20,7 +20,7 @@ export type QueueState = (typeof QUEUE_STATES)[number];
 
 /**
  * How the deployment is doing, read in one go: what `status`, /metrics and the console's queue page show,
- * each from this one reading (docs/operations.md, "Watching it, in short").
+ * each from this one reading (docs/operations.md, "Web console").
  */
 export interface DeploymentView {
   /** Records by status, batches kept, unfinished batches and Redis's clock at the reading. */
