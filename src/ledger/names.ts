@@ -123,7 +123,7 @@ export class LedgerNames {
 
   /**
    * Stream: outbox events PostgreSQL refused as data (or that could not be read), kept aside with the
-   * reason instead of being lost: `status` counts them; docs/operations.md says how to look at them.
+   * reason instead of being lost: `status` counts them; docs/results-of-record.md says how to look at them.
    */
   get outboxRefused(): string {
     return `${this.#base}:outbox-refused`;

@@ -215,7 +215,7 @@ export class OutboxExporter {
     this.stats.refused++;
     this.options.logger.error(
       { entry: id, stream: this.#outbox.streams.outbox, keptIn: this.#outbox.streams.refused, problem },
-      "an outbox event the results database refuses was kept aside in the outbox-refused stream (docs/operations.md)",
+      'an outbox event the results database refuses was kept aside in the outbox-refused stream (docs/results-of-record.md, "Events PostgreSQL refuses")',
     );
     return { id, problem };
   }
