@@ -6,7 +6,7 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const DOCS = join(ROOT, "docs");
 
 /**
- * The docs are read, not searched (HOUSE-STYLE, "Docs are the current state"): a page a reader finishes
+ * The docs are read, not searched: each says what is true now, for a reader new to it. A page a reader finishes
  * in one sitting stays under 30 KB, all of docs/ under 200 KB, and the benchmarks page shows today's
  * figures and how to reproduce them in at most 350 lines (the runs that led there live in git).
  */
