@@ -154,6 +154,30 @@ describe("ingest keeps to INGEST_WINDOW", () => {
     expect(s.most()).toBeLessThanOrEqual(WINDOW);
   });
 
+  it("when start is stopped with SIGTERM while its scan waits for room, then it exits 0 within its grace and leaves the file claimed", async () => {
+    const s = await setUp("start", {
+      SUBMIT_CONCURRENCY: "1",
+      SUBMIT_RATE_PER_SEC: "20",
+      SHUTDOWN_GRACE_MS: "2000",
+      HTTP_ADDR: "127.0.0.1:0",
+    });
+    const start = spawnNode("workers/cli.js", ["start", "--schedule", "0 2 * * *"], s.env);
+    cleanups.push(async () => {
+      if (start.child.exitCode === null && start.child.signalCode === null) start.child.kill("SIGKILL");
+      await start.exited;
+    });
+    await until(async () => (await s.registered()) >= WINDOW / 2, 30_000, "the first chunks registered");
+    await until(() => Promise.resolve(s.most() >= WINDOW - 250), 30_000, "the window full");
+    start.child.kill("SIGTERM");
+    const { code } = await start.exited;
+    expect(code, start.output()).toBe(0);
+    expect(start.output()).not.toContain("scan failed");
+    expect(await s.state()).toBe("ingesting");
+    expect(await s.registered()).toBeLessThan(ROWS);
+    expect(await readdir(join(s.dir, "processing"))).toHaveLength(1);
+    expect(s.most()).toBeLessThanOrEqual(WINDOW);
+  });
+
   it("when run's deadline passes while ingest waits for room, then run stops at once, exits 1 and leaves the file claimed", async () => {
     // twenty requests a second at most: the window stays full far past the deadline
     const s = await setUp("deadline", { SUBMIT_CONCURRENCY: "1", SUBMIT_RATE_PER_SEC: "20" });
