@@ -171,19 +171,20 @@ export async function nightlyPass(
 }
 
 /**
- * Ingest stopped between two chunks: for a refused API key or the deadline (a wait for room in the
- * window ends with them) the pass says so as it would while waiting for its invoices; for a signal it
- * failed, the file left claimed for the next pass.
+ * Ingest stopped between two chunks: for a signal the pass failed, the file left claimed for the next
+ * pass; for a refused API key or the deadline (a wait for room in the window ends with them) it says so
+ * as it would while waiting for its invoices.
  */
 async function ingestStopped(
   deps: NightlyPassDeps,
   options: NightlyPassOptions & { readonly refusing: () => boolean },
   error: IngestInterruptedError,
 ): Promise<NightlyOutcome> {
+  if (options.signal.aborted) return { kind: "failed", error };
   const refusal = await readApiKeyRefusal(deps.redis, deps.config.queuePrefix);
   if (refusal !== undefined)
     return { kind: "api-key-refused", httpStatus: refusal.httpStatus, detail: refusal.detail };
-  if (!options.signal.aborted && options.deadline !== undefined && Date.now() >= options.deadline)
+  if (options.deadline !== undefined && Date.now() >= options.deadline)
     return {
       kind: "stopped",
       why: "deadline",
