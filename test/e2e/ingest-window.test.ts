@@ -178,6 +178,24 @@ describe("ingest keeps to INGEST_WINDOW", () => {
     expect(s.most()).toBeLessThanOrEqual(WINDOW);
   });
 
+  it("when the service refuses the API key while ingest waits for room, then run exits 1 saying so, and the next run with the right key sends every row once", async () => {
+    const s = await setUp("refused");
+    const refused = spawnNode("workers/cli.js", ["run"], {
+      ...s.env,
+      INVOICE_API_KEY: "irs_live_not_the_right_key_99",
+    });
+    const stopped = await refused.exited;
+    expect(stopped.code, refused.output()).toBe(1);
+    expect(refused.output()).toMatch(/refused the API key/);
+    expect(await s.registered()).toBeLessThan(ROWS);
+
+    const fixed = spawnNode("workers/cli.js", ["run"], s.env);
+    const { code } = await fixed.exited;
+    expect(code, fixed.output()).toBe(0);
+    expect(s.sim.stats().effects).toMatchObject({ total: ROWS, keysWithMultipleEffects: 0 });
+    expect(s.most()).toBeLessThanOrEqual(WINDOW);
+  });
+
   it("when run's deadline passes while ingest waits for room, then run stops at once, exits 1 and leaves the file claimed", async () => {
     // twenty requests a second at most: the window stays full far past the deadline
     const s = await setUp("deadline", { SUBMIT_CONCURRENCY: "1", SUBMIT_RATE_PER_SEC: "20" });
