@@ -13,10 +13,19 @@ import { createLogger, type Logger } from "../log/logger.js";
 import { webhookSecrets } from "../ops/notify/webhook-url.js";
 import { coerceError } from "../errors/relay-error.js";
 import { withScope, type Scope } from "../lifecycle/scope.js";
+import type { WindowSettings } from "../ingest/ingest-window.js";
 
 /** Loads configuration for a command: environment first, then its flags. */
 export function commandConfig(overrides: Overrides, required: readonly SettingName[] = []): Config {
   return loadConfig(process.env, overrides, required);
+}
+
+/** INGEST_WINDOW as ingest keeps to it; undefined for 0 (no window). */
+export function ingestWindow(
+  config: Config,
+  more: Omit<WindowSettings, "jobs"> = {},
+): WindowSettings | undefined {
+  return config.ingestWindow === 0 ? undefined : { ...more, jobs: config.ingestWindow };
 }
 
 export function commandLogger(config: Config, name = "invoice-relay"): Logger {

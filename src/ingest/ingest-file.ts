@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
 import type { KeyNamespace } from "../invoice/key.js";
 import type { Logger } from "../log/logger.js";
-import { enqueueInvoices, type EnqueueItem } from "../queue/invoice-queue.js";
+import { enqueueInvoices, unfinishedJobs, type EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { ensureJob } from "../queue/requeued-jobs.js";
@@ -15,6 +15,7 @@ import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
 import { restorePastResults, type BeyondRetention } from "./past-results.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
 import { WorkWindow } from "./work-window.js";
+import { IngestWindow, type WindowSettings } from "./ingest-window.js";
 import { firstNames } from "./listed-names.js";
 
 export interface IngestDeps {
@@ -33,6 +34,11 @@ export interface IngestDeps {
   readonly beyondRetention?: BeyondRetention | undefined;
   /** With tracing on: each invoice's trace begins as its job is added (docs/operations.md, "Traces"). */
   readonly tracing?: InvoiceTracing | undefined;
+  /**
+   * INGEST_WINDOW: each chunk waits until its jobs keep the queue within the window (ingest-window.ts).
+   * Absent: the whole file is enqueued as fast as it is read.
+   */
+  readonly window?: WindowSettings | undefined;
 }
 
 export interface RowCounts {
@@ -73,8 +79,9 @@ export const INGEST_CHUNKS_IN_FLIGHT = 4;
  * Ingests one claimed file. A first, cheap pass proves the file usable as a whole (UTF-8, CSV header,
  * JSON syntax to the end) so a truncated or corrupt file is never half sent; the second pass registers
  * each valid row with the ledger and enqueues what needs sending, in chunks, one chunk's Redis
- * work overlapping the reading of the next. Re-running it for the same batch (after a crash) registers
- * and enqueues nothing twice.
+ * work overlapping the reading of the next; with a window, a chunk first waits until the queue has room
+ * for it, so the file is read once at the workers' pace. Re-running it for the same batch (after a
+ * crash) registers and enqueues nothing twice, and takes up where the window was.
  */
 export async function ingestFile(
   deps: IngestDeps,
@@ -98,10 +105,18 @@ export async function ingestFile(
   let jobs: EnqueueItem[] = [];
   let enqueued = 0;
   const chunks = new WorkWindow(INGEST_CHUNKS_IN_FLIGHT);
+  const window =
+    deps.window === undefined
+      ? undefined
+      : new IngestWindow(deps.window, () => unfinishedJobs(deps.queue), {
+          file: file.name,
+          logger: deps.logger,
+        });
   // Chunks register in file order, each after the one before (which the ledger's registered_line
   // relies on), while their look-ups and adds overlap; one that fails stops every later one.
   let registered: Promise<unknown> = Promise.resolve();
-  const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<void> => {
+  /** Registers and enqueues a chunk; answers how many jobs it may have added. */
+  const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<number> => {
     // Waits while PostgreSQL does not answer; throws before anything of the chunk is registered when
     // the results of record refuse, or the wait is given up.
     const restored =
@@ -127,12 +142,31 @@ export async function ingestFile(
       if (decisions[i]?.kind === "requeue" && (await ensureJob(deps, job.key, job.data)) === "added")
         requeued++;
     enqueued += wanted.length + requeued;
+    return wanted.length + requeued;
   };
   const send = async (): Promise<void> => {
     const [chunkRows, chunkJobs] = [rows, jobs];
     rows = [];
     jobs = [];
-    await chunks.start(() => flush(chunkRows, chunkJobs));
+    if (window === undefined) {
+      await chunks.start(() => flush(chunkRows, chunkJobs));
+      return;
+    }
+    try {
+      await window.take(chunkRows.length);
+    } catch (error) {
+      await chunks.settle(); // the chunks under way are registered before the file is left
+      throw error;
+    }
+    await chunks.start(async () => {
+      let added: number | undefined;
+      try {
+        added = await flush(chunkRows, chunkJobs);
+        return added;
+      } finally {
+        window.done(chunkRows.length, added);
+      }
+    });
   };
 
   for await (const batch of readInvoiceFileBatches(file.path, {

@@ -4,7 +4,7 @@ import { readInvoiceFileBatches } from "./read-invoice-file.js";
 import { profileOfBatch } from "./profiles/profile-snapshot.js";
 import type { SourceProfile } from "./profiles/source-profile.js";
 import type { Logger } from "../log/logger.js";
-import type { EnqueueItem } from "../queue/invoice-queue.js";
+import { unfinishedJobs, type EnqueueItem } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { ensureJob } from "../queue/requeued-jobs.js";
@@ -19,19 +19,17 @@ export interface StrandedDeps {
   readonly profiles?: readonly SourceProfile[] | undefined;
 }
 
-/** Job states in which a job will still run: while the queue holds any, nothing can be stranded for good. */
-const UNFINISHED = ["waiting", "active", "delayed", "prioritized", "waiting-children", "paused"] as const;
 const CHUNK = 500;
 
 /**
- * Whether invoices wait in the ledger while the queue holds no job that will run: the sign of keys
- * stranded without a job (a job deleted under a key that was put back to queued, jobs lost by Redis
- * while the records stayed). One call to BullMQ; `run` asks it when a pass stops making progress.
+ * Whether invoices wait in the ledger while the queue holds no job that will run (while it holds any,
+ * nothing can be stranded for good): the sign of keys stranded without a job (a job deleted under a key
+ * that was put back to queued, jobs lost by Redis while the records stayed). One call to BullMQ; `run`
+ * asks it when a pass stops making progress.
  */
 export async function mayBeStranded(queue: Queue<InvoiceJobData>, pending: number): Promise<boolean> {
   if (pending <= 0) return false;
-  const counts = await queue.getJobCounts(...UNFINISHED);
-  return UNFINISHED.every((state) => (counts[state] ?? 0) === 0);
+  return (await unfinishedJobs(queue)) === 0;
 }
 
 /**

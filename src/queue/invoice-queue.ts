@@ -37,6 +37,22 @@ export function createInvoiceQueue(
   });
 }
 
+/** Job states in which a job will still run: what the queue holds of invoices not yet final. */
+export const UNFINISHED_STATES = [
+  "waiting",
+  "active",
+  "delayed",
+  "prioritized",
+  "waiting-children",
+  "paused",
+] as const;
+
+/** How many jobs will still run, whatever process added them: one script run in Redis. */
+export async function unfinishedJobs(queue: Queue<InvoiceJobData>): Promise<number> {
+  const counts = await queue.getJobCounts(...UNFINISHED_STATES);
+  return UNFINISHED_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0);
+}
+
 export interface EnqueueItem {
   readonly key: string;
   readonly data: InvoiceJobData;

@@ -18,6 +18,7 @@ import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { FileChangedError } from "../ingest/errors/file-changed-error.js";
 import { UnreadableFileError } from "../ingest/unreadable-file-error.js";
 import type { BeyondRetention } from "../ingest/past-results.js";
+import type { WindowSettings } from "../ingest/ingest-window.js";
 import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import type { LeftFile } from "../names/file-name.js";
@@ -54,6 +55,11 @@ export interface DropPassDeps {
   readonly pulled?: ReadonlyMap<string, PulledFile> | undefined;
   /** With tracing on: each invoice's trace begins as its job is added (docs/operations.md, "Traces"). */
   readonly tracing?: InvoiceTracing | undefined;
+  /**
+   * INGEST_WINDOW: how far ahead of the workers a file is enqueued (src/ingest/ingest-window.ts);
+   * absent, every row is enqueued as soon as it is read.
+   */
+  readonly window?: WindowSettings | undefined;
   /** Told of each file the pass leaves where it is, its name refused (the pass's output names them). */
   readonly onLeft?: ((file: LeftFile) => void) | undefined;
 }

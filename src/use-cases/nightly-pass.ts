@@ -16,6 +16,7 @@ import { takeChangedFilesAgain, type ChangedClaim } from "./take-again.js";
 import type { Readiness } from "../ingest/drop-folder.js";
 import type { RemoteRetake } from "./remote-pull.js";
 import type { RemotePass } from "./remote-pass.js";
+import { passWindow } from "./pass-window.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly config: SubmitConfig;
@@ -120,23 +121,9 @@ export async function nightlyPass(
     now: deps.now,
     tracing: deps.tracing,
   });
+  // Ingest keeps to the window while this process's worker sends; its waits end with the pass.
+  const window = passWindow(deps.window, { redis: deps.redis, prefix: config.queuePrefix }, options);
   try {
-    const pulled = await deps.remote?.take(options.signal, true);
-    const passDeps = { ...deps, signal: options.signal, pulled };
-    let passed;
-    try {
-      passed = await dropPass(passDeps, config.settleMs);
-    } catch (error) {
-      if (error instanceof IngestInterruptedError || error instanceof PastResultsUnavailableError)
-        return { kind: "failed", error };
-      throw error;
-    }
-    const targets = new Set(passed.map((p) => p.file.batchId));
-    for (const meta of await unfinishedBatches(deps)) targets.add(meta.id);
-    // A claimed file that grew and is still being written keeps the pass until it is taken again.
-    const again = await takeChangedFilesAgain(passDeps, config.settleMs);
-    for (const taken of again.passed) targets.add(taken.file.batchId);
-    for (const waiting of again.waiting) targets.add(waiting.batch.id);
     const sending = (): void => {
       const snapshot = service.pacer?.snapshot();
       if (snapshot !== undefined) options.onSending?.(snapshot);
@@ -146,6 +133,22 @@ export async function nightlyPass(
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
     const waitOptions = { ...options, onRound: sending, refusing };
+    const pulled = await deps.remote?.take(options.signal, true);
+    const passDeps = { ...deps, signal: options.signal, pulled, window: window.window };
+    let passed;
+    try {
+      passed = await dropPass(passDeps, config.settleMs);
+    } catch (error) {
+      if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
+      if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };
+      throw error;
+    }
+    const targets = new Set(passed.map((p) => p.file.batchId));
+    for (const meta of await unfinishedBatches(deps)) targets.add(meta.id);
+    // A claimed file that grew and is still being written keeps the pass until it is taken again.
+    const again = await takeChangedFilesAgain(passDeps, config.settleMs);
+    for (const taken of again.passed) targets.add(taken.file.batchId);
+    for (const waiting of again.waiting) targets.add(waiting.batch.id);
     if (targets.size === 0) {
       // Nothing here; a server copy being taken again (still settling) may still be.
       const outcome = await finishRemote(
@@ -162,8 +165,34 @@ export async function nightlyPass(
       ? await finishRemote(passDeps, targets, outcome, waitOptions)
       : outcome;
   } finally {
+    window.close();
     await service.close(config.shutdownGraceMs);
   }
+}
+
+/**
+ * Ingest stopped between two chunks: for a signal the pass failed, the file left claimed for the next
+ * pass; for a refused API key or the deadline (a wait for room in the window ends with them) it says so
+ * as it would while waiting for its invoices.
+ */
+async function ingestStopped(
+  deps: NightlyPassDeps,
+  options: NightlyPassOptions & { readonly refusing: () => boolean },
+  error: IngestInterruptedError,
+): Promise<NightlyOutcome> {
+  if (options.signal.aborted) return { kind: "failed", error };
+  const refusal = await readApiKeyRefusal(deps.redis, deps.config.queuePrefix);
+  if (refusal !== undefined)
+    return { kind: "api-key-refused", httpStatus: refusal.httpStatus, detail: refusal.detail };
+  if (options.deadline !== undefined && Date.now() >= options.deadline)
+    return {
+      kind: "stopped",
+      why: "deadline",
+      pending: (await unfinishedBatches(deps)).reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
+      redisDown: false,
+      refusingForCapacity: options.refusing(),
+    };
+  return { kind: "failed", error };
 }
 
 /**
@@ -243,11 +272,8 @@ async function waitForBatches(
         outageSince = undefined;
       }
     } catch (error) {
-      if (
-        error instanceof BatchLostError ||
-        error instanceof IngestInterruptedError ||
-        error instanceof PastResultsUnavailableError
-      )
+      if (error instanceof IngestInterruptedError) return await ingestStopped(deps, options, error);
+      if (error instanceof BatchLostError || error instanceof PastResultsUnavailableError)
         return { kind: "failed", error };
       // A Redis restart or failover must not end a pass that may have hours to run: every step above
       // is safe to repeat, so wait for Redis (within the deadline) instead of giving up.

@@ -4,6 +4,7 @@ import type { RedisClient } from "../ledger/redis-client.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
+import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
 import type { RemotePass } from "./remote-pass.js";
@@ -93,7 +94,18 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       }
       const pass = PassWatch.starting(options.passes.deps, "scan");
       const pulled = await options.remote?.take(undefined, false);
-      const passed = await dropPass({ ...deps, pulled }, options.settleMs);
+      let passed;
+      try {
+        passed = await dropPass({ ...deps, pulled }, options.settleMs);
+      } catch (error) {
+        // The process is stopping while a file waits for room in the window: nothing failed.
+        if (!(error instanceof IngestInterruptedError)) throw error;
+        logger.info(
+          { file: error.file },
+          "stopping: the file stays in processing/ and the next scan resumes it",
+        );
+        return 0;
+      }
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
       // A scan that took nothing is no pass, unless it was the schedule's: a night with no files shows.

@@ -11,7 +11,8 @@ import { openTracing } from "../tracing.js";
 import { openPastResults } from "../past-results.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
-import { addCommonOptions, commandConfig, commandLogger, overridesFrom } from "../runtime.js";
+import { addCommonOptions, commandConfig, commandLogger, ingestWindow, overridesFrom } from "../runtime.js";
+import type { WindowWait } from "../../ingest/ingest-window.js";
 import { FlagError } from "../errors/flag-error.js";
 
 export const ingestCommand: CommandFactory = () =>
@@ -37,6 +38,14 @@ export const ingestCommand: CommandFactory = () =>
         await traced?.shutdown();
         throw error;
       });
+      // SIGTERM or Ctrl-C stops ingest between two chunks, a wait for room in the window too: the file
+      // stays claimed and the next ingest or run resumes it. A second one exits at once (as safe).
+      const stop = new AbortController();
+      const stopOn = (signal: NodeJS.Signals): void => {
+        if (stop.signal.aborted) process.exit(ExitCode.CouldNotFinish);
+        stop.abort(signal);
+      };
+      process.on("SIGTERM", stopOn).on("SIGINT", stopOn);
       try {
         const deps = {
           ...ctx,
@@ -44,6 +53,8 @@ export const ingestCommand: CommandFactory = () =>
           profiles,
           beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
           tracing: traced?.tracing,
+          signal: stop.signal,
+          window: ingestWindow(config, { until: stop.signal, onWait: sayWaiting }),
         };
         const passed =
           files.length === 0 ? await dropPass(deps, config.settleMs) : await ingestGiven(ctx, deps, files);
@@ -65,11 +76,25 @@ export const ingestCommand: CommandFactory = () =>
             ? ExitCode.FinishedWithProblems
             : ExitCode.Ok;
       } finally {
+        process.off("SIGTERM", stopOn).off("SIGINT", stopOn);
         await past.close();
         await ctx.close();
         await traced?.shutdown();
       }
     });
+
+/**
+ * `ingest` sends nothing itself: once the queue holds INGEST_WINDOW invoices not yet final, the rest of
+ * the file waits for workers, and the person running it is told why it does not return.
+ */
+function sayWaiting(wait: WindowWait): void {
+  process.stderr.write(
+    `invoice-relay ingest: ${shownName(wait.file)}: the queue holds ${wait.unfinished} invoices not yet ` +
+      `sent, as many as INGEST_WINDOW=${wait.window} allows; the rest of the file is enqueued as workers send ` +
+      "them (`invoice-relay worker`, `start` or `run` on this Redis and QUEUE_PREFIX). Ctrl-C stops here " +
+      "safely: the next `ingest` or `run` resumes the file. INGEST_WINDOW=0 enqueues whole files at once.\n",
+  );
+}
 
 /**
  * Files named on the command line are claimed into processing/ like dropped ones; from another file

@@ -17,7 +17,13 @@ import { parseDuration } from "../../config/duration.js";
 import { ExitCode } from "../exit-codes.js";
 import type { CommandFactory } from "../program.js";
 import { Progress } from "../progress.js";
-import { commandScope, shutdownOnSignals, submitSettings, submittingCommand } from "../runtime.js";
+import {
+  commandScope,
+  ingestWindow,
+  shutdownOnSignals,
+  submitSettings,
+  submittingCommand,
+} from "../runtime.js";
 import { summaryTable } from "../summary-table.js";
 import { passExitCode } from "../pass-exit-code.js";
 import { SendingSummary } from "../sending-summary.js";
@@ -116,6 +122,7 @@ export const runCommand: CommandFactory = () =>
               onApiKeyRefused: onApiKeyRefused(config, notifier),
             },
             onIngested: metrics.ingest.onIngested,
+            window: ingestWindow(config),
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
             remote,
             tracing,

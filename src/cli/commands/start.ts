@@ -16,7 +16,7 @@ import { passExitCode } from "../pass-exit-code.js";
 import { startRateSampler } from "../../use-cases/rate-sampler.js";
 import { rateSettingsOf } from "../../queue/send-rate-view.js";
 import type { CommandFactory } from "../program.js";
-import { commandScope, submitSettings, submittingCommand } from "../runtime.js";
+import { commandScope, ingestWindow, submitSettings, submittingCommand } from "../runtime.js";
 
 export const startCommand: CommandFactory = () =>
   submittingCommand("start")
@@ -79,6 +79,8 @@ export const startCommand: CommandFactory = () =>
             logger,
             profiles,
             onIngested: metrics.ingest.onIngested,
+            // A scan's wait for room ends with the process, so the scans close within the grace period.
+            window: ingestWindow(config, { until: stopping }),
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
             tracing,
           },
