@@ -125,6 +125,7 @@ export async function startSubmission(
     logger.info("the API key was refused earlier; resuming submission with the current key");
   }
 
+  const budgetErrors = { loggedAt: 0, suppressed: 0 };
   const pacer = config.submitRateAdaptive
     ? new SendPacer({
         budget: new SendBudget(commands, config.queuePrefix),
@@ -136,7 +137,19 @@ export async function startSubmission(
         retryAfterCapMs: config.retryAfterCapMs,
         ...(hooks.onHeld === undefined ? {} : { onHeld: hooks.onHeld }),
         onError: (error) => {
-          logger.warn({ err: error }, "the fleet's send budget in Redis did not answer; trying again");
+          // While Redis is away the pacer asks again every quarter of a second: one line per
+          // BUDGET_ERROR_LOG_EVERY_MS says so, with how many were left out.
+          const now = Date.now();
+          if (now - budgetErrors.loggedAt < BUDGET_ERROR_LOG_EVERY_MS) {
+            budgetErrors.suppressed++;
+            return;
+          }
+          logger.warn(
+            { err: error, suppressedSinceLast: budgetErrors.suppressed },
+            "the fleet's send budget in Redis did not answer; trying again",
+          );
+          budgetErrors.loggedAt = now;
+          budgetErrors.suppressed = 0;
         },
       })
     : undefined;
@@ -219,6 +232,9 @@ export async function startSubmission(
   let closing: Promise<void> | undefined;
   const close = (graceMs: number): Promise<void> => {
     closing ??= (async () => {
+      // Invoices waiting for their send time go back to the queue unsent at once: whatever holds them (a
+      // Retry-After, a low rate, Redis gone), the worker's close never waits on the pacer.
+      pacer?.close();
       const graceful = worker.close();
       const timer = new Promise<"timeout">((resolve) =>
         setTimeout(() => {
@@ -262,6 +278,9 @@ export function apiKeySetting(config: SubmitConfig): string {
   const path = config.secretFiles.invoiceApiKey;
   return path === undefined ? "INVOICE_API_KEY" : `the key in INVOICE_API_KEY_FILE (${path})`;
 }
+
+/** The budget unreachable is said once per this long (as the worker's own errors are), not four times a second. */
+const BUDGET_ERROR_LOG_EVERY_MS = 10_000;
 
 /** How long closing waits for Redis to take the process's last counts: a process whose Redis is away exits anyway. */
 const LAST_COUNTS_WAIT_MS = 1000;

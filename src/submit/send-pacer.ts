@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { RequestHeldBackError } from "./errors/request-held-back-error.js";
 import type { AnswerReport, BudgetReply, SentAlready } from "../ledger/send-budget.js";
 import { FleetVerdicts } from "./fleet-verdict.js";
 import { LatencyFloor } from "./latency-floor.js";
@@ -72,6 +73,12 @@ const CHARGE_EVERY_MS = 5;
 const CONGESTION_EVERY_MS = 500;
 const RETRY_BUDGET_MS = 250;
 
+/** A request waiting for its send time: sent at the fleet's rate, or stopped unsent (the pacer closed). */
+interface Waiter {
+  readonly go: (rate: number) => void;
+  readonly stop: (error: Error) => void;
+}
+
 /** One request's place in the fleet's schedule: when it went out, and the fleet's rate it was booked at. */
 export interface SendTicket {
   readonly sentAt: number;
@@ -115,7 +122,8 @@ export class SendPacer {
   #fleetRefused = 0;
   /** 429s not yet counted in the budget (a write was under way). */
   #uncounted = 0;
-  readonly #waiting: ((rate: number) => void)[] = [];
+  readonly #waiting: Waiter[] = [];
+  #closed = false;
   readonly #clock: () => number;
   readonly #timer: (fn: () => void, ms: number) => void;
   readonly #refusals: RefusalFloor;
@@ -141,18 +149,34 @@ export class SendPacer {
    * it (onAccepted, onThrottled, or onUnanswered for anything else), exactly once.
    */
   acquire(): Promise<SendTicket> {
+    if (this.#closed) return Promise.reject(new RequestHeldBackError());
     const asked = this.#clock();
-    return new Promise<SendTicket>((resolve) => {
-      this.#waiting.push((rate) => {
-        const sentAt = this.#clock();
-        const waited = sentAt - asked;
-        this.heldMs += waited;
-        if (waited > 0) this.options.onHeld?.(waited);
-        this.#refusals.sent(sentAt);
-        resolve({ sentAt, rate });
+    return new Promise<SendTicket>((resolve, reject) => {
+      this.#waiting.push({
+        go: (rate) => {
+          const sentAt = this.#clock();
+          const waited = sentAt - asked;
+          this.heldMs += waited;
+          if (waited > 0) this.options.onHeld?.(waited);
+          this.#refusals.sent(sentAt);
+          resolve({ sentAt, rate });
+        },
+        stop: reject,
       });
       this.#pump();
     });
+  }
+
+  /**
+   * The process is stopping: every request still waiting for its send time, and every one asked for
+   * from now on, fails unsent with RequestHeldBackError (its invoice goes back to the queue, no attempt
+   * spent), and the pacer asks Redis nothing more. Whatever holds the fleet (a Retry-After, a low rate,
+   * Redis gone), nothing waits on the pacer after this.
+   */
+  close(): void {
+    this.#closed = true;
+    for (let next = this.#waiting.shift(); next !== undefined; next = this.#waiting.shift())
+      next.stop(new RequestHeldBackError());
   }
 
   /**
@@ -227,6 +251,7 @@ export class SendPacer {
   }
 
   #pump(): void {
+    if (this.#closed) return;
     const now = this.#clock();
     if (now < this.#roomUntil && now + this.#offset >= this.#heldUntil) this.#sendOnRoom(now);
     if (this.#taking || (this.#waiting.length === 0 && this.#owed === 0)) return;
@@ -251,7 +276,7 @@ export class SendPacer {
       if (go === undefined) return;
       this.#nextSend = at + interval;
       this.#owe(1, at);
-      this.#release(go, rate, at - now);
+      this.#release(go.go, rate, at - now);
     }
   }
 
@@ -272,7 +297,7 @@ export class SendPacer {
         for (let i = 0; i < reply.booked; i++) {
           const go = this.#waiting.shift();
           if (go === undefined) break;
-          this.#release(go, rate, reply.waitMs + i * interval);
+          this.#release(go.go, rate, reply.waitMs + i * interval);
         }
         const clock = this.#clock();
         this.#nextSend = Math.max(this.#nextSend, clock + reply.waitMs + reply.booked * interval);
@@ -284,6 +309,7 @@ export class SendPacer {
         else this.#again(Math.min(reply.waitMs, 1000));
       })
       .catch((error: unknown) => {
+        if (this.#closed) return;
         this.#owe(sent.count, now - sent.spanMs);
         this.#roomUntil = 0;
         this.#refusals.unreport(report);
@@ -321,16 +347,14 @@ export class SendPacer {
     if (this.#resumeChecked) return;
     this.#resumeChecked = true;
     const state = this.#state;
-    if (reply.state === "" || state === undefined) {
-      this.#write(initialRateState(this.options.settings, reply.now), 0, "0");
-      return;
-    }
+    // no state stored, or none to trust: #absorb replaced it
+    if (state === undefined || parseRateState(reply.state, reply.now) === undefined) return;
     const resumed = onResume(state, reply.lastSentAt, reply.now, this.options.settings);
     if (resumed !== undefined) this.#write(resumed, 0);
   }
 
   #write(next: RateState | undefined, holdMs: number, from = this.#version): void {
-    if (this.#writing) return;
+    if (this.#writing || this.#closed) return;
     this.#writing = true;
     const counted = this.#uncounted;
     this.#uncounted = 0;
@@ -347,6 +371,7 @@ export class SendPacer {
       })
       .catch((error: unknown) => {
         this.#writing = false;
+        if (this.#closed) return;
         this.#uncounted += counted;
         this.#refusals.unreport(report);
         this.options.onError(error);
@@ -359,12 +384,12 @@ export class SendPacer {
     this.#sentPerSec = reply.sentPerSec;
     this.#version = reply.version;
     this.#fleetRefused = reply.refused;
-    if (reply.state === "") {
-      this.#state ??= initialRateState(this.options.settings, reply.now);
+    const previous = this.#state;
+    const state = parseRateState(reply.state, reply.now);
+    if (state === undefined) {
+      this.#replace(reply);
       return;
     }
-    const previous = this.#state;
-    const state = parseRateState(reply.state) ?? initialRateState(this.options.settings, reply.now);
     this.#state = state;
     if (state.cutAt !== previous?.cutAt || state.returnedAt !== previous?.returnedAt)
       this.#verdicts.restarted(reply.refused);
@@ -376,6 +401,24 @@ export class SendPacer {
     }
     this.#refusals.absorb(reply);
     this.#judge(state, reply);
+  }
+
+  /**
+   * The stored state is missing (deleted, a Redis restarted without persistence), garbled, out of range
+   * or dated ahead of the server's clock: it is replaced at once, never trusted and never left empty,
+   * by this process's last good state, or with none a probe from the start rate. The write is a
+   * compare-and-set on what is stored, so of several processes replacing it one wins.
+   */
+  #replace(reply: BudgetReply): void {
+    const stored = Number(reply.version);
+    const last = this.#state;
+    const version = Math.max(Number.isSafeInteger(stored) ? stored : 0, last?.version ?? 0) + 1;
+    const safe =
+      last !== undefined && last.at <= reply.now
+        ? { ...last, version }
+        : { ...initialRateState(this.options.settings, reply.now), version };
+    this.#state = safe;
+    this.#write(safe, 0, reply.version);
   }
 
   /** The fleet's answers, as the budget just gave them: a cut, a hold, a return to the plateau, or nothing. */

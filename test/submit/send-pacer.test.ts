@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { memoryBudget } from "../../src/dev/fleet-model/memory-budget.js";
+import { RequestHeldBackError } from "../../src/submit/errors/request-held-back-error.js";
+import { memoryBudget, type StoredState } from "../../src/dev/fleet-model/memory-budget.js";
+import { parseRateState } from "../../src/submit/rate-state.js";
 import { VirtualTime } from "../../src/dev/fleet-model/virtual-time.js";
 import type { BudgetPort } from "../../src/submit/send-pacer.js";
 import { SendPacer, type SendTicket } from "../../src/submit/send-pacer.js";
@@ -127,5 +129,68 @@ describe("a process's pacer and the fleet's budget", () => {
     await time.run(() => went, 1000);
     expect(went).toBe(true);
     expect(seen.takes).toBeGreaterThan(before);
+  });
+
+  it("when the pacer is closed while requests wait for their send time, then each fails unsent at once, later ones too, and the budget is asked nothing more", async () => {
+    const time = new VirtualTime(START);
+    const { budget, seen } = countedBudget(time);
+    // 1/s: the tenth request's time is nine seconds away
+    const pacer = pacerOn(time, budget, { ...DEFAULT_RATE_SETTINGS, startRate: 1, ceiling: 1 });
+    const outcomes: string[] = [];
+    for (let i = 0; i < 10; i++)
+      pacer.acquire().then(
+        () => outcomes.push("sent"),
+        (error: unknown) => outcomes.push(error instanceof RequestHeldBackError ? "held" : "other"),
+      );
+    await time.run(() => outcomes.length >= 2, 3000);
+    const sentBefore = outcomes.filter((o) => o === "sent").length;
+    expect(sentBefore).toBeGreaterThan(0);
+    expect(sentBefore).toBeLessThan(10);
+
+    pacer.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(outcomes).toHaveLength(10);
+    expect(outcomes.filter((o) => o === "held")).toHaveLength(10 - sentBefore);
+    await expect(pacer.acquire()).rejects.toBeInstanceOf(RequestHeldBackError);
+    const takes = seen.takes;
+    await time.run(() => false, 5000);
+    expect(seen.takes).toBe(takes);
+  });
+
+  it("when the stored state is deleted, garbled, out of range or dated ahead, then the next answer of the budget replaces it with the last good one, never left empty nor trusted", async () => {
+    const time = new VirtualTime(START);
+    const stored: StoredState = { v: "0", state: "" };
+    const budget = memoryBudget(time, 1, undefined, stored);
+    const pacer = pacerOn(time, budget, { ...DEFAULT_RATE_SETTINGS, startRate: 200, ceiling: 200 });
+    await send(time, pacer, 50, 5);
+    const good = parseRateState(stored.state, time.now);
+    expect(good?.rate).toBe(200);
+
+    const tampered: StoredState[] = [
+      { v: "0", state: "" },
+      { v: "7", state: "{garbled" },
+      { v: "8", state: JSON.stringify({ ...good, rate: -5 }) },
+      { v: "9", state: JSON.stringify({ ...good, at: time.now + 5 * 60_000 }) },
+      { v: "10", state: JSON.stringify({ ...good, max: undefined }) },
+    ];
+    for (const bad of tampered) {
+      Object.assign(stored, bad);
+      await send(time, pacer, 20, 5);
+      const now = parseRateState(stored.state, time.now);
+      expect(now, bad.state).toBeDefined();
+      expect(now?.rate, bad.state).toBe(good?.rate);
+      expect(Number(stored.v)).toBeGreaterThan(Number(bad.v));
+    }
+  });
+
+  it("when a process starts on a state it cannot trust and has none of its own, then it replaces it with a probe from the start rate", async () => {
+    const time = new VirtualTime(START);
+    const stored: StoredState = { v: "3", state: JSON.stringify({ version: 3, rate: 0, at: START, max: 0 }) };
+    const pacer = pacerOn(time, memoryBudget(time, 1, undefined, stored), {
+      ...DEFAULT_RATE_SETTINGS,
+      startRate: 40,
+    });
+    await send(time, pacer, 1, 1);
+    expect(parseRateState(stored.state, time.now)).toMatchObject({ rate: 40, max: 0, version: 4 });
   });
 });
