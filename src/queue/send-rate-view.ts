@@ -44,7 +44,8 @@ export async function readSendRate(
 ): Promise<SendRateView | undefined> {
   const reply = await new SendBudget(redis, prefix).read();
   if (reply.state === "") return undefined;
-  const state = parseRateState(reply.state) ?? initialRateState(settings, reply.now);
+  // a state no pacer could have written is shown as the start it is replaced with
+  const state = parseRateState(reply.state, reply.now) ?? initialRateState(settings, reply.now);
   const refusingSince = state.refusingSince === 0 ? undefined : state.refusingSince;
   return {
     learnedPerSec: rateAt(state, reply.now, settings, reply.sentPerSec),

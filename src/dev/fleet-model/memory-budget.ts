@@ -15,14 +15,25 @@ export interface BudgetTrace {
   readonly state: string;
 }
 
+/** The learned rate's state as the budget stores it (its version and JSON): a test may delete or garble it. */
+export interface StoredState {
+  v: string;
+  state: string;
+}
+
 /**
  * send-budget.lua's arithmetic in memory (src/ledger/lua/send-budget.lua: the GCRA schedule, the state
  * written by version, the hold, the fleet's answers by send time and each process's oldest request
  * unanswered), each call answered one Redis round trip later on the model's time. The script is what
  * runs in production; test/ledger/send-budget.test.ts holds it to the same replies.
  */
-export function memoryBudget(time: VirtualTime, roundTripMs: number, traces?: BudgetTrace[]): BudgetPort {
-  const b = { tat: 0, hold: 0, v: "0", state: "", seen: 0, refused: 0, quarter: 0, cnt: 0, prev: 0 };
+export function memoryBudget(
+  time: VirtualTime,
+  roundTripMs: number,
+  traces?: BudgetTrace[],
+  stored: StoredState = { v: "0", state: "" },
+): BudgetPort {
+  const b = { tat: 0, hold: 0, seen: 0, refused: 0, quarter: 0, cnt: 0, prev: 0 };
   const slots = new Map<number, { a: number; r: number; q: number }>();
   const procs = new Map<string, { ms: number; at: number }>();
 
@@ -89,8 +100,8 @@ export function memoryBudget(time: VirtualTime, roundTripMs: number, traces?: Bu
       booked,
       waitMs: wait,
       sentPerSec: (b.prev * (1 - (now % QUARTER_MS) / QUARTER_MS) + b.cnt) * (1000 / QUARTER_MS),
-      version: b.v,
-      state: b.state,
+      version: stored.v,
+      state: stored.state,
       heldUntil: b.hold,
       now,
       lastSentAt: b.seen,
@@ -135,9 +146,9 @@ export function memoryBudget(time: VirtualTime, roundTripMs: number, traces?: Bu
       }),
     event: (change, holdMs, refused = 0, report) =>
       later(() => {
-        if (change !== undefined && change.from === b.v) {
-          b.v = change.version;
-          b.state = change.state;
+        if (change !== undefined && change.from === stored.v) {
+          stored.v = change.version;
+          stored.state = change.state;
           traces?.push({ at: time.now, state: change.state });
         }
         b.refused += refused;
