@@ -29,12 +29,27 @@ describe("the end of run's word on sending", () => {
     expect(said).not.toMatch(/requests\/s|learned/);
   });
 
-  it("when the fleet met the service's capacity, then it says at what rate it held its sending", () => {
+  it("when the fleet met the service's capacity, then it says how many requests a second the service accepted", () => {
     const sending = new SendingSummary();
-    sending.observe(snapshot({ rate: 40, phase: "backing-off" }));
-    sending.attempted(notNow);
-    sending.observe(snapshot({ rate: 43.6, phase: "holding" }));
-    expect(sending.summary()).toMatch(/held its sending at about 44 requests\/s/);
+    sending.observe(snapshot({ rate: 40, phase: "backing-off", fleetSentPerSec: 30 }));
+    for (const attempt of [accepted, accepted, accepted, notNow]) sending.attempted(attempt);
+    sending.observe(snapshot({ rate: 43.6, phase: "holding", fleetSentPerSec: 40 }));
+    for (const attempt of [accepted, accepted]) sending.attempted(attempt);
+    sending.observe(snapshot({ rate: 44, phase: "holding", fleetSentPerSec: 44 }));
+    for (const attempt of [accepted, accepted]) sending.attempted(attempt);
+    sending.observe(snapshot({ rate: 44, phase: "holding", fleetSentPerSec: 41 }));
+    expect(sending.summary()).toMatch(/the service accepted about 41 requests\/s/);
+  });
+
+  it("when the learned rate stands far above what the service took, then the figure is what it accepted, never the learned rate", () => {
+    const sending = new SendingSummary();
+    for (const fleetSentPerSec of [400, 400, 400]) {
+      for (const attempt of [accepted, accepted, accepted, notNow]) sending.attempted(attempt);
+      sending.observe(snapshot({ rate: 1323, phase: "holding", fleetSentPerSec }));
+    }
+    const said = sending.summary() ?? "";
+    expect(said).toMatch(/accepted about 300 requests\/s/);
+    expect(said).not.toContain("1323");
   });
 
   it("when the service was still refusing for capacity at the end, then it says so", () => {
