@@ -24,8 +24,8 @@ import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 import { SendBudget } from "../ledger/send-budget.js";
-import { SendPacer } from "../submit/send-pacer.js";
-import { DEFAULT_RATE_SETTINGS } from "../submit/send-rate.js";
+import { SendPacer } from "../capacity/index.js";
+import { rateSettingsOf } from "./send-rate-view.js";
 
 export interface SubmissionService {
   readonly worker: Worker<InvoiceJobData>;
@@ -40,7 +40,7 @@ export interface SubmissionService {
 export type { AttemptObservation, RetryReason, StatusClass } from "../submit/attempt-labels.js";
 export type { SubmitOutcome } from "../submit/submit-invoice.js";
 export { finalStatusWritten } from "../submit/submit-invoice.js";
-export type { PacerSnapshot, SendPacer } from "../submit/send-pacer.js";
+export type { PacerSnapshot, SendPacer } from "../capacity/index.js";
 
 export interface SubmissionHooks {
   /**
@@ -129,14 +129,9 @@ export async function startSubmission(
   const pacer = config.submitRateAdaptive
     ? new SendPacer({
         budget: new SendBudget(commands, config.queuePrefix),
-        settings: {
-          ...DEFAULT_RATE_SETTINGS,
-          ceiling: config.submitRatePerSec,
-          startRate: config.submitRateStart,
-        },
-        retryAfterCapMs: config.retryAfterCapMs,
+        settings: rateSettingsOf(config),
         ...(hooks.onHeld === undefined ? {} : { onHeld: hooks.onHeld }),
-        onError: (error) => {
+        onError: (error: unknown) => {
           // While Redis is away the pacer asks again every quarter of a second: one line per
           // BUDGET_ERROR_LOG_EVERY_MS says so, with how many were left out.
           const now = Date.now();

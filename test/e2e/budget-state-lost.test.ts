@@ -5,7 +5,7 @@ import { LedgerNames } from "../../src/ledger/names.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { createRedis } from "../../src/queue/connection.js";
 import { startSimulator } from "../../src/simulator/index.js";
-import { parseRateState } from "../../src/submit/rate-state.js";
+import { parseRateState } from "../../src/capacity/index.js";
 import { cliEnv } from "../support/cli-env.js";
 import { finish } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
@@ -53,8 +53,9 @@ describe("the learned rate's state lost or garbled mid-night", () => {
     });
     const budget = new LedgerNames(prefix).sendBudget;
     const trusted = async (): Promise<boolean> => {
-      const [state, time] = await Promise.all([redis.hget(budget, "state"), redis.time()]);
-      return state !== null && parseRateState(state, Number(time[0]) * 1000) !== undefined;
+      const [[state, hold], time] = await Promise.all([redis.hmget(budget, "state", "hold"), redis.time()]);
+      const now = Number(time[0]) * 1000;
+      return typeof state === "string" && parseRateState(state, now, Number(hold ?? 0)) !== undefined;
     };
     const replaced: string[] = [];
     const tamper = async (): Promise<void> => {
