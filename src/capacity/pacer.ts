@@ -1,32 +1,18 @@
 import { LATELY_MS, type BudgetCall, type BudgetPort, type BudgetReply } from "../ledger/send-budget.js";
 import { RequestHeldBackError } from "../submit/errors/request-held-back-error.js";
-import {
-  RECOVER_MS,
-  concurrencyFor,
-  onAccepted,
-  onProbed,
-  onRefused,
-  onResume,
-  parseRateState,
-  phaseAt,
-  rateAt,
-  startState,
-  type Fleet,
-  type RatePhase,
-  type RateSettings,
-  type RateState,
-} from "./rate.js";
+import * as policy from "./rate.js";
+import type { RatePhase, RateSettings, RateState } from "./rate.js";
 
+/**
+ * `onHeld`: a request waited this long for its send time (metrics); `onError`: Redis did not answer (told,
+ * then asked again); `clock` and `timer`: Date.now and setTimeout unless given (the fleet model's time).
+ */
 export interface PacerOptions {
   readonly budget: BudgetPort;
   readonly settings: RateSettings;
-  /** A request waited this long for its send time (metrics). */
   readonly onHeld?: (ms: number) => void;
-  /** Redis unreachable or a write refused: reported, then tried again. */
   readonly onError: (error: unknown) => void;
-  /** This process's clock (epoch ms); the budget's replies say how far Redis's is from it. */
   readonly clock?: () => number;
-  /** Runs `fn` after `ms` (setTimeout unless given: the fleet model runs pacers on its own time). */
   readonly timer?: (fn: () => void, ms: number) => void;
 }
 
@@ -49,19 +35,19 @@ export interface SendTicket {
   readonly rate: number;
 }
 
+/**
+ * The rate as this process sees it: what every process together sent and the service accepted per
+ * second lately and refused in all, since when it refuses everything and until when it holds the fleet
+ * (epoch ms, 0: not), and whether SUBMIT_CONCURRENCY is below what the rate needs (`capped`).
+ */
 export interface PacerSnapshot {
   readonly rate: number;
   readonly phase: RatePhase;
-  /** Requests per second the whole fleet sent, and the service accepted, lately. */
   readonly fleetSentPerSec: number;
   readonly fleetAcceptedPerSec: number;
-  /** Since when the service refuses for capacity and accepts nothing (epoch ms), or 0. */
-  readonly refusingSince: number;
-  /** Requests the service refused for capacity, every process together, in all (as last read). */
   readonly fleetRefused: number;
-  /** Until when the service holds the fleet (Retry-After; epoch ms, the server's), or 0. */
+  readonly refusingSince: number;
   readonly heldUntil: number;
-  /** True while SUBMIT_CONCURRENCY is below what the rate needs at the latency seen. */
   readonly capped: boolean;
 }
 
@@ -70,7 +56,11 @@ interface Waiter {
   readonly stop: (error: Error) => void;
 }
 
-const NO_ANSWERS: Fleet = { acceptedPerSec: 0, refusedPerSec: 0, accepted: 0, refused: 0 };
+/** The budget as known before its first reply. */
+const UNREAD: BudgetReply = {
+  ...{ booked: 0, waitMs: 0, now: 0, hold: 0, v: "0", state: "", seen: 0, capped: 0 },
+  ...{ sentPerSec: 0, acceptedPerSec: 0, refusedPerSec: 0, accepted: 0, refused: 0 },
+};
 
 /**
  * This process's side of the fleet's send budget: every request waits for a send time booked in Redis
@@ -79,12 +69,9 @@ const NO_ANSWERS: Fleet = { acceptedPerSec: 0, refusedPerSec: 0, accepted: 0, re
  */
 export class SendPacer {
   #state: RateState | undefined;
-  #version = "0";
-  #fleet = NO_ANSWERS;
+  /** The budget's last reply, and how far the server's clock is from this process's. */
+  #reply = UNREAD;
   #offset = 0;
-  #heldUntil = 0;
-  #sentPerSec = 0;
-  #fleetRefused = 0;
   #started = false;
   #closed = false;
   #taking = false;
@@ -106,8 +93,6 @@ export class SendPacer {
   readonly #waiting: Waiter[] = [];
   readonly #clock: () => number;
   readonly #timer: (fn: () => void, ms: number) => void;
-  /** Requests answered 429 or 503-with-Retry-After by the service, in all. */
-  throttled = 0;
 
   constructor(private readonly options: PacerOptions) {
     this.#clock = options.clock ?? Date.now;
@@ -142,7 +127,6 @@ export class SendPacer {
 
   /** A refusal for capacity (429, or 503 with Retry-After) and what it asked to wait (0: nothing). */
   onRefused(ticket: SendTicket, retryAfterMs: number): void {
-    this.throttled++;
     this.#refused++;
     this.#roomUntil = 0;
     // judged as if sent an answer time and the budget's window earlier: the refusals counted lately
@@ -163,7 +147,7 @@ export class SendPacer {
     this.#accepted++;
     this.#roll(ticket.sentAt + latencyMs);
     this.#slowest[0] = Math.max(this.#slowest[0] ?? 0, latencyMs);
-    const state = this.#state === undefined ? undefined : onAccepted(this.#state);
+    const state = this.#state === undefined ? undefined : policy.onAccepted(this.#state);
     if (state !== undefined) this.#write(state);
     else this.#pump();
   }
@@ -172,7 +156,7 @@ export class SendPacer {
   concurrency(max: number): number {
     const slowest = Math.max(...this.#slowest);
     if (slowest === 0) return max;
-    const needed = concurrencyFor(this.#rate(), slowest);
+    const needed = policy.concurrencyFor(this.#rate(), slowest);
     if (needed > max) this.#cappedAt = this.#clock();
     return Math.min(needed, max);
   }
@@ -180,39 +164,36 @@ export class SendPacer {
   snapshot(): PacerSnapshot | undefined {
     const state = this.#state;
     if (state === undefined) return undefined;
+    const { sentPerSec, acceptedPerSec, refused, hold } = this.#reply;
     return {
       rate: this.#rate(),
-      phase: phaseAt(state, this.#clock() + this.#offset, this.#heldUntil),
-      fleetSentPerSec: this.#sentPerSec,
-      fleetAcceptedPerSec: this.#fleet.acceptedPerSec,
-      refusingSince: state.refusingSince,
-      fleetRefused: this.#fleetRefused,
-      heldUntil: this.#heldUntil,
-      capped: this.#capped(),
+      phase: policy.phaseAt(state, this.#clock() + this.#offset, hold),
+      ...{ fleetSentPerSec: sentPerSec, fleetAcceptedPerSec: acceptedPerSec, fleetRefused: refused },
+      ...{ refusingSince: state.refusingSince, heldUntil: hold, capped: this.#capped() },
     };
   }
 
   #capped(): boolean {
-    return this.#clock() - this.#cappedAt < RECOVER_MS;
+    return this.#clock() - this.#cappedAt < policy.RECOVER_MS;
   }
 
   #rate(): number {
     const now = this.#clock() + this.#offset;
-    const state = this.#state ?? startState(this.options.settings, now, NO_ANSWERS);
-    return rateAt(state, now, this.options.settings, this.#fleet);
+    const state = this.#state ?? policy.startState(this.options.settings, now, UNREAD);
+    return policy.rateAt(state, now, this.options.settings, this.#reply);
   }
 
   /** A new window of the slowest answer every RECOVER_MS: the latency seen is that of the last one or two. */
   #roll(now: number): void {
-    if (now - this.#windowAt < RECOVER_MS) return;
-    this.#slowest = [0, now - this.#windowAt < 2 * RECOVER_MS ? (this.#slowest[0] ?? 0) : 0];
+    if (now - this.#windowAt < policy.RECOVER_MS) return;
+    this.#slowest = [0, now - this.#windowAt < 2 * policy.RECOVER_MS ? (this.#slowest[0] ?? 0) : 0];
     this.#windowAt = now;
   }
 
   #pump(): void {
     if (this.#closed) return;
     const now = this.#clock();
-    if (now < this.#roomUntil && now + this.#offset >= this.#heldUntil) this.#sendOnRoom(now);
+    if (now < this.#roomUntil && now + this.#offset >= this.#reply.hold) this.#sendOnRoom(now);
     const counts = this.#owed + this.#accepted + this.#refused;
     if (this.#taking || (this.#waiting.length === 0 && counts === 0)) return;
     const due = this.#lastCall + ROOM_MS - now;
@@ -260,9 +241,7 @@ export class SendPacer {
         this.#again(reply.booked > 0 || wanted === 0 ? 0 : Math.min(reply.waitMs, 1000));
       })
       .catch((error: unknown) => {
-        this.#failed(call, error, () => {
-          this.#again(RETRY_MS);
-        });
+        if (this.#failed(call, error)) this.#again(RETRY_MS);
       });
   }
 
@@ -279,8 +258,9 @@ export class SendPacer {
     return counts;
   }
 
-  #failed(call: BudgetCall, error: unknown, then: () => void): void {
-    if (this.#closed) return;
+  /** A call failed: what it told is told with the next; false once closed (nothing more is asked). */
+  #failed(call: BudgetCall, error: unknown): boolean {
+    if (this.#closed) return false;
     if ((call.owed ?? 0) > 0)
       this.#owedSince = this.#owed === 0 ? this.#clock() - (call.spanMs ?? 0) : this.#owedSince;
     this.#owed += call.owed ?? 0;
@@ -288,15 +268,15 @@ export class SendPacer {
     this.#refused += call.refused ?? 0;
     this.#roomUntil = 0;
     this.options.onError(error);
-    then();
+    return true;
   }
 
   #release(waiter: Waiter, rate: number, delay: number): void {
-    if (delay < 1) waiter.go(rate);
-    else
-      this.#timer(() => {
-        waiter.go(rate);
-      }, delay);
+    const go = () => {
+      waiter.go(rate);
+    };
+    if (delay < 1) go();
+    else this.#timer(go, delay);
   }
 
   #again(ms: number): void {
@@ -309,14 +289,11 @@ export class SendPacer {
   }
 
   /** Counts what was heard, writes `state` if still on the version read, and holds the fleet for `holdMs`. */
-  #write(state: RateState | undefined, holdMs = 0, from = this.#version): boolean {
+  #write(state: RateState | undefined, holdMs = 0, from = this.#reply.v): boolean {
     if (this.#writing || this.#closed) return false;
     this.#writing = true;
-    const write =
-      state === undefined
-        ? undefined
-        : { from, state: JSON.stringify(state), version: String(state.version) };
-    const call = { ...this.#counts(this.#clock()), holdMs, ...(write === undefined ? {} : { write }) };
+    const write = state && { from, state: JSON.stringify(state), version: String(state.version) };
+    const call = { ...this.#counts(this.#clock()), holdMs, ...(write && { write }) };
     this.options.budget
       .call(call)
       .then((reply) => {
@@ -325,19 +302,15 @@ export class SendPacer {
       })
       .catch((error: unknown) => {
         this.#writing = false;
-        this.#failed(call, error, () => undefined);
+        this.#failed(call, error);
       });
     return true;
   }
 
   #absorb(reply: BudgetReply): void {
     this.#offset = reply.now - this.#clock();
-    this.#heldUntil = reply.hold;
-    this.#sentPerSec = reply.sentPerSec;
-    this.#fleetRefused = reply.refused;
-    this.#version = reply.v;
-    this.#fleet = reply;
-    const state = parseRateState(reply.state, reply.now, reply.hold);
+    this.#reply = reply;
+    const state = policy.parseRateState(reply.state, reply.now, reply.hold);
     if (state === undefined) {
       this.#replace(reply);
       return;
@@ -346,16 +319,23 @@ export class SendPacer {
     const { settings } = this.options;
     if (!this.#started) {
       this.#started = true;
-      const resumed = onResume(state, reply.seen, reply.now, this.#fleet, settings);
+      const resumed = policy.onResume(state, reply.seen, reply.now, reply, settings);
       if (resumed !== undefined && this.#write(resumed)) return;
     }
     const refusal = this.#refusal;
     if (refusal !== undefined) {
-      const judged = onRefused(state, refusal.sentAt, refusal.retryAfterMs, this.#fleet, reply.now, settings);
+      const judged = policy.onRefused(
+        state,
+        refusal.sentAt,
+        refusal.retryAfterMs,
+        reply,
+        reply.now,
+        settings,
+      );
       if (judged === undefined || this.#write(judged.state, judged.holdMs)) this.#refusal = undefined;
       return;
     }
-    const probed = onProbed(state, this.#fleet, settings);
+    const probed = policy.onProbed(state, reply, settings);
     if (probed !== undefined) this.#write(probed);
   }
 
@@ -371,7 +351,7 @@ export class SendPacer {
     const safe =
       last !== undefined && last.at <= Math.max(reply.now, reply.hold)
         ? { ...last, version }
-        : startState(this.options.settings, reply.now, reply, version);
+        : policy.startState(this.options.settings, reply.now, reply, version);
     this.#state = safe;
     this.#write(safe, 0, reply.v);
   }

@@ -25,19 +25,20 @@ export const STATE_AHEAD_MS = 1000;
 /** No ceiling still has one: a rate no HTTP client reaches, so the arithmetic stays finite. */
 const NO_CEILING = 1_000_000;
 
-const rate = z.number().positive();
-const time = z.number().nonnegative();
+const [positive, count] = [z.number().positive(), z.number().nonnegative()];
+/** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
+ * counts at the last event (`at…`) and at the cycle's start (`mark…`), and since when it refuses all. */
 const stateSchema = z.object({
   version: z.number().int().nonnegative(),
-  rate,
-  at: time,
-  max: z.number().nonnegative(),
-  k: z.number().positive(),
-  atAccepted: z.number().nonnegative(),
-  atRefused: z.number().nonnegative(),
-  markAt: time,
-  markAccepted: z.number().nonnegative(),
-  refusingSince: time,
+  rate: positive,
+  at: count,
+  max: count,
+  k: positive,
+  atAccepted: count,
+  atRefused: count,
+  markAt: count,
+  markAccepted: count,
+  refusingSince: count,
 });
 
 /** The learned rate's state, as the budget stores it (JSON). */
@@ -52,14 +53,8 @@ export interface RateSettings {
   readonly retryAfterCapMs: number;
 }
 
-/** What the budget says of the fleet (src/ledger/send-budget.ts): its answers lately and in all. */
-export interface Fleet {
-  readonly acceptedPerSec: number;
-  readonly refusedPerSec: number;
-  /** Requests the service accepted, and refused, in all (what a cycle's long-run rate is counted from). */
-  readonly accepted: number;
-  readonly refused: number;
-}
+/** What the budget says of the fleet (src/ledger/send-budget.ts): the answers per second lately, and in all. */
+export type Fleet = Readonly<Record<"acceptedPerSec" | "refusedPerSec" | "accepted" | "refused", number>>;
 
 export type RatePhase = "probing" | "holding" | "backing-off";
 
@@ -83,19 +78,21 @@ export function parseRateState(text: string, now: number, heldUntil = 0): RateSt
   return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
 }
 
+/** An event at `now` (the curve starts there), with the fleet's counts then; and a cycle's start. */
+const eventAt = (now: number, f: Counts) => ({ at: now, atAccepted: f.accepted, atRefused: f.refused });
+const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.accepted });
+
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
+  const rate = clamp(settings.startRate, settings);
   return {
     version,
-    rate: clamp(settings.startRate, settings),
-    at: now,
+    rate,
     max: 0,
     k: RECOVER_MS,
-    atAccepted: fleet.accepted,
-    atRefused: fleet.refused,
-    markAt: now,
-    markAccepted: fleet.accepted,
     refusingSince: 0,
+    ...eventAt(now, fleet),
+    ...cycleAt(now, fleet),
   };
 }
 
@@ -120,12 +117,11 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
 /**
  * A refusal (429, or 503 with Retry-After) of a request sent at `sentAt`, the fleet's answers counting it:
  * the new state and the hold, or undefined when it says nothing new of capacity. Once per round trip: a
- * refusal is judged by `sentAt`, its send time less the slowest answer lately: the answers to requests
- * sent within one answer time after a cut still show the service's queue from before it. Only refusals above 1 − β of the answers
- * lately speak of capacity. With a Retry-After the whole fleet holds for exactly that, then goes on at
- * the long-run rate the service allowed over the cycle (what it accepted since the cycle began, over the
- * time to this hold's end; a hold as long as the cycle so far begins the next); without, the rate goes to β of what the service accepted lately, the plateau.
- * A service that accepted nothing teaches no plateau: the last one stays, and the rate goes to β of itself.
+ * request sent before the last event was refused at the old rate (the pacer dates it an answer time and
+ * the budget's window back). Only refusals more than chance speak of capacity. With a Retry-After the
+ * whole fleet holds for exactly that, then goes on at the long-run rate the service allowed over the
+ * cycle, the hold included; without, the rate goes to β of what the service accepted, the plateau. A
+ * service that mostly refused since the last event teaches no plateau: the rate goes to β of itself.
  */
 export function onRefused(
   state: RateState,
@@ -149,9 +145,11 @@ export function onRefused(
     const max = longRun > 0 ? next : state.max;
     const k = Math.max(RECOVER_MS, holdMs);
     // a hold as long as the cycle so far starts a new one; a shorter one is part of it
-    const mark = holdMs >= now - state.markAt ? { markAt: end, markAccepted: fleet.accepted } : {};
-    const held = { ...state, version, rate: next, at: end, max, k, refusingSince, ...mark };
-    return { state: { ...held, atAccepted: fleet.accepted, atRefused: fleet.refused }, holdMs };
+    const cycle = holdMs >= now - state.markAt ? cycleAt(end, fleet) : {};
+    return {
+      state: { ...state, version, rate: next, max, k, refusingSince, ...eventAt(end, fleet), ...cycle },
+      holdMs,
+    };
   }
   // the accepted rate lately, or over the cycle since the last cut if lower: a short window at a low
   // rate holds a handful of answers, and a plateau one answer too high is refused every cycle
@@ -162,8 +160,8 @@ export function onRefused(
   const accepted = Math.min(fleet.acceptedPerSec, cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
   const cut = clamp(BETA * (accepted > 0 ? Math.min(accepted, current) : current), settings);
-  const next = { ...state, version, rate: cut, at: now, max, k: RECOVER_MS, refusingSince };
-  return { state: { ...next, atAccepted: fleet.accepted, atRefused: fleet.refused }, holdMs: 0 };
+  const next = { ...state, version, rate: cut, max, k: RECOVER_MS, refusingSince, ...eventAt(now, fleet) };
+  return { state: next, holdMs: 0 };
 }
 
 /**
@@ -210,26 +208,20 @@ export function onResume(
   now: number,
   fleet: Fleet,
   settings: RateSettings,
-): RateState | undefined {
+) {
   if (lastSentAt === 0 || now - lastSentAt < IDLE_MS) return undefined;
   // the curve as it stood when the fleet last sent (what was accepted then is not known now)
   const idle = { ...fleet, acceptedPerSec: Infinity, refusedPerSec: 0 };
   const learned = state.max > 0 ? Math.min(state.max, rateAt(state, lastSentAt, settings, idle)) : state.rate;
-  return {
-    ...state,
-    version: state.version + 1,
-    rate: clamp(BETA * learned, settings),
-    at: now,
-    max: state.max > 0 ? clamp(learned, settings) : 0,
-    k: RECOVER_MS,
-    atAccepted: fleet.accepted,
-    atRefused: fleet.refused,
-    markAt: now,
-    markAccepted: fleet.accepted,
-  };
+  const [rate, max] = [clamp(BETA * learned, settings), state.max > 0 ? clamp(learned, settings) : 0];
+  const version = state.version + 1;
+  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
-/** What the rate is doing, for operators: held by the service, finding its speed, or at it. */
+/**
+ * What the rate is doing, for operators: held by the service (a hold, or climbing back after a cut),
+ * finding its speed, or at it: from K to 2K after an event the curve stays within 1 − β of the plateau.
+ */
 export function phaseAt(state: RateState, now: number, heldUntil: number): RatePhase {
   if (now < heldUntil) return "backing-off";
   if (state.max <= 0) return "probing";

@@ -9,20 +9,13 @@ const script = new LuaScript("send-budget");
 export const LATELY_MS = 250;
 
 const count = z.coerce.number().nonnegative();
+const NUMBERS = ["booked", "waitMs", "now", "hold", "seen", "capped", "accepted", "refused"] as const;
+const RATES = ["sentPerSec", "acceptedPerSec", "refusedPerSec"] as const;
+const counts = Object.fromEntries([...NUMBERS, ...RATES].map((name) => [name, count]));
 const fields = z.object({
-  booked: count,
-  waitMs: count,
-  now: count,
-  hold: count,
   v: z.string(),
   state: z.string(),
-  seen: count,
-  sentPerSec: count,
-  acceptedPerSec: count,
-  refusedPerSec: count,
-  accepted: count,
-  refused: count,
-  capped: count,
+  ...(counts as Record<(typeof NUMBERS)[number] | (typeof RATES)[number], typeof count>),
 });
 
 /** The script's name, value pairs, checked. */
@@ -44,25 +37,24 @@ const replySchema = z
  */
 export type BudgetReply = z.output<typeof fields>;
 
-/** What one call asks of the budget; every part is optional. */
-export interface BudgetCall {
-  /** Send times to book, `intervalMs` apart, none further than `aheadMs` from now. */
-  readonly wanted?: number;
-  readonly intervalMs?: number;
-  readonly aheadMs?: number;
-  /** Requests sent already while the schedule had room, the first `spanMs` ago: charged first. */
-  readonly owed?: number;
-  readonly spanMs?: number;
-  /** Answers heard since the last call. */
-  readonly accepted?: number;
-  readonly refused?: number;
-  /** Hold every process back for this long from now (Retry-After). */
-  readonly holdMs?: number;
-  /** Write `state` (JSON) as `version` if the stored version is still `from`. */
+/**
+ * What one call asks of the budget, every part optional: `wanted` send times `intervalMs` apart, none
+ * further than `aheadMs` from now; `owed` requests sent already while the schedule had room, the first
+ * `spanMs` ago, charged first; the answers heard since the last call; a hold of every process for
+ * `holdMs` from now (Retry-After); `write` the state if the stored version is still `from`; `capped`: this
+ * process found SUBMIT_CONCURRENCY below what the rate needs.
+ */
+export type BudgetCall = Partial<
+  Readonly<
+    Record<
+      "wanted" | "intervalMs" | "aheadMs" | "owed" | "spanMs" | "accepted" | "refused" | "holdMs",
+      number
+    >
+  >
+> & {
   readonly write?: { readonly from: string; readonly state: string; readonly version: string };
-  /** This process found SUBMIT_CONCURRENCY below what the rate needs. */
   readonly capped?: boolean;
-}
+};
 
 /** The budget as the pacer uses it (src/capacity/pacer.ts); the fleet model has one in memory. */
 export interface BudgetPort {
@@ -86,25 +78,16 @@ export class SendBudget implements BudgetPort {
   }
 
   async call(call: BudgetCall): Promise<BudgetReply> {
-    const reply = await script.run(
-      this.redis,
-      [this.#name],
-      [
-        call.wanted ?? 0,
-        (call.intervalMs ?? 1).toFixed(3),
-        call.aheadMs ?? 0,
-        call.owed ?? 0,
-        Math.max(0, Math.round(call.spanMs ?? 0)),
-        call.accepted ?? 0,
-        call.refused ?? 0,
-        Math.max(0, Math.round(call.holdMs ?? 0)),
-        call.write?.from ?? "",
-        call.write?.state ?? "",
-        call.write?.version ?? "",
-        call.capped === true ? 1 : 0,
-      ],
-    );
-    return replySchema.parse(reply);
+    const { wanted = 0, intervalMs = 1, aheadMs = 0, owed = 0, accepted = 0, refused = 0, write } = call;
+    const [span, hold] = [call.spanMs ?? 0, call.holdMs ?? 0].map((ms) => Math.max(0, Math.round(ms)));
+    const args = [wanted, intervalMs.toFixed(3), aheadMs, owed, span ?? 0, accepted, refused, hold ?? 0];
+    const written = [
+      write?.from ?? "",
+      write?.state ?? "",
+      write?.version ?? "",
+      call.capped === true ? 1 : 0,
+    ];
+    return replySchema.parse(await script.run(this.redis, [this.#name], [...args, ...written]));
   }
 
   /** The budget as it stands, booking and counting nothing (status, /metrics). */
