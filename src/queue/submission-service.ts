@@ -212,7 +212,7 @@ export async function startSubmission(
   // Ready before closable: closing a worker whose blocking connection is still starting crashed the
   // process (BullMQ re-emits the aborted start as an "error" after removing its listeners), as a `run`
   // with nothing to do closed it at once.
-  const blockingClient = await worker.waitUntilReady();
+  await worker.waitUntilReady();
   const sweeps = startRetentionSweeps(
     new Retention(
       commands,
@@ -228,32 +228,26 @@ export async function startSubmission(
   const close = (graceMs: number): Promise<void> => {
     closing ??= (async () => {
       // Invoices waiting for their send time go back to the queue unsent at once: whatever holds them (a
-      // Retry-After, a low rate, Redis gone), the worker's close never waits on the pacer.
+      // Retry-After, a low rate, Redis gone), closing never waits on the pacer. No new job is taken; the
+      // ones in hand finish within the grace.
       pacer?.close();
-      const graceful = worker.close();
+      await worker.pause(true);
       const timer = new Promise<"timeout">((resolve) =>
         setTimeout(() => {
           resolve("timeout");
         }, graceMs).unref(),
       );
-      if ((await Promise.race([graceful.then(() => "closed" as const), timer])) === "timeout") {
+      const finished = (await Promise.race([worker.idle().then(() => "idle" as const), timer])) === "idle";
+      if (!finished)
         logger.warn(
           { graceMs },
           "grace period over: leaving unfinished invoices to be retried by the next worker",
         );
-        // Not `await worker.close(true)`: BullMQ hands back the close already under way. With Redis away,
-        // that close disconnected BullMQ's blocking connection between two reconnect attempts and waits
-        // for an "end" ioredis then never emits (taskforcesh/bullmq#4656), while its lock and stalled-job
-        // timers keep the process alive. One more attempt lets that connection end, whether Redis answers
-        // (it is closed at once) or not, and the close runs to its end; the jobs' locks lapse and the next
-        // worker takes them.
-        void blockingClient.connect().then(
-          () => {
-            blockingClient.disconnect();
-          },
-          () => undefined,
-        );
-      }
+      // Forced when the grace ran out or Redis is away: BullMQ's own close waits for its jobs' last Redis
+      // writes and for its blocking connection to say it ended, which with Redis away it never does
+      // (taskforcesh/bullmq#4656), while its lock and stalled-job timers keep the process alive. Forced,
+      // it stops them and leaves the jobs' locks to lapse: the next worker takes them.
+      await worker.close(!finished || connection.status !== "ready");
       await sweeps.stop();
       clearInterval(flushes);
       await lastCounts(ledger, commands, logger);

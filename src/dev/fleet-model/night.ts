@@ -57,12 +57,12 @@ const HANDLING_MS = 3;
 const MAX_CONCURRENCY = 512;
 
 /**
- * The relay's own pacers (src/submit/send-pacer.ts: the learned rate, the refusal floor, the latency
- * floor, booking ahead) for a fleet of processes, against the simulator's own capacity model, with the
+ * The relay's own pacers (src/capacity: the learned rate, booking ahead, the fleet's counts) for a
+ * fleet of processes, against the simulator's own capacity model, with the
  * budget's arithmetic in memory one round trip away (memory-budget.ts): what `npm run bench:capacity`
  * runs with processes, sockets and Redis, in a second and the same every time for a seed. Requests reach
  * the service 0–3 ms after their send time; a refusal is answered at once, an accepted request after
- * 20–40 ms and the latency the capacity model adds as its bucket empties. What it leaves out (BullMQ, the
+ * `latencyMs` (20–40 ms) and the latency the capacity model adds as its bucket empties. What it leaves out (BullMQ, the
  * event loop, a busy machine) is what the benchmark measures.
  */
 export async function modelNight(options: NightOptions): Promise<NightOutcome> {
