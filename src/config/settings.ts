@@ -77,11 +77,33 @@ const bool = z
   .enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" })
   .transform((v) => v === "true" || v === "1" || v === "yes");
 
+/**
+ * Whether a URL parses with a host, and its user name and password decode: what the Redis client needs
+ * of it (it would otherwise fail later with a bare "Invalid URL" or "URI malformed", naming no setting).
+ */
+function readsAsUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+    return url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
 export const SETTINGS = {
   redisUrl: {
     env: "REDIS_URL",
     description: "Redis holding the queue and the ledger.",
-    schema: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
+    schema: z
+      .string()
+      .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+      .refine(
+        readsAsUrl,
+        "is not a valid URL: percent-encode a user name or password that holds / ? # @ % or a blank " +
+          "(encodeURIComponent; / is %2F), as in redis://:p%2Fss@host:6379",
+      ),
     default: "redis://127.0.0.1:6379",
     file: true,
   },

@@ -29,6 +29,12 @@ export function isCredentialParam(name: string): boolean {
  * comma or blank (a cluster node written without its scheme).
  */
 const USERINFO = /(\/\/[^/?#:]*:)([^/?#]*)@/g;
+/**
+ * The same, to the last `@` of the URL (up to a blank or a comma): a password holding `/`, `?` or `#`
+ * unencoded makes a URL no parser reads, and its whole text may then be quoted in a message; from the
+ * `:` to that `@` is masked, so such a password is masked whole.
+ */
+const LOOSE_USERINFO = /(\/\/[^/?#:@\s,]*:)([^\s,]*)@/g;
 const BARE_USERINFO = /((?:^|[,\s])[^/?#@\s,:]*:)([^/@\s,]*)@/g;
 /** A query parameter: the value runs to the next `&` (a `#` ends it for the driver; masking on is safe). */
 const PARAM = /([?&])([^&#=?]*)=([^&]*)/g;
@@ -42,7 +48,7 @@ interface Span {
 /** Where the credentials are in `text`: the spans of userinfo passwords and credential parameters' values. */
 function credentialSpans(text: string): Span[] {
   const spans: Span[] = [];
-  for (const pattern of [USERINFO, BARE_USERINFO])
+  for (const pattern of [USERINFO, LOOSE_USERINFO, BARE_USERINFO])
     for (const m of text.matchAll(pattern)) {
       const start = (m.index ?? 0) + (m[1]?.length ?? 0);
       const end = start + (m[2]?.length ?? 0);

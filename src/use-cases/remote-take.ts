@@ -117,9 +117,11 @@ export async function takeFile(
     await rm(part, { force: true });
     throw error;
   }
+  // The size and time the server says, against those it said before: whether it says it changed. What
+  // was read is judged by its bytes alone (`standing`), never by the size said (which a server may get
+  // wrong: remote-content.ts).
   const after = await session.stat(at);
-  if (got.size !== start.size || after?.size !== start.size || after.mtimeMs !== start.mtimeMs)
-    return changed(after);
+  if (after?.size !== start.size || after.mtimeMs !== start.mtimeMs) return changed(after);
   if (target !== undefined && at !== target) {
     try {
       await session.rename(at, target);
@@ -144,7 +146,7 @@ export async function takeFile(
   const checked: RemoteClaim = {
     ...start,
     sha256: got.sha256,
-    size: standing.size,
+    size: got.size,
     mtimeMs: standing.mtimeMs,
     settlingSince: undefined,
   };

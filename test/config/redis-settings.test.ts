@@ -110,6 +110,28 @@ describe("REDIS_CLUSTER_NODES", () => {
     expect(urlProblems[0]).not.toContain(secret);
   });
 
+  it("when a password holds a character a URL ends its userinfo at (/ ? # or a bad %), then REDIS_URL is refused naming the setting and how to encode it, and no message shows the password", () => {
+    const secret = "Sup3r/S3cr?t#x";
+    for (const value of [
+      "redis://:Sup3r/S3cret@10.0.0.1:6379/0",
+      "redis://relay:Sup3r?S3cret@10.0.0.1:6379",
+      "redis://:Sup3r#S3cret@10.0.0.1:6379",
+      "redis://:Sup3r%zzS3cret@10.0.0.1:6379",
+    ]) {
+      const problems = problemsOf({ REDIS_URL: value });
+      expect(problems, value).toEqual([
+        expect.stringMatching(/^REDIS_URL is not a valid URL: .*percent-encode/),
+      ]);
+      expect(problems[0], value).not.toMatch(/Sup3r|S3cret/);
+    }
+    for (const value of [`http://:${secret}@10.0.0.1:6379`, `postgres://u:${secret}@db:5432/x`])
+      for (const problem of [
+        ...problemsOf({ REDIS_URL: value }),
+        ...problemsOf({ RESULTS_DATABASE_URL: value }),
+      ])
+        expect(problem, value).not.toMatch(/Sup3r|S3cr/);
+  });
+
   it("when text holds user:password@ with or without a scheme, then the password is masked and the rest kept", () => {
     expect(maskUrlCredentials("rediss://relay:pw@a:6379,rediss://relay:pw@b:6379")).toBe(
       "rediss://relay:***@a:6379,rediss://relay:***@b:6379",

@@ -19,6 +19,18 @@ interface Node {
   data: Buffer;
   /** Seconds, as SFTP v3 sends them. */
   mtime: number;
+  /** The size the server says the file has (stat, fstat, the listing), when it lies about it. */
+  saidSize?: number;
+  /** Reads of the file at or past this offset are never answered: a server stalled mid-download. */
+  stallFrom?: number;
+}
+
+/** How a listed file's server lies about it. */
+export interface Lies {
+  /** The size said by stat, fstat and the listing, whatever the file holds. */
+  readonly size?: number;
+  /** Reads at or past this offset are never answered (the connection itself stays up). */
+  readonly stallFrom?: number;
 }
 
 export interface HostileSftpServer {
@@ -32,7 +44,7 @@ export interface HostileSftpServer {
   readonly inbox: string;
   url(): string;
   /** Lists `name` in the inbox exactly as given, and serves `content` at whatever path it resolves to. */
-  list(name: string, content: string, mtime?: number): void;
+  list(name: string, content: string, mtime?: number, lies?: Lies): void;
   /** The content of a listed name still where it was listed, or undefined once moved or removed. */
   listed(name: string): Buffer | undefined;
   /** A file's content at an absolute path of the server (after the relay's moves), or undefined. */
@@ -97,8 +109,14 @@ export async function startHostileSftpServer(): Promise<HostileSftpServer> {
     user: "partner",
     inbox,
     url: () => `sftp://partner@127.0.0.1:${port}${inbox}`,
-    list: (name, content, mtime = Math.floor(Date.now() / 1000) - 60) => {
-      listed.set(name, { kind: "file", data: Buffer.from(content), mtime });
+    list: (name, content, mtime = Math.floor(Date.now() / 1000) - 60, lies = {}) => {
+      listed.set(name, {
+        kind: "file",
+        data: Buffer.from(content),
+        mtime,
+        ...(lies.size === undefined ? {} : { saidSize: lies.size }),
+        ...(lies.stallFrom === undefined ? {} : { stallFrom: lies.stallFrom }),
+      });
     },
     listed: (name) => listed.get(name)?.data,
     read: (path) => {
@@ -199,7 +217,7 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
       reqid,
       names.map(([filename, node]) => ({
         filename,
-        longname: `${node.kind === "dir" ? "d" : "-"}rw-r--r-- 1 partner partner ${node.data.length} Jan 1 00:00 ${filename}`,
+        longname: `${node.kind === "dir" ? "d" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
         attrs: attrsOf(node),
       })),
     );
@@ -238,6 +256,7 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
       fail(reqid, STATUS_CODE.FAILURE);
       return;
     }
+    if (node.stallFrom !== undefined && offset + length > node.stallFrom) return;
     if (offset >= node.data.length) {
       fail(reqid, STATUS_CODE.EOF);
       return;
@@ -311,7 +330,7 @@ function attrsOf(node: Node): Attributes {
     mode: node.kind === "dir" ? 0o40755 : 0o100644,
     uid: 1000,
     gid: 1000,
-    size: node.data.length,
+    size: node.saidSize ?? node.data.length,
     atime: node.mtime,
     mtime: node.mtime,
   };

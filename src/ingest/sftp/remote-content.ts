@@ -1,12 +1,16 @@
 import { createHash } from "node:crypto";
+import { open } from "node:fs/promises";
 import type { SFTPWrapper } from "ssh2";
 import type { ClaimedContent } from "../claimed-content.js";
 
 /**
  * How a file on the server stands against what was taken of it (its size and the SHA-256 of its bytes),
- * read again through one open handle: `intact` (the same bytes), `grown` (those bytes, more after them),
- * `rewritten` (other bytes, or fewer), or `gone`. Its size and modification time are the handle's, so a
- * later `stat` that still shows them tells that nothing was written since (SFTP v3: whole seconds).
+ * read again through one open handle: `intact` (the same bytes, and nothing after them), `grown` (those
+ * bytes, more after them), `rewritten` (other bytes, or fewer), or `gone`. The verdict is the bytes'
+ * alone: a server may say a size its file does not have (one that says 0 for every file, or the size
+ * before a conversion), so the size it says is never taken for where the file ends. Its size and
+ * modification time are the handle's, so a later `stat` that still shows them tells that nothing was
+ * written since (SFTP v3: whole seconds).
  */
 export type RemoteStanding =
   | { readonly kind: "intact" | "grown" | "rewritten"; readonly size: number; readonly mtimeMs: number }
@@ -29,6 +33,7 @@ export async function remoteStanding(
   sftp: SFTPWrapper,
   path: string,
   claimed: ClaimedContent,
+  answer: () => void = () => undefined,
 ): Promise<RemoteStanding> {
   let handle: Buffer;
   try {
@@ -44,10 +49,10 @@ export async function remoteStanding(
       sftp.fstat(handle, cb);
     });
     const seen = { size: stats.size, mtimeMs: stats.mtime * 1000 };
-    if (stats.size < claimed.size) return { kind: "rewritten", ...seen };
-    const same = (await prefixSha256(sftp, handle, claimed.size)) === claimed.sha256;
+    const same = (await prefixSha256(sftp, handle, claimed.size, answer)) === claimed.sha256;
     if (!same) return { kind: "rewritten", ...seen };
-    return { kind: stats.size === claimed.size ? "intact" : "grown", ...seen };
+    const more = await readAt(sftp, handle, Buffer.alloc(1), claimed.size);
+    return { kind: more === 0 ? "intact" : "grown", ...seen };
   } finally {
     await call<undefined>((cb) => {
       sftp.close(handle, (error) => {
@@ -58,7 +63,12 @@ export async function remoteStanding(
 }
 
 /** The SHA-256 of the first `length` bytes; undefined when the file ends before them. */
-async function prefixSha256(sftp: SFTPWrapper, handle: Buffer, length: number): Promise<string | undefined> {
+async function prefixSha256(
+  sftp: SFTPWrapper,
+  handle: Buffer,
+  length: number,
+  answer: () => void,
+): Promise<string | undefined> {
   const hash = createHash("sha256");
   const pieces = Math.ceil(length / READ_BYTES);
   const read = async (piece: number): Promise<Buffer | undefined> => {
@@ -66,11 +76,8 @@ async function prefixSha256(sftp: SFTPWrapper, handle: Buffer, length: number): 
     const buffer = Buffer.alloc(Math.min(READ_BYTES, length - start));
     // A server may answer a read with fewer bytes than asked: ask again for the rest.
     for (let filled = 0; filled < buffer.length;) {
-      const got = await call<number>((cb) => {
-        sftp.read(handle, buffer, filled, buffer.length - filled, start + filled, (error, bytes) => {
-          cb(error, bytes);
-        });
-      });
+      const got = await readAt(sftp, handle, buffer.subarray(filled), start + filled);
+      answer();
       if (got === 0) return undefined; // the end of the file came first: it shrank
       filled += got;
     }
@@ -93,6 +100,53 @@ async function prefixSha256(sftp: SFTPWrapper, handle: Buffer, length: number): 
     hash.update(buffer);
   }
   return hash.digest("hex");
+}
+
+/** Reads into `buffer` from `position`: the bytes read, 0 at the end of the file. */
+function readAt(sftp: SFTPWrapper, handle: Buffer, buffer: Buffer, position: number): Promise<number> {
+  return call<number>((cb) => {
+    sftp.read(handle, buffer, 0, buffer.length, position, (error, bytes) => {
+      cb(error, bytes);
+    });
+  });
+}
+
+/**
+ * Appends to the local file `local` what the server's `remote` holds after its first `from` bytes, up
+ * to the end of the file, and returns how many bytes that was. The download (fastGet) reads as many
+ * bytes as the server says the file has; a server that says fewer than it holds (0, or a size before a
+ * conversion) would otherwise have the rest of its invoices dropped without a word. One read when the
+ * server told the truth.
+ */
+export async function readRest(
+  sftp: SFTPWrapper,
+  remote: string,
+  local: string,
+  from: number,
+  answer: () => void = () => undefined,
+): Promise<number> {
+  const handle = await call<Buffer>((cb) => {
+    sftp.open(remote, "r", cb);
+  });
+  const out = await open(local, "a");
+  try {
+    const buffer = Buffer.alloc(READ_BYTES);
+    let at = from;
+    for (;;) {
+      const got = await readAt(sftp, handle, buffer, at);
+      answer();
+      if (got === 0) return at - from;
+      await out.write(buffer, 0, got);
+      at += got;
+    }
+  } finally {
+    await out.close();
+    await call<undefined>((cb) => {
+      sftp.close(handle, (error) => {
+        cb(error, undefined);
+      });
+    }).catch(() => undefined);
+  }
 }
 
 function call<T>(start: (cb: (error: Error | undefined | null, value: T) => void) => void): Promise<T> {

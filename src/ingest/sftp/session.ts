@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import { stat } from "node:fs/promises";
 import type { ServerHostKeyAlgorithm, SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
@@ -10,7 +11,7 @@ import { HostKeyRevokedError } from "./errors/host-key-revoked-error.js";
 import { RemoteFileRefusedError } from "./errors/remote-file-refused-error.js";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
 import { acceptedKeys, algorithmsFor, fingerprintOf, keyTypeOf, type AcceptedKeys } from "./host-key.js";
-import { remoteStanding, type RemoteStanding } from "./remote-content.js";
+import { readRest, remoteStanding, type RemoteStanding } from "./remote-content.js";
 import type { RemoteSource } from "./remote-source.js";
 
 /** One entry of a remote folder. */
@@ -33,6 +34,7 @@ export interface RemoteSession {
   readonly list: (dir: string) => Promise<RemoteEntry[]>;
   /** Undefined when there is nothing at `path`. */
   readonly stat: (path: string) => Promise<{ size: number; mtimeMs: number } | undefined>;
+  /** Every byte up to the end of the file, whatever size the server says it has. */
   readonly download: (remote: string, local: string) => Promise<void>;
   /** Reads `path` again to tell whether it still holds the content taken (remote-content.ts). */
   readonly standing: (path: string, claimed: ClaimedContent) => Promise<RemoteStanding>;
@@ -75,7 +77,7 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
     const attempt = await connectOnce(source, login, algorithms, accepted);
     if (attempt.kind === "open") {
       if (accepted.probe) metWith.set(known, attempt.type);
-      return sessionOf(attempt.client, attempt.sftp);
+      return sessionOf(attempt.client, attempt.sftp, source.name, server);
     }
     if (attempt.kind === "revoked")
       throw new HostKeyRevokedError(source.name, server, attempt.fingerprint, attempt.where);
@@ -168,9 +170,72 @@ async function connectOnce(
   }
 }
 
-function sessionOf(client: SftpClient, sftp: SFTPWrapper): RemoteSession {
+/**
+ * How long a request to the server may go unanswered before the connection is taken for dead: the
+ * patience of the handshake (READY_TIMEOUT_MS), and that of the keepalives (3 unanswered, 5 s apart).
+ * A server whose connection stays up (it answers the keepalives) but that never answers a read, a
+ * listing or a rename would otherwise hold the pass, and `run`, for ever. A transfer that goes on,
+ * however slowly, is never cut: each answer starts the wait again.
+ */
+export const UNANSWERED_MS = 15_000;
+
+function sessionOf(client: SftpClient, sftp: SFTPWrapper, source: string, server: string): RemoteSession {
+  let dead: RemoteSourceUnavailableError | undefined;
+  /**
+   * Runs one operation; when the server answers nothing for UNANSWERED_MS (`answer` tells each answer
+   * of a long one), the connection is closed and the operation fails as the source's (`transfer`, tried
+   * again with backoff), so the other sources and the drop folder go on.
+   */
+  const watched = async <T>(what: string, run: (answer: () => void) => Promise<T>): Promise<T> => {
+    if (dead !== undefined) throw dead;
+    let timer: NodeJS.Timeout | undefined;
+    let fail: (error: Error) => void = () => undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    const answer = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        dead = new RemoteSourceUnavailableError(
+          source,
+          "transfer",
+          `${server} answered nothing for ${UNANSWERED_MS / 1000} s while asked to ${what}; the connection ` +
+            "was closed. If it happens again, ask the server's operator whether it is overloaded or stuck",
+        );
+        const ssh: unknown = Reflect.get(client, "client");
+        if (ssh instanceof EventEmitter) (ssh as EventEmitter & { destroy?: () => void }).destroy?.();
+        fail(dead);
+      }, UNANSWERED_MS);
+    };
+    answer();
+    try {
+      const running = run(answer);
+      running.catch(() => undefined); // when the wait wins, the operation's own failure comes after
+      return await Promise.race([running, stalled]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const plain = requests(client, sftp);
   return {
-    list: async (dir) =>
+    list: (dir) => watched(`list ${dir}`, () => plain.list(dir)),
+    stat: (path) => watched(`stat ${path}`, () => plain.stat(path)),
+    download: (remote, local) => watched(`read ${remote}`, (answer) => plain.download(remote, local, answer)),
+    standing: (path, claimed) => watched(`read ${path}`, (answer) => plain.standing(path, claimed, answer)),
+    upload: (local, remote) => watched(`write ${remote}`, (answer) => plain.upload(local, remote, answer)),
+    rename: (from, to) => watched(`rename ${from}`, () => plain.rename(from, to)),
+    remove: (path) => watched(`remove ${path}`, () => plain.remove(path)),
+    mkdirp: (path) => watched(`create ${path}`, () => plain.mkdirp(path)),
+    close: async () => {
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
+/** The session's operations as requests to the server; `answer` is told of each answer of a long one. */
+function requests(client: SftpClient, sftp: SFTPWrapper) {
+  return {
+    list: async (dir: string): Promise<RemoteEntry[]> =>
       (await client.list(dir)).map((e) => ({
         listed: e.name,
         name: admitName(e.name),
@@ -178,34 +243,33 @@ function sessionOf(client: SftpClient, sftp: SFTPWrapper): RemoteSession {
         mtimeMs: e.modifyTime,
         type: TYPES[e.type] ?? "other",
       })),
-    stat: (path) =>
+    stat: (path: string) =>
       answered("read", path, async () => {
         if ((await client.exists(path)) === false) return undefined;
         const s = await client.stat(path);
         return { size: s.size, mtimeMs: s.modifyTime };
       }),
-    download: (remote, local) =>
+    download: (remote: string, local: string, answer: () => void) =>
       answered("send", remote, async () => {
-        await client.fastGet(remote, local, { concurrency: 16, chunkSize: 64 * 1024 });
+        await client.fastGet(remote, local, { concurrency: 16, chunkSize: 64 * 1024, step: answer });
+        await readRest(sftp, remote, local, (await stat(local)).size, answer);
       }),
-    standing: (path, claimed) => answered("read", path, () => remoteStanding(sftp, path, claimed)),
-    upload: (local, remote) =>
+    standing: (path: string, claimed: ClaimedContent, answer: () => void) =>
+      answered("read", path, () => remoteStanding(sftp, path, claimed, answer)),
+    upload: (local: string, remote: string, answer: () => void) =>
       answered("write", remote, async () => {
-        await client.fastPut(local, remote);
+        await client.fastPut(local, remote, { step: answer });
       }),
-    rename: (from, to) =>
+    rename: (from: string, to: string) =>
       answered("rename", `${from} to ${to}`, async () => {
         await client.rename(from, to);
       }),
-    remove: (path) =>
+    remove: (path: string) =>
       answered("remove", path, async () => {
         await client.delete(path, true);
       }),
-    mkdirp: async (path) => {
+    mkdirp: async (path: string) => {
       if ((await client.exists(path)) === false) await client.mkdir(path, true);
-    },
-    close: async () => {
-      await client.end().catch(() => undefined);
     },
   };
 }

@@ -2,6 +2,7 @@ import { spokenDuration as duration } from "../../config/duration.js";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import { PASS_OUTCOMES, type PassRecord } from "../../ledger/passes.js";
 import type { SecondPoint } from "../../ledger/send-series.js";
+import { shownName } from "../../names/shown-text.js";
 import { statusBadge } from "./batches-page.js";
 import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
@@ -120,7 +121,7 @@ export function passPage(
               (b) =>
                 html`<tr>
                   <td>
-                    <a href="/batches/${encodeURIComponent(b.id)}">${b.file}</a>
+                    <a href="/batches/${encodeURIComponent(b.id)}">${shownName(b.file)}</a>
                     <div class="muted mono">${b.id}</div>
                   </td>
                   <td>${statusBadge(b.state)}</td>

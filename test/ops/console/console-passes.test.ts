@@ -77,6 +77,21 @@ describe("the console's passes", () => {
     expect(page.body).not.toMatch(/<script/i);
   });
 
+  it("when a file of a pass has a name holding a line break or a bidi control, then its pass page shows the name escaped, as every other page does", async () => {
+    const c = await consoleApp(undefined);
+    apps.push(c);
+    const batch = await reportedBatch(c.batches, "invoice\u202Evsc.exe\nfake.csv", { succeeded: 1 });
+    const pass = { id: "20261121T040000Z-0a0b0d", kind: "run" as const, startedAt: START, endedAt: END };
+    await new Passes(c.redis, c.prefix).write({ ...pass, batches: [batch], invoices: { succeeded: 1 } }, DAY);
+
+    const page = await c.app.inject({ url: `/passes/${pass.id}`, headers: { host: HOST } });
+
+    expect(page.statusCode).toBe(200);
+    expect(page.body).not.toContain("\u202E");
+    expect(page.body).not.toContain("vsc.exe\nfake");
+    expect(page.body).toContain("&quot;invoice\\u202evsc.exe\\nfake.csv&quot;");
+  });
+
   it("when a pass is not kept or the address is not a pass id, then 404 says so before Redis is asked for a name", async () => {
     const c = await consoleApp(undefined);
     apps.push(c);

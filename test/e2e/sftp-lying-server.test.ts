@@ -1,0 +1,79 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { startSimulator } from "../../src/simulator/index.js";
+import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
+import { runCli } from "../support/cli-run.js";
+import { startHostileSftpServer, type Lies } from "../support/hostile-sftp-server.js";
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+const cleanups = cleanupsAfterEach();
+const HEADER = "external_id,currency,destination_country,archive_policy\n";
+const row = (id: string) => `${id},EUR,DE,eu-10y\n`;
+
+/** A drop folder whose one SFTP source is the hostile server, serving `files` with their lies. */
+async function world(files: [string, string, Lies][]) {
+  const tree = await mkdtemp(join(tmpdir(), "relay-lying-"));
+  cleanups.push(() => rm(tree, { recursive: true, force: true }));
+  const dropDir = join(tree, "drop");
+  await mkdir(dropDir);
+  const server = await startHostileSftpServer();
+  const sim = await startSimulator({ apiKey: API_KEY, seed: 5 });
+  cleanups.push(
+    () => server.close(),
+    () => sim.close(),
+  );
+  for (const [name, content, lies] of files) server.list(name, content, undefined, lies);
+  await writeFile(
+    join(dropDir, "sources.yaml"),
+    [
+      "sftp:",
+      "  - name: acme",
+      `    url: "${server.url()}"`,
+      `    key_file: "${server.clientKeyFile}"`,
+      `    host_key: "${server.fingerprint}"`,
+      "",
+    ].join("\n"),
+  );
+  const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "lying", dropDir }, { SETTLE_MS: "200" });
+  return { server, sim, env };
+}
+
+describe("an SFTP server that lies about its files", () => {
+  it("when the server says a size smaller than the file holds (fewer bytes, or 0), then every row is read and sent and the server's archived copy is the whole file", async () => {
+    const short = HEADER + row("SHORT-1") + row("SHORT-2") + row("SHORT-3");
+    const zero = HEADER + row("ZERO-1") + row("ZERO-2");
+    const { server, sim, env } = await world([
+      ["short.csv", short, { size: Buffer.byteLength(HEADER + row("SHORT-1") + row("SHORT-2")) }],
+      ["zero.csv", zero, { size: 0 }],
+    ]);
+
+    const { code, output } = await runCli(["run"], env, 60_000);
+
+    expect(code, output).toBe(0);
+    expect(sim.stats().effects).toMatchObject({ total: 5, keysWithMultipleEffects: 0 });
+    const archived = server.files().filter((p) => p.startsWith(`${server.inbox}/archive/`));
+    expect(archived.map((p) => server.read(p)?.toString()).sort()).toEqual([short, zero].sort());
+  });
+
+  it("when the server keeps the connection up but never answers a read, then run gives up on the source with a message naming the server and what it was asked, exits non-zero, and takes the file at a later run once the server answers", async () => {
+    const content = HEADER + row("STALL-1") + row("STALL-2");
+    const { server, sim, env } = await world([["stall.csv", content, { stallFrom: 10 }]]);
+
+    const stalled = await runCli(["run"], env, 150_000);
+
+    expect(stalled.signal, stalled.output).toBeNull();
+    expect(stalled.code, stalled.output).toBe(1);
+    expect(stalled.output).toMatch(
+      /SFTP source acme: 127\.0\.0\.1:\d+ answered nothing for 15 s while asked to read \/inbox\/stall\.csv/,
+    );
+    expect(sim.stats().effects.total).toBe(0);
+
+    server.list("stall.csv", content);
+    const later = await runCli(["run"], env, 60_000);
+    expect(later.code, later.output).toBe(0);
+    expect(sim.stats().effects).toMatchObject({ total: 2, keysWithMultipleEffects: 0 });
+  }, 200_000);
+});
