@@ -6,7 +6,7 @@ import { startSimulator } from "../../src/simulator/index.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 import { runCli } from "../support/cli-run.js";
-import { startHostileSftpServer, type Lies } from "../support/hostile-sftp-server.js";
+import { startHostileSftpServer, type HostileOptions, type Lies } from "../support/hostile-sftp-server.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const cleanups = cleanupsAfterEach();
@@ -14,12 +14,12 @@ const HEADER = "external_id,currency,destination_country,archive_policy\n";
 const row = (id: string) => `${id},EUR,DE,eu-10y\n`;
 
 /** A drop folder whose one SFTP source is the hostile server, serving `files` with their lies. */
-async function world(files: [string, string, Lies][]) {
+async function world(files: [string, string, Lies][], options: HostileOptions = {}) {
   const tree = await mkdtemp(join(tmpdir(), "relay-lying-"));
   cleanups.push(() => rm(tree, { recursive: true, force: true }));
   const dropDir = join(tree, "drop");
   await mkdir(dropDir);
-  const server = await startHostileSftpServer();
+  const server = await startHostileSftpServer(options);
   const sim = await startSimulator({ apiKey: API_KEY, seed: 5 });
   cleanups.push(
     () => server.close(),
@@ -75,5 +75,19 @@ describe("an SFTP server that lies about its files", () => {
     const later = await runCli(["run"], env, 60_000);
     expect(later.code, later.output).toBe(0);
     expect(sim.stats().effects).toMatchObject({ total: 2, keysWithMultipleEffects: 0 });
+  }, 200_000);
+
+  it("when the server accepts the login but never opens the SFTP session, then run gives up on the source with a message saying so, and exits non-zero", async () => {
+    const content = HEADER + row("SESSION-1");
+    const { sim, env } = await world([["session.csv", content, {}]], { answerSessions: false });
+
+    const { code, signal, output } = await runCli(["run"], env, 150_000);
+
+    expect(signal, output).toBeNull();
+    expect(code, output).toBe(1);
+    expect(output).toMatch(
+      /SFTP source acme: 127\.0\.0\.1:\d+ accepted the login but opened no SFTP session/,
+    );
+    expect(sim.stats().effects.total).toBe(0);
   }, 200_000);
 });

@@ -54,7 +54,12 @@ export interface HostileSftpServer {
   close(): Promise<void>;
 }
 
-export async function startHostileSftpServer(): Promise<HostileSftpServer> {
+export interface HostileOptions {
+  /** false: the login succeeds, but a session (the SFTP channel) is never answered. */
+  readonly answerSessions?: boolean;
+}
+
+export async function startHostileSftpServer(options: HostileOptions = {}): Promise<HostileSftpServer> {
   const dir = await mkdtemp(join(tmpdir(), "relay-hostile-sftp-"));
   const host = utils.generateKeyPairSync("ed25519");
   const client = utils.generateKeyPairSync("ed25519");
@@ -94,6 +99,7 @@ export async function startHostileSftpServer(): Promise<HostileSftpServer> {
     });
     conn.on("ready", () => {
       conn.on("session", (accept) => {
+        if (options.answerSessions === false) return;
         accept().on("sftp", (acceptSftp) => {
           serveSftp(acceptSftp(), tree, listed, inbox);
         });

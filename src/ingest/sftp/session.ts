@@ -50,6 +50,9 @@ export type OpenSession = (source: RemoteSource) => Promise<RemoteSession>;
 
 const READY_TIMEOUT_MS = 15_000;
 
+/** ssh2's stage of a failure (`level`), for the one stage it has none for: logged in, no SFTP session. */
+export const NO_SESSION = "sftp-session";
+
 /**
  * The key type a fingerprint pin was last met with, per server and pin: asked for first from then on,
  * so a server whose preferred key is not the pinned one costs one connection a poll, not one per type.
@@ -139,8 +142,22 @@ async function connectOnce(
       failure ??= { code: e?.code, level: e?.level };
     });
   let key: Buffer | undefined;
+  // ssh2-sftp-client waits for the SFTP channel without a limit: a server that takes the login but never
+  // answers the session would hold the pass for ever. Once logged in, it answers within UNANSWERED_MS.
+  let noSession: NodeJS.Timeout | undefined;
+  const unopened = new Promise<never>((_, reject) => {
+    if (ssh instanceof EventEmitter)
+      ssh.once("ready", () => {
+        noSession = setTimeout(() => {
+          failure = { code: undefined, level: NO_SESSION };
+          (ssh as EventEmitter & { destroy?: () => void }).destroy?.();
+          reject(new Error("no SFTP session"));
+        }, UNANSWERED_MS);
+      });
+  });
+  unopened.catch(() => undefined);
   try {
-    const sftp = await client.connect({
+    const connecting = client.connect({
       host: source.host,
       port: source.port,
       username: source.user,
@@ -156,9 +173,14 @@ async function connectOnce(
         return accepted.fingerprints.has(fingerprint) && !accepted.revoked.has(fingerprint);
       },
     });
+    connecting.catch(() => undefined); // when the wait wins, the connection's own failure comes after
+    const sftp = await Promise.race([connecting, unopened]).finally(() => {
+      clearTimeout(noSession);
+    });
     return { kind: "open", client, sftp, type: key === undefined ? "" : keyTypeOf(key) };
   } catch {
     await client.end().catch(() => undefined);
+    if (failure?.level === NO_SESSION) return { kind: "failed", ...failure };
     if (key !== undefined) {
       const fingerprint = fingerprintOf(key);
       const where = accepted.revoked.get(fingerprint);
