@@ -90,4 +90,18 @@ describe("an SFTP server that lies about its files", () => {
     );
     expect(sim.stats().effects.total).toBe(0);
   }, 200_000);
+
+  it("when the server lists a symbolic link with a drop file's name, then it is not followed, and every run names it as left on the server and does not exit 0", async () => {
+    const { sim, env } = await world([
+      ["linked.csv", HEADER + row("LINK-1"), { link: true }],
+      ["plain.csv", HEADER + row("PLAIN-1"), {}],
+    ]);
+
+    for (const pass of [1, 2]) {
+      const { code, output } = await runCli(["run"], env, 60_000);
+      expect(code, `pass ${pass}\n${output}`).toBe(2);
+      expect(output).toMatch(/SFTP source acme: linked\.csv left on the server: it is a symbolic link/);
+    }
+    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+  });
 });

@@ -23,6 +23,8 @@ interface Node {
   saidSize?: number;
   /** Reads of the file at or past this offset are never answered: a server stalled mid-download. */
   stallFrom?: number;
+  /** Listed as a symbolic link. */
+  link?: boolean;
 }
 
 /** How a listed file's server lies about it. */
@@ -31,6 +33,8 @@ export interface Lies {
   readonly size?: number;
   /** Reads at or past this offset are never answered (the connection itself stays up). */
   readonly stallFrom?: number;
+  /** Listed as a symbolic link (`l`), its content served as the file it points to. */
+  readonly link?: boolean;
 }
 
 export interface HostileSftpServer {
@@ -122,6 +126,7 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
         mtime,
         ...(lies.size === undefined ? {} : { saidSize: lies.size }),
         ...(lies.stallFrom === undefined ? {} : { stallFrom: lies.stallFrom }),
+        ...(lies.link === true ? { link: true } : {}),
       });
     },
     listed: (name) => listed.get(name)?.data,
@@ -223,7 +228,7 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
       reqid,
       names.map(([filename, node]) => ({
         filename,
-        longname: `${node.kind === "dir" ? "d" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
+        longname: `${node.kind === "dir" ? "d" : node.link === true ? "l" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
         attrs: attrsOf(node),
       })),
     );
@@ -333,7 +338,7 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
 
 function attrsOf(node: Node): Attributes {
   return {
-    mode: node.kind === "dir" ? 0o40755 : 0o100644,
+    mode: node.kind === "dir" ? 0o40755 : node.link === true ? 0o120777 : 0o100644,
     uid: 1000,
     gid: 1000,
     size: node.saidSize ?? node.data.length,
