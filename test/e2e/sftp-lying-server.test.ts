@@ -105,3 +105,27 @@ describe("an SFTP server that lies about its files", () => {
     expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
   });
 });
+
+describe("an SFTP server listing names that differ only in form", () => {
+  it("when it lists é in NFC and NFD, names differing only in case, and names shaped like the relay's own reports, then each is a file of its own, taken, reported and archived once", async () => {
+    const names = [
+      "caf\u00e9.csv",
+      "cafe\u0301.csv",
+      "Twin.csv",
+      "twin.csv",
+      "twin.csv.20261127T000000Z-abcdef.results.csv",
+      "20261127T000000Z-abcdef--twin.csv",
+    ];
+    const { server, sim, env } = await world(
+      names.map((name, i): [string, string, Lies] => [name, HEADER + row(`FORM-${i}`), {}]),
+    );
+
+    const { code, output } = await runCli(["run"], env, 60_000);
+
+    expect(code, output).toBe(0);
+    expect(sim.stats().effects).toMatchObject({ total: names.length, keysWithMultipleEffects: 0 });
+    const archived = server.files().filter((p) => p.startsWith(`${server.inbox}/archive/`));
+    expect(archived).toHaveLength(names.length);
+    for (const name of names) expect(server.listed(name), name).toBeUndefined();
+  });
+});
