@@ -61,6 +61,8 @@ export interface HostileSftpServer {
 export interface HostileOptions {
   /** false: the login succeeds, but a session (the SFTP channel) is never answered. */
   readonly answerSessions?: boolean;
+  /** How long each answer to a listing (a hundred names) takes: a slow server, or a far one. */
+  readonly listingAnswerMs?: number;
 }
 
 export async function startHostileSftpServer(options: HostileOptions = {}): Promise<HostileSftpServer> {
@@ -82,6 +84,7 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
   const sockets = new Set<Connection>();
   const server = new Server({ hostKeys: [host.private] }, (conn) => {
     sockets.add(conn);
+    (conn as Connection & { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true); // answers go out at once
     conn.on("close", () => sockets.delete(conn));
     conn.on("error", () => undefined);
     conn.on("authentication", (ctx) => {
@@ -105,7 +108,7 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
       conn.on("session", (accept) => {
         if (options.answerSessions === false) return;
         accept().on("sftp", (acceptSftp) => {
-          serveSftp(acceptSftp(), tree, listed, inbox);
+          serveSftp(acceptSftp(), tree, listed, inbox, options.listingAnswerMs ?? 0);
         });
       });
     });
@@ -155,9 +158,15 @@ function parsed(key: string): ssh2.ParsedKey {
 
 type Handle =
   | { readonly kind: "file"; readonly path: string }
-  | { readonly kind: "dir"; readonly path: string; sent: boolean };
+  | { readonly kind: "dir"; readonly path: string; unsent?: [string, Node][] };
 
-function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<string, Node>, inbox: string) {
+function serveSftp(
+  sftp: SFTPWrapper,
+  tree: Map<string, Node>,
+  listed: Map<string, Node>,
+  inbox: string,
+  listingAnswerMs: number,
+) {
   const handles = new Map<string, Handle>();
   // A path the tree does not hold is the file of the first listed name it resolves to: the lie.
   const listedAt = (path: string) => [...listed].find(([name]) => posix.join(inbox, name) === path);
@@ -208,7 +217,7 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
       fail(reqid, STATUS_CODE.NO_SUCH_FILE);
       return;
     }
-    open(reqid, { kind: "dir", path: at(path), sent: false });
+    open(reqid, { kind: "dir", path: at(path) });
   });
   sftp.on("READDIR", (reqid, id) => {
     const h = handleOf(id);
@@ -216,22 +225,26 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
       fail(reqid, STATUS_CODE.FAILURE);
       return;
     }
-    if (h.sent) {
+    if (h.unsent === undefined) {
+      const names: [string, Node][] = h.path === inbox ? [...listed] : [];
+      for (const [path, node] of tree)
+        if (path !== "/" && posix.dirname(path) === h.path) names.push([posix.basename(path), node]);
+      h.unsent = names;
+    }
+    // As OpenSSH's server does: at most 100 names an answer.
+    const names = h.unsent.splice(0, 100);
+    if (names.length === 0) {
       fail(reqid, STATUS_CODE.EOF);
       return;
     }
-    h.sent = true;
-    const names: [string, Node][] = h.path === inbox ? [...listed] : [];
-    for (const [path, node] of tree)
-      if (path !== "/" && posix.dirname(path) === h.path) names.push([posix.basename(path), node]);
-    sftp.name(
-      reqid,
-      names.map(([filename, node]) => ({
-        filename,
-        longname: `${node.kind === "dir" ? "d" : node.link === true ? "l" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
-        attrs: attrsOf(node),
-      })),
-    );
+    const answer = names.map(([filename, node]) => ({
+      filename,
+      longname: `${node.kind === "dir" ? "d" : node.link === true ? "l" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
+      attrs: attrsOf(node),
+    }));
+    setTimeout(() => {
+      sftp.name(reqid, answer);
+    }, listingAnswerMs);
   });
   sftp.on("OPEN", (reqid, path, flags) => {
     const file = at(path);

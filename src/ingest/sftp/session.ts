@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { stat } from "node:fs/promises";
-import type { ServerHostKeyAlgorithm, SFTPWrapper } from "ssh2";
+import type { FileEntryWithStats, ServerHostKeyAlgorithm, SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
 import { admitName, type FileName, type RefusedName } from "../../names/file-name.js";
@@ -240,7 +240,7 @@ function sessionOf(client: SftpClient, sftp: SFTPWrapper, source: string, server
   };
   const plain = requests(client, sftp);
   return {
-    list: (dir) => watched(`list ${dir}`, () => plain.list(dir)),
+    list: (dir) => watched(`list ${dir}`, (answer) => plain.list(dir, answer)),
     stat: (path) => watched(`stat ${path}`, () => plain.stat(path)),
     download: (remote, local) => watched(`read ${remote}`, (answer) => plain.download(remote, local, answer)),
     standing: (path, claimed) => watched(`read ${path}`, (answer) => plain.standing(path, claimed, answer)),
@@ -257,14 +257,7 @@ function sessionOf(client: SftpClient, sftp: SFTPWrapper, source: string, server
 /** The session's operations as requests to the server; `answer` is told of each answer of a long one. */
 function requests(client: SftpClient, sftp: SFTPWrapper) {
   return {
-    list: async (dir: string): Promise<RemoteEntry[]> =>
-      (await client.list(dir)).map((e) => ({
-        listed: e.name,
-        name: admitName(e.name),
-        size: e.size,
-        mtimeMs: e.modifyTime,
-        type: TYPES[e.type] ?? "other",
-      })),
+    list: (dir: string, answer: () => void) => listing(sftp, dir, answer),
     stat: (path: string) =>
       answered("read", path, async () => {
         if ((await client.exists(path)) === false) return undefined;
@@ -295,6 +288,51 @@ function requests(client: SftpClient, sftp: SFTPWrapper) {
     },
   };
 }
+
+/**
+ * The entries of a folder, asked for an answer at a time (a server sends a hundred or so names each),
+ * `answer` told of each: a folder of 100,000 names takes as long as it takes, and only a server that
+ * stops answering is taken for stalled. `.` and `..` are left out; the type is the `ls -l` letter.
+ */
+async function listing(sftp: SFTPWrapper, dir: string, answer: () => void): Promise<RemoteEntry[]> {
+  const handle = await new Promise<Buffer>((resolve, reject) => {
+    sftp.opendir(dir, (error, opened) => {
+      if (error) reject(error);
+      else resolve(opened);
+    });
+  });
+  const out: RemoteEntry[] = [];
+  try {
+    for (;;) {
+      const names = await new Promise<FileEntryWithStats[] | undefined>((resolve, reject) => {
+        sftp.readdir(handle, (error, list) => {
+          if ((error as { code?: unknown } | undefined)?.code === END_OF_FILE) resolve(undefined);
+          else if (error) reject(error);
+          else resolve(list);
+        });
+      });
+      answer();
+      if (names === undefined) return out;
+      for (const e of names)
+        out.push({
+          listed: e.filename,
+          name: admitName(e.filename),
+          size: e.attrs.size,
+          mtimeMs: e.attrs.mtime * 1000,
+          type: TYPES[e.longname.slice(0, 1)] ?? "other",
+        });
+    }
+  } finally {
+    await new Promise<void>((resolve) => {
+      sftp.close(handle, () => {
+        resolve();
+      });
+    });
+  }
+}
+
+/** SSH_FX_EOF (SFTP v3): a folder has no more names. */
+const END_OF_FILE = 1;
 
 // ssh2 gives an SFTP status (the server's answer) as a numeric code; ssh2-sftp-client's own checks of a
 // path give these. Anything else (a dropped connection, a timeout) is the source's problem, not the file's.
