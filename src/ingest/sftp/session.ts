@@ -177,6 +177,9 @@ async function connectOnce(
     const sftp = await Promise.race([connecting, unopened]).finally(() => {
       clearTimeout(noSession);
     });
+    // Each request waits for its answer: Nagle's algorithm would hold a small request back until the
+    // last answer is acknowledged (up to a delayed ACK, 40 ms), each round trip of a listing or a check.
+    (ssh as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
     return { kind: "open", client, sftp, type: key === undefined ? "" : keyTypeOf(key) };
   } catch {
     await client.end().catch(() => undefined);
