@@ -106,6 +106,24 @@ describe("an SFTP server that lies about its files", () => {
   });
 });
 
+describe("an SFTP server whose file is made anew at each read", () => {
+  it("when each read of a file gives other bytes of the same size and time, then it is never archived unread, and run with a deadline exits 2 naming it", async () => {
+    const { server, sim, env } = await world([
+      ["made.csv", `${HEADER}MADE-1,EUR,DE,eu-10y0\n`, { changing: true }],
+    ]);
+
+    const { code, signal, output } = await runCli(["run", "--deadline", "5s"], env, 60_000);
+
+    expect(signal, output).toBeNull();
+    expect(code, output).not.toBe(0);
+    expect(
+      server.files().filter((p) => p.startsWith(`${server.inbox}/archive/`)),
+      output,
+    ).toEqual([]);
+    expect(sim.stats().effects.keysWithMultipleEffects).toBe(0);
+  }, 90_000);
+});
+
 describe("an SFTP server listing names that differ only in form", () => {
   it("when it lists é in NFC and NFD, names differing only in case, and names shaped like the relay's own reports, then each is a file of its own, taken, reported and archived once", async () => {
     const names = [

@@ -25,6 +25,8 @@ interface Node {
   stallFrom?: number;
   /** Listed as a symbolic link. */
   link?: boolean;
+  /** Other bytes of the same length at each opening for reading. */
+  changing?: boolean;
 }
 
 /** How a listed file's server lies about it. */
@@ -35,6 +37,8 @@ export interface Lies {
   readonly stallFrom?: number;
   /** Listed as a symbolic link (`l`), its content served as the file it points to. */
   readonly link?: boolean;
+  /** Each opening for reading serves other bytes of the same length (a file made as it is read). */
+  readonly changing?: boolean;
 }
 
 export interface HostileSftpServer {
@@ -130,6 +134,7 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
         ...(lies.size === undefined ? {} : { saidSize: lies.size }),
         ...(lies.stallFrom === undefined ? {} : { stallFrom: lies.stallFrom }),
         ...(lies.link === true ? { link: true } : {}),
+        ...(lies.changing === true ? { changing: true } : {}),
       });
     },
     listed: (name) => listed.get(name)?.data,
@@ -252,6 +257,12 @@ function serveSftp(
       if (lookup(file)?.kind !== "file") {
         fail(reqid, STATUS_CODE.NO_SUCH_FILE);
         return;
+      }
+      const node = lookup(file);
+      // The last digit before the end of its last line is counted on, keeping the length.
+      if (node?.changing === true) {
+        const at = node.data.length - 2;
+        node.data[at] = 0x30 + (((node.data[at] ?? 0x30) - 0x30 + 1) % 10);
       }
       open(reqid, { kind: "file", path: file });
       return;
