@@ -3,6 +3,7 @@ import { parseDuration } from "./duration.js";
 import { DATABASE_URL_PATTERN } from "./database-url.js";
 import { allowedHostsSchema } from "./allowed-hosts.js";
 import { httpAddrSchema } from "./http-addr.js";
+import { parsesAsUrl } from "./url-credentials.js";
 import { clusterNodesSchema, queuePrefixSchema } from "./redis-target.js";
 
 /**
@@ -124,6 +125,11 @@ export const SETTINGS = {
       .string()
       .trim()
       .regex(DATABASE_URL_PATTERN, "must be a postgres:// or postgresql:// URL")
+      .refine(
+        parsesAsUrl,
+        "is not a valid URL: percent-encode a user name or password that holds / ? # @ or a blank " +
+          "(encodeURIComponent; / is %2F), as in postgres://relay:p%2Fss@db:5432/relay",
+      )
       .optional(),
     secret: true,
     file: true,

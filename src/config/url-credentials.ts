@@ -129,7 +129,7 @@ export function urlCredentials(url: string | undefined): string[] {
 }
 
 /** Whether `url` parses, as the URL parser or, failing it, pg-connection-string reads it (empty host). */
-function parsesAsUrl(url: string): boolean {
+export function parsesAsUrl(url: string): boolean {
   for (const candidate of [url, url.replace("@/", "@host/")])
     try {
       new URL(candidate);

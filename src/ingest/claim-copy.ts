@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { lstat, open, readdir, rename, rm, unlink, type FileHandle } from "node:fs/promises";
+import { lstat, open, readdir, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../log/logger.js";
 import { ClaimCopyLostError } from "./errors/claim-copy-lost-error.js";
@@ -39,8 +39,8 @@ function copyingName(claimed: string): string {
 }
 
 /**
- * Claims a file named on the command line: renamed into processing/ when on the drop folder's file
- * system, else copied under a temporary name, flushed to disk, renamed to its claimed name (atomic), the
+ * Claims a file named on the command line: renamed into processing/ when it is a regular file on the
+ * drop folder's file system, else (another file system, a named pipe) copied under a temporary name, flushed to disk, renamed to its claimed name (atomic), the
  * folder flushed, and only then the source removed. A crash at any point leaves either no claimed file
  * (the source still in place) or a complete one.
  */
@@ -52,7 +52,10 @@ export async function claimGiven(
 ): Promise<ClaimedFile> {
   const batchId = newBatchId();
   const target = join(folder.processing, claimedName(batchId, name));
-  if (options.forceCopy !== true) {
+  // A named pipe (or a device) holds nothing to rename: moved into processing/, it was read as an empty
+  // file, and what was written to it lost. Its content is copied instead, to the end of what is written.
+  const regular = (await stat(source)).isFile();
+  if (options.forceCopy !== true && regular) {
     try {
       await rename(source, target);
       await removeDoneMarker(folder, source);
@@ -62,7 +65,10 @@ export async function claimGiven(
     }
   }
   await copyInto(folder, source, target, claimedName(batchId, name));
-  await unlink(source);
+  // A pipe of the shell's (`<(zcat …)`, /dev/fd/63) cannot be removed, and holds nothing more once read.
+  await unlink(source).catch((error: unknown) => {
+    if (regular) throw error;
+  });
   await removeDoneMarker(folder, source);
   return { batchId, name, path: target };
 }

@@ -24,6 +24,18 @@ describe("RESULTS_DATABASE_URL", () => {
     }
   });
 
+  it("when its password holds / or # unencoded, so that no parser reads it, then loading fails naming the setting and how to encode it, not later as a database that does not answer", () => {
+    for (const url of ["postgres://relay:hun/ter2@db:5432/relay", "postgresql://relay:hun#ter2@db/relay"]) {
+      expect(() => loadConfig({ RESULTS_DATABASE_URL: url }), url).toThrow(
+        /RESULTS_DATABASE_URL is not a valid URL: percent-encode/,
+      );
+      expect(() => loadConfig({ RESULTS_DATABASE_URL: url }), url).not.toThrow(/hun|ter2/);
+    }
+    expect(
+      loadConfig({ RESULTS_DATABASE_URL: "postgres://relay@/relay?host=/run/pg" }).resultsDatabaseUrl,
+    ).toBe("postgres://relay@/relay?host=/run/pg");
+  });
+
   it("when it is shown, then its password is masked and the rest is kept", () => {
     const shown = (url: string) => safeUrl(url, "RESULTS_DATABASE_URL");
     expect(shown("postgres://relay:s%40cret@db:5432/relay")).toBe("postgres://relay:***@db:5432/relay");

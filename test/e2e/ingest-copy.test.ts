@@ -81,4 +81,28 @@ describe("ingest FILE from another file system", () => {
     expect(sim.stats().effects).toMatchObject({ total: ROWS, keysWithMultipleEffects: 0 });
     await expect(lstat(fifo)).rejects.toThrow(/ENOENT/); // claimed whole, then removed
   });
+
+  it("when ingest FILE names a named pipe on the drop folder's own file system, then what is written to it is copied in whole and sent, and no pipe is left in processing/ for later passes to wait on", async () => {
+    const sim = await startSimulator({ apiKey: API_KEY, seed: 8 });
+    const drop = await tempDropDir();
+    const source = await tempDropDir(); // beside it, on the same file system
+    cleanups.push(() => sim.close(), drop.cleanup, source.cleanup);
+    const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "pipe", dropDir: drop.dir });
+    const fifo = join(source.dir, "piped.csv");
+    execFileSync("mkfifo", [fifo]);
+
+    const ingesting = spawnNode("workers/cli.js", ["ingest", fifo], env);
+    const writer = await open(fifo, "w"); // opens once the relay reads it
+    await writer.write(WHOLE);
+    await writer.close();
+    const ingested = await finish(ingesting, 30_000);
+    expect(ingested.code, ingested.output).toBe(0);
+    for (const name of await readdir(join(drop.dir, "processing")))
+      expect((await lstat(join(drop.dir, "processing", name))).isFIFO(), name).toBe(false);
+
+    const done = await runCli(["run"], env, 60_000);
+    expect(done.signal, done.output).toBeNull();
+    expect(done.code, done.output).toBe(0);
+    expect(sim.stats().effects).toMatchObject({ total: ROWS, keysWithMultipleEffects: 0 });
+  });
 });

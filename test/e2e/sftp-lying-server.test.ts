@@ -6,7 +6,7 @@ import { startSimulator } from "../../src/simulator/index.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 import { runCli } from "../support/cli-run.js";
-import { startHostileSftpServer, type Lies } from "../support/hostile-sftp-server.js";
+import { startHostileSftpServer, type HostileOptions, type Lies } from "../support/hostile-sftp-server.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
 const cleanups = cleanupsAfterEach();
@@ -14,12 +14,12 @@ const HEADER = "external_id,currency,destination_country,archive_policy\n";
 const row = (id: string) => `${id},EUR,DE,eu-10y\n`;
 
 /** A drop folder whose one SFTP source is the hostile server, serving `files` with their lies. */
-async function world(files: [string, string, Lies][]) {
+async function world(files: [string, string, Lies][], options: HostileOptions = {}) {
   const tree = await mkdtemp(join(tmpdir(), "relay-lying-"));
   cleanups.push(() => rm(tree, { recursive: true, force: true }));
   const dropDir = join(tree, "drop");
   await mkdir(dropDir);
-  const server = await startHostileSftpServer();
+  const server = await startHostileSftpServer(options);
   const sim = await startSimulator({ apiKey: API_KEY, seed: 5 });
   cleanups.push(
     () => server.close(),
@@ -76,4 +76,74 @@ describe("an SFTP server that lies about its files", () => {
     expect(later.code, later.output).toBe(0);
     expect(sim.stats().effects).toMatchObject({ total: 2, keysWithMultipleEffects: 0 });
   }, 200_000);
+
+  it("when the server accepts the login but never opens the SFTP session, then run gives up on the source with a message saying so, and exits non-zero", async () => {
+    const content = HEADER + row("SESSION-1");
+    const { sim, env } = await world([["session.csv", content, {}]], { answerSessions: false });
+
+    const { code, signal, output } = await runCli(["run"], env, 150_000);
+
+    expect(signal, output).toBeNull();
+    expect(code, output).toBe(1);
+    expect(output).toMatch(
+      /SFTP source acme: 127\.0\.0\.1:\d+ accepted the login but opened no SFTP session/,
+    );
+    expect(sim.stats().effects.total).toBe(0);
+  }, 200_000);
+
+  it("when the server lists a symbolic link with a drop file's name, then it is not followed, and every run names it as left on the server and does not exit 0", async () => {
+    const { sim, env } = await world([
+      ["linked.csv", HEADER + row("LINK-1"), { link: true }],
+      ["plain.csv", HEADER + row("PLAIN-1"), {}],
+    ]);
+
+    for (const pass of [1, 2]) {
+      const { code, output } = await runCli(["run"], env, 60_000);
+      expect(code, `pass ${pass}\n${output}`).toBe(2);
+      expect(output).toMatch(/SFTP source acme: linked\.csv left on the server: it is a symbolic link/);
+    }
+    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+  });
+});
+
+describe("an SFTP server whose file is made anew at each read", () => {
+  it("when each read of a file gives other bytes of the same size and time, then it is never archived unread, and run with a deadline exits 2 naming it", async () => {
+    const { server, sim, env } = await world([
+      ["made.csv", `${HEADER}MADE-1,EUR,DE,eu-10y0\n`, { changing: true }],
+    ]);
+
+    const { code, signal, output } = await runCli(["run", "--deadline", "5s"], env, 60_000);
+
+    expect(signal, output).toBeNull();
+    expect(code, output).not.toBe(0);
+    expect(
+      server.files().filter((p) => p.startsWith(`${server.inbox}/archive/`)),
+      output,
+    ).toEqual([]);
+    expect(sim.stats().effects.keysWithMultipleEffects).toBe(0);
+  }, 90_000);
+});
+
+describe("an SFTP server listing names that differ only in form", () => {
+  it("when it lists é in NFC and NFD, names differing only in case, and names shaped like the relay's own reports, then each is a file of its own, taken, reported and archived once", async () => {
+    const names = [
+      "caf\u00e9.csv",
+      "cafe\u0301.csv",
+      "Twin.csv",
+      "twin.csv",
+      "twin.csv.20261127T000000Z-abcdef.results.csv",
+      "20261127T000000Z-abcdef--twin.csv",
+    ];
+    const { server, sim, env } = await world(
+      names.map((name, i): [string, string, Lies] => [name, HEADER + row(`FORM-${i}`), {}]),
+    );
+
+    const { code, output } = await runCli(["run"], env, 60_000);
+
+    expect(code, output).toBe(0);
+    expect(sim.stats().effects).toMatchObject({ total: names.length, keysWithMultipleEffects: 0 });
+    const archived = server.files().filter((p) => p.startsWith(`${server.inbox}/archive/`));
+    expect(archived).toHaveLength(names.length);
+    for (const name of names) expect(server.listed(name), name).toBeUndefined();
+  });
 });

@@ -23,6 +23,10 @@ interface Node {
   saidSize?: number;
   /** Reads of the file at or past this offset are never answered: a server stalled mid-download. */
   stallFrom?: number;
+  /** Listed as a symbolic link. */
+  link?: boolean;
+  /** Other bytes of the same length at each opening for reading. */
+  changing?: boolean;
 }
 
 /** How a listed file's server lies about it. */
@@ -31,6 +35,10 @@ export interface Lies {
   readonly size?: number;
   /** Reads at or past this offset are never answered (the connection itself stays up). */
   readonly stallFrom?: number;
+  /** Listed as a symbolic link (`l`), its content served as the file it points to. */
+  readonly link?: boolean;
+  /** Each opening for reading serves other bytes of the same length (a file made as it is read). */
+  readonly changing?: boolean;
 }
 
 export interface HostileSftpServer {
@@ -54,7 +62,14 @@ export interface HostileSftpServer {
   close(): Promise<void>;
 }
 
-export async function startHostileSftpServer(): Promise<HostileSftpServer> {
+export interface HostileOptions {
+  /** false: the login succeeds, but a session (the SFTP channel) is never answered. */
+  readonly answerSessions?: boolean;
+  /** How long each answer to a listing (a hundred names) takes: a slow server, or a far one. */
+  readonly listingAnswerMs?: number;
+}
+
+export async function startHostileSftpServer(options: HostileOptions = {}): Promise<HostileSftpServer> {
   const dir = await mkdtemp(join(tmpdir(), "relay-hostile-sftp-"));
   const host = utils.generateKeyPairSync("ed25519");
   const client = utils.generateKeyPairSync("ed25519");
@@ -73,6 +88,7 @@ export async function startHostileSftpServer(): Promise<HostileSftpServer> {
   const sockets = new Set<Connection>();
   const server = new Server({ hostKeys: [host.private] }, (conn) => {
     sockets.add(conn);
+    (conn as Connection & { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true); // answers go out at once
     conn.on("close", () => sockets.delete(conn));
     conn.on("error", () => undefined);
     conn.on("authentication", (ctx) => {
@@ -94,8 +110,9 @@ export async function startHostileSftpServer(): Promise<HostileSftpServer> {
     });
     conn.on("ready", () => {
       conn.on("session", (accept) => {
+        if (options.answerSessions === false) return;
         accept().on("sftp", (acceptSftp) => {
-          serveSftp(acceptSftp(), tree, listed, inbox);
+          serveSftp(acceptSftp(), tree, listed, inbox, options.listingAnswerMs ?? 0);
         });
       });
     });
@@ -116,6 +133,8 @@ export async function startHostileSftpServer(): Promise<HostileSftpServer> {
         mtime,
         ...(lies.size === undefined ? {} : { saidSize: lies.size }),
         ...(lies.stallFrom === undefined ? {} : { stallFrom: lies.stallFrom }),
+        ...(lies.link === true ? { link: true } : {}),
+        ...(lies.changing === true ? { changing: true } : {}),
       });
     },
     listed: (name) => listed.get(name)?.data,
@@ -144,9 +163,15 @@ function parsed(key: string): ssh2.ParsedKey {
 
 type Handle =
   | { readonly kind: "file"; readonly path: string }
-  | { readonly kind: "dir"; readonly path: string; sent: boolean };
+  | { readonly kind: "dir"; readonly path: string; unsent?: [string, Node][] };
 
-function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<string, Node>, inbox: string) {
+function serveSftp(
+  sftp: SFTPWrapper,
+  tree: Map<string, Node>,
+  listed: Map<string, Node>,
+  inbox: string,
+  listingAnswerMs: number,
+) {
   const handles = new Map<string, Handle>();
   // A path the tree does not hold is the file of the first listed name it resolves to: the lie.
   const listedAt = (path: string) => [...listed].find(([name]) => posix.join(inbox, name) === path);
@@ -197,7 +222,7 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
       fail(reqid, STATUS_CODE.NO_SUCH_FILE);
       return;
     }
-    open(reqid, { kind: "dir", path: at(path), sent: false });
+    open(reqid, { kind: "dir", path: at(path) });
   });
   sftp.on("READDIR", (reqid, id) => {
     const h = handleOf(id);
@@ -205,22 +230,26 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
       fail(reqid, STATUS_CODE.FAILURE);
       return;
     }
-    if (h.sent) {
+    if (h.unsent === undefined) {
+      const names: [string, Node][] = h.path === inbox ? [...listed] : [];
+      for (const [path, node] of tree)
+        if (path !== "/" && posix.dirname(path) === h.path) names.push([posix.basename(path), node]);
+      h.unsent = names;
+    }
+    // As OpenSSH's server does: at most 100 names an answer.
+    const names = h.unsent.splice(0, 100);
+    if (names.length === 0) {
       fail(reqid, STATUS_CODE.EOF);
       return;
     }
-    h.sent = true;
-    const names: [string, Node][] = h.path === inbox ? [...listed] : [];
-    for (const [path, node] of tree)
-      if (path !== "/" && posix.dirname(path) === h.path) names.push([posix.basename(path), node]);
-    sftp.name(
-      reqid,
-      names.map(([filename, node]) => ({
-        filename,
-        longname: `${node.kind === "dir" ? "d" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
-        attrs: attrsOf(node),
-      })),
-    );
+    const answer = names.map(([filename, node]) => ({
+      filename,
+      longname: `${node.kind === "dir" ? "d" : node.link === true ? "l" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
+      attrs: attrsOf(node),
+    }));
+    setTimeout(() => {
+      sftp.name(reqid, answer);
+    }, listingAnswerMs);
   });
   sftp.on("OPEN", (reqid, path, flags) => {
     const file = at(path);
@@ -228,6 +257,12 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
       if (lookup(file)?.kind !== "file") {
         fail(reqid, STATUS_CODE.NO_SUCH_FILE);
         return;
+      }
+      const node = lookup(file);
+      // The last digit before the end of its last line is counted on, keeping the length.
+      if (node?.changing === true) {
+        const at = node.data.length - 2;
+        node.data[at] = 0x30 + (((node.data[at] ?? 0x30) - 0x30 + 1) % 10);
       }
       open(reqid, { kind: "file", path: file });
       return;
@@ -327,7 +362,7 @@ function serveSftp(sftp: SFTPWrapper, tree: Map<string, Node>, listed: Map<strin
 
 function attrsOf(node: Node): Attributes {
   return {
-    mode: node.kind === "dir" ? 0o40755 : 0o100644,
+    mode: node.kind === "dir" ? 0o40755 : node.link === true ? 0o120777 : 0o100644,
     uid: 1000,
     gid: 1000,
     size: node.saidSize ?? node.data.length,

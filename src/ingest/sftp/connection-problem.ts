@@ -19,6 +19,8 @@ export function connectionProblem(server: string, code: unknown, level: unknown)
     case "ETIMEDOUT":
       return `${server} did not answer; check the url, the network and any firewall`;
   }
+  if (level === "sftp-session")
+    return `${server} accepted the login but opened no SFTP session within 15 s; is its SFTP subsystem on, and is it overloaded? Ask its operator`;
   if (level === "client-timeout")
     return `${server} did not finish the SSH handshake in time; is it an SSH server, and does a firewall hold the connection?`;
   if (level === "handshake" || level === "protocol")

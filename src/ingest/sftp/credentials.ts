@@ -2,6 +2,13 @@ import { readFile, stat } from "node:fs/promises";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
 import type { RemoteSource } from "./remote-source.js";
 
+/**
+ * The largest key, passphrase or password file read: a private key is a few KiB (a 16384-bit RSA key in
+ * OpenSSH's format is under 13 KiB), so a larger file is not one, and is refused, not read whole. The
+ * same bound as a secret setting's file (src/config/secret-file.ts).
+ */
+export const MAX_CREDENTIAL_FILE_BYTES = 64 * 1024;
+
 export type Credentials = { privateKey: Buffer; passphrase?: string } | { password: string };
 
 /**
@@ -18,8 +25,16 @@ export async function credentials(source: RemoteSource): Promise<Credentials> {
     return { password };
   }
   const read = async (field: string, path: string) => {
-    if ((await stat(path).catch(() => undefined))?.isDirectory() === true)
-      throw fail(`${field} ${path} is a folder; name the file itself`);
+    const info = await stat(path).catch(() => undefined);
+    if (info?.isDirectory() === true) throw fail(`${field} ${path} is a folder; name the file itself`);
+    // Checked before reading: a FIFO (or a device such as /dev/stdin) would be read for ever.
+    if (info !== undefined && !info.isFile())
+      throw fail(`${field} ${path} is not a regular file; name the file that holds the key or password`);
+    if (info !== undefined && info.size > MAX_CREDENTIAL_FILE_BYTES)
+      throw fail(
+        `${field} ${path} is larger than ${MAX_CREDENTIAL_FILE_BYTES / 1024} KiB, more than any key or ` +
+          "password; name the file that holds it alone",
+      );
     try {
       return await readFile(path);
     } catch {

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import type { ServerHostKeyAlgorithm } from "ssh2";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
 import type { RemoteSource } from "./remote-source.js";
@@ -112,6 +112,14 @@ export async function acceptedKeys(source: RemoteSource): Promise<AcceptedKeys> 
 }
 
 async function knownHostsText(source: RemoteSource, file: string): Promise<string> {
+  const info = await stat(file).catch(() => undefined);
+  // Checked before reading: a FIFO (or a device) would be read for ever.
+  if (info !== undefined && !info.isFile() && !info.isDirectory())
+    throw new RemoteSourceUnavailableError(
+      source.name,
+      "config",
+      `known_hosts ${file} is not a regular file; name the known_hosts file itself`,
+    );
   try {
     return await readFile(file, "utf8");
   } catch (error) {

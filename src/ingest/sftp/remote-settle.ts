@@ -8,8 +8,9 @@ import { isRefused, type FileName } from "../../names/file-name.js";
 /**
  * A remote file and why it is, or is not, taken now: `settled` (unchanged across two polls SETTLE_MS
  * apart, or marked done after its last change), `writing`, `unmarked` (waits for its done-marker);
- * `ignored` (not a drop file, a folder, a link: left as ever) or `refused` (a drop file whose name is
- * refused, or a name that is not one path segment at all: left on the server, and said at every pass).
+ * `ignored` (not a drop file, a folder: left as ever) or `refused` (a drop file whose name is refused,
+ * a name that is not one path segment at all, or a link or device with a drop file's name: left on the
+ * server, and said at every pass).
  */
 export type RemoteCandidate =
   | {
@@ -47,7 +48,14 @@ export function settleListing(
   for (const entry of sorted) {
     const listed = entry.listed;
     if (entry.type !== "file") {
-      candidates.push({ entry, readiness: "ignored", why: LEFT_ALONE[entry.type] });
+      // A link or a device named as a drop file the source's globs take: the partner meant it to be
+      // taken, so it is said at every pass, as the drop folder says of a link, never passed over.
+      const meant = entry.type !== "folder" && isDropName(listed) && matches(listed);
+      candidates.push({
+        entry,
+        readiness: meant ? "refused" : "ignored",
+        why: meant ? `it is ${LEFT_ALONE[entry.type]}; put the file itself there` : LEFT_ALONE[entry.type],
+      });
       continue;
     }
     if (marker !== undefined && listed.endsWith(marker) && byName.has(listed.slice(0, -marker.length)))

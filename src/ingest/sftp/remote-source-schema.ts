@@ -171,11 +171,23 @@ export function parseSftpUrl(
   if (url.username === "") return "names no user; write sftp://user@host/path";
   if (url.hostname === "") return "names no host";
   if (url.search !== "" || url.hash !== "") return "must not have a query (?) or fragment (#)";
-  const path = decodeURIComponent(url.pathname).replace(/\/+$/, "");
+  const decoded = percentDecoded(url.pathname, url.username);
+  if (decoded === undefined)
+    return "holds a % that starts no %XX escape; write a % in the user or path as %25";
+  const path = decoded.path.replace(/\/+$/, "");
   return {
     host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
     port: url.port === "" ? 22 : Number(url.port),
-    user: decodeURIComponent(url.username),
+    user: decoded.user,
     path: path === "" ? "/" : path,
   };
+}
+
+/** The path and user percent-decoded; undefined when a `%` starts no escape (decodeURIComponent throws). */
+function percentDecoded(path: string, user: string): { path: string; user: string } | undefined {
+  try {
+    return { path: decodeURIComponent(path), user: decodeURIComponent(user) };
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { stat } from "node:fs/promises";
-import type { ServerHostKeyAlgorithm, SFTPWrapper } from "ssh2";
+import type { FileEntryWithStats, ServerHostKeyAlgorithm, SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
 import { admitName, type FileName, type RefusedName } from "../../names/file-name.js";
@@ -49,6 +49,9 @@ export interface RemoteSession {
 export type OpenSession = (source: RemoteSource) => Promise<RemoteSession>;
 
 const READY_TIMEOUT_MS = 15_000;
+
+/** ssh2's stage of a failure (`level`), for the one stage it has none for: logged in, no SFTP session. */
+export const NO_SESSION = "sftp-session";
 
 /**
  * The key type a fingerprint pin was last met with, per server and pin: asked for first from then on,
@@ -139,8 +142,22 @@ async function connectOnce(
       failure ??= { code: e?.code, level: e?.level };
     });
   let key: Buffer | undefined;
+  // ssh2-sftp-client waits for the SFTP channel without a limit: a server that takes the login but never
+  // answers the session would hold the pass for ever. Once logged in, it answers within UNANSWERED_MS.
+  let noSession: NodeJS.Timeout | undefined;
+  const unopened = new Promise<never>((_, reject) => {
+    if (ssh instanceof EventEmitter)
+      ssh.once("ready", () => {
+        noSession = setTimeout(() => {
+          failure = { code: undefined, level: NO_SESSION };
+          (ssh as EventEmitter & { destroy?: () => void }).destroy?.();
+          reject(new Error("no SFTP session"));
+        }, UNANSWERED_MS);
+      });
+  });
+  unopened.catch(() => undefined);
   try {
-    const sftp = await client.connect({
+    const connecting = client.connect({
       host: source.host,
       port: source.port,
       username: source.user,
@@ -156,9 +173,17 @@ async function connectOnce(
         return accepted.fingerprints.has(fingerprint) && !accepted.revoked.has(fingerprint);
       },
     });
+    connecting.catch(() => undefined); // when the wait wins, the connection's own failure comes after
+    const sftp = await Promise.race([connecting, unopened]).finally(() => {
+      clearTimeout(noSession);
+    });
+    // Each request waits for its answer: Nagle's algorithm would hold a small request back until the
+    // last answer is acknowledged (up to a delayed ACK, 40 ms), each round trip of a listing or a check.
+    (ssh as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
     return { kind: "open", client, sftp, type: key === undefined ? "" : keyTypeOf(key) };
   } catch {
     await client.end().catch(() => undefined);
+    if (failure?.level === NO_SESSION) return { kind: "failed", ...failure };
     if (key !== undefined) {
       const fingerprint = fingerprintOf(key);
       const where = accepted.revoked.get(fingerprint);
@@ -218,7 +243,7 @@ function sessionOf(client: SftpClient, sftp: SFTPWrapper, source: string, server
   };
   const plain = requests(client, sftp);
   return {
-    list: (dir) => watched(`list ${dir}`, () => plain.list(dir)),
+    list: (dir) => watched(`list ${dir}`, (answer) => plain.list(dir, answer)),
     stat: (path) => watched(`stat ${path}`, () => plain.stat(path)),
     download: (remote, local) => watched(`read ${remote}`, (answer) => plain.download(remote, local, answer)),
     standing: (path, claimed) => watched(`read ${path}`, (answer) => plain.standing(path, claimed, answer)),
@@ -235,14 +260,7 @@ function sessionOf(client: SftpClient, sftp: SFTPWrapper, source: string, server
 /** The session's operations as requests to the server; `answer` is told of each answer of a long one. */
 function requests(client: SftpClient, sftp: SFTPWrapper) {
   return {
-    list: async (dir: string): Promise<RemoteEntry[]> =>
-      (await client.list(dir)).map((e) => ({
-        listed: e.name,
-        name: admitName(e.name),
-        size: e.size,
-        mtimeMs: e.modifyTime,
-        type: TYPES[e.type] ?? "other",
-      })),
+    list: (dir: string, answer: () => void) => listing(sftp, dir, answer),
     stat: (path: string) =>
       answered("read", path, async () => {
         if ((await client.exists(path)) === false) return undefined;
@@ -273,6 +291,51 @@ function requests(client: SftpClient, sftp: SFTPWrapper) {
     },
   };
 }
+
+/**
+ * The entries of a folder, asked for an answer at a time (a server sends a hundred or so names each),
+ * `answer` told of each: a folder of 100,000 names takes as long as it takes, and only a server that
+ * stops answering is taken for stalled. `.` and `..` are left out; the type is the `ls -l` letter.
+ */
+async function listing(sftp: SFTPWrapper, dir: string, answer: () => void): Promise<RemoteEntry[]> {
+  const handle = await new Promise<Buffer>((resolve, reject) => {
+    sftp.opendir(dir, (error, opened) => {
+      if (error) reject(error);
+      else resolve(opened);
+    });
+  });
+  const out: RemoteEntry[] = [];
+  try {
+    for (;;) {
+      const names = await new Promise<FileEntryWithStats[] | undefined>((resolve, reject) => {
+        sftp.readdir(handle, (error, list) => {
+          if ((error as { code?: unknown } | undefined)?.code === END_OF_FILE) resolve(undefined);
+          else if (error) reject(error);
+          else resolve(list);
+        });
+      });
+      answer();
+      if (names === undefined) return out;
+      for (const e of names)
+        out.push({
+          listed: e.filename,
+          name: admitName(e.filename),
+          size: e.attrs.size,
+          mtimeMs: e.attrs.mtime * 1000,
+          type: TYPES[e.longname.slice(0, 1)] ?? "other",
+        });
+    }
+  } finally {
+    await new Promise<void>((resolve) => {
+      sftp.close(handle, () => {
+        resolve();
+      });
+    });
+  }
+}
+
+/** SSH_FX_EOF (SFTP v3): a folder has no more names. */
+const END_OF_FILE = 1;
 
 // ssh2 gives an SFTP status (the server's answer) as a numeric code; ssh2-sftp-client's own checks of a
 // path give these. Anything else (a dropped connection, a timeout) is the source's problem, not the file's.

@@ -133,4 +133,12 @@ describe("an sftp:// address", () => {
     expect(parseSftpUrl("sftp://me@h")).toMatchObject({ path: "/" });
     expect(parseSftpUrl("sftp://h/x")).toBe("names no user; write sftp://user@host/path");
   });
+
+  it("when its user or path holds a % not followed by two hex digits, then it is refused saying how to write a %, not with the decoder's words", () => {
+    for (const url of ["sftp://me@h/in%zzbox", "sftp://m%zze@h/in", "sftp://me@h/100%"])
+      expect(parseSftpUrl(url), url).toBe(
+        "holds a % that starts no %XX escape; write a % in the user or path as %25",
+      );
+    expect(parseSftpUrl("sftp://me@h/in%20box%25")).toMatchObject({ path: "/in box%" });
+  });
 });

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { openSftpSession, UNANSWERED_MS } from "../../../src/ingest/sftp/session.js";
+import { cleanupsAfterEach } from "../../support/cleanups.js";
+import { startHostileSftpServer } from "../../support/hostile-sftp-server.js";
+
+const cleanups = cleanupsAfterEach();
+
+describe("a folder whose listing takes longer than a request may go unanswered", () => {
+  it("when each answer of a slow server comes in time but the whole listing takes longer than UNANSWERED_MS, then every name is listed, never taken for a stalled server", async () => {
+    const answerMs = 100;
+    // A hundred names an answer: enough answers that the listing outlasts UNANSWERED_MS by a second.
+    const names = ((UNANSWERED_MS + 1000) / answerMs) * 100;
+    const server = await startHostileSftpServer({ listingAnswerMs: answerMs });
+    cleanups.push(() => server.close());
+    for (let i = 0; i < names; i++) server.list(`n-${i}.csv`, "x\n");
+    const session = await openSftpSession({
+      name: "acme",
+      host: "127.0.0.1",
+      port: server.port,
+      user: server.user,
+      path: server.inbox,
+      auth: { kind: "key", keyFile: server.clientKeyFile },
+      hostKey: { kind: "fingerprint", fingerprint: server.fingerprint },
+      match: [],
+      afterClaim: "move",
+      reports: false,
+    });
+    cleanups.push(() => session.close());
+
+    const listing = await session.list(server.inbox);
+
+    expect(listing).toHaveLength(names);
+    expect(new Set(listing.map((e) => e.listed)).size).toBe(names);
+  }, 60_000);
+});
