@@ -13,6 +13,11 @@ export interface WindowSettings {
    * IngestInterruptedError, between two chunks, and the file stays claimed for the next pass.
    */
   readonly until?: AbortSignal | undefined;
+  /**
+   * Asked at each look while the window is full: true when no worker will take an invoice whatever
+   * the wait (the service refused the API key); the wait then ends as for `until`.
+   */
+  readonly held?: (() => Promise<boolean>) | undefined;
   /** Told once per file when it first waits for room, with the jobs not yet final (`ingest` says so). */
   readonly onWait?: ((wait: WindowWait) => void) | undefined;
 }
@@ -70,7 +75,7 @@ export class IngestWindow {
 
   /**
    * Waits until `rows` more jobs keep the queue within the window, then counts them as under way.
-   * Throws IngestInterruptedError once `until` is aborted while it waits.
+   * Throws IngestInterruptedError once `until` is aborted or `held` says so while it waits.
    */
   async take(rows: number): Promise<void> {
     // A chunk larger than the window goes once the queue is that empty.
@@ -83,6 +88,7 @@ export class IngestWindow {
       const unfinished = await this.unfinished();
       this.#room = this.settings.jobs - unfinished - this.#underWay;
       if (this.#room >= wanted) break;
+      if ((await this.settings.held?.()) === true) throw new IngestInterruptedError(this.context.file);
       const now = Date.now();
       if (!this.#told) {
         this.#told = true;

@@ -2,12 +2,6 @@ import type { WindowSettings } from "../ingest/ingest-window.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 
-/**
- * How often a pass looks for a refused API key while it ingests: as often as it looks while it waits for
- * its invoices (nightly-pass.ts), one GET each time.
- */
-const REFUSAL_POLL_MS = 250;
-
 export interface PassWindow {
   /** The window the pass's ingest keeps to; undefined without one (INGEST_WINDOW=0). */
   readonly window: WindowSettings | undefined;
@@ -17,7 +11,8 @@ export interface PassWindow {
 /**
  * The window of a pass that ingests and sends in one process (`run`): besides a signal, a wait for room
  * ends at the pass's deadline and once the service has refused the API key (recorded in Redis by any
- * process of the fleet), after which no worker takes an invoice and the room would never come.
+ * process of the fleet), after which no worker takes an invoice and the room would never come. Redis is
+ * asked only while ingest waits, one GET a look.
  */
 export function passWindow(
   window: WindowSettings | undefined,
@@ -34,20 +29,15 @@ export function passWindow(
     options.deadline === undefined
       ? undefined
       : setTimeout(stopNow, Math.max(0, options.deadline - Date.now())).unref();
-  const refusals = setInterval(() => {
-    readApiKeyRefusal(deps.redis, deps.prefix).then(
-      (refusal) => {
-        if (refusal !== undefined) stopNow();
-      },
-      () => undefined, // Redis away: ingest fails on its own, or the next look finds it back
-    );
-  }, REFUSAL_POLL_MS).unref();
   return {
-    window: { ...window, until: AbortSignal.any([stop.signal, ...(window.until ? [window.until] : [])]) },
+    window: {
+      ...window,
+      until: AbortSignal.any([stop.signal, ...(window.until ? [window.until] : [])]),
+      held: async () => (await readApiKeyRefusal(deps.redis, deps.prefix)) !== undefined,
+    },
     close: () => {
       options.signal.removeEventListener("abort", stopNow);
       if (deadline !== undefined) clearTimeout(deadline);
-      clearInterval(refusals);
     },
   };
 }

@@ -64,6 +64,20 @@ describe("the ingest window", () => {
     await expect(taking).rejects.toBeInstanceOf(IngestInterruptedError);
   });
 
+  it("when no worker will take an invoice (the API key refused), then a wait for room ends with IngestInterruptedError", async () => {
+    let refused = false;
+    const window = new IngestWindow(
+      { jobs: 1000, held: () => Promise.resolve(refused) },
+      () => Promise.resolve(1000),
+      context,
+      FAST,
+    );
+    const taking = window.take(250);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    refused = true;
+    await expect(taking).rejects.toBeInstanceOf(IngestInterruptedError);
+  });
+
   it("when it first waits, then it says so once, and warns once when no job has finished for the stall time", async () => {
     const lines: string[] = [];
     const logger = createLogger({
