@@ -13,7 +13,7 @@ const EXIT_WITHIN_MS = GRACE_MS + 10_000;
 const cleanups = cleanupsAfterEach();
 
 describe("a worker stopped while Redis is away", () => {
-  it("when Redis is gone as an idle worker is sent SIGINT, then it ends by itself once the grace period is over", async () => {
+  it("when Redis is gone as an idle worker is sent SIGINT, then it ends by itself, no later than its grace period", async () => {
     const redis = await RedisServer.start();
     const sim = await startSimulator({ apiKey: API_KEY, seed: 3 });
     cleanups.push(
@@ -38,7 +38,8 @@ describe("a worker stopped while Redis is away", () => {
     worker.child.kill("SIGINT");
     const ended = await finish(worker, EXIT_WITHIN_MS);
     expect(ended.signal, `still running ${EXIT_WITHIN_MS} ms after SIGINT:\n${ended.output}`).toBeNull();
-    expect(ended.output).toContain("grace period over");
+    // idle, it has nothing to wait for: BullMQ's worker is closed by force with Redis away
+    expect(ended.output).toContain("submission worker stopped");
     expect(ended.code).toBe(0);
   });
 });
