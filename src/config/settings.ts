@@ -200,10 +200,9 @@ export const SETTINGS = {
   },
   submitConcurrency: {
     env: "SUBMIT_CONCURRENCY",
-    description:
-      "The most requests in flight per worker process: a ceiling. Below it the learned rate × the service's latency sets how many are (Little's law); the run's summary, status and /metrics say when it caps.",
+    description: "Requests in flight per worker process at full speed.",
     schema: int(1, 1000),
-    default: "512",
+    default: "32",
   },
   submitRatePerSec: {
     env: "SUBMIT_RATE_PER_SEC",

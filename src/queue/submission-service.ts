@@ -24,8 +24,8 @@ import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 import { SendBudget } from "../ledger/send-budget.js";
-import { SendPacer } from "../capacity/index.js";
-import { rateSettingsOf } from "./send-rate-view.js";
+import { SendPacer } from "../submit/send-pacer.js";
+import { DEFAULT_RATE_SETTINGS } from "../submit/send-rate.js";
 
 export interface SubmissionService {
   readonly worker: Worker<InvoiceJobData>;
@@ -40,7 +40,7 @@ export interface SubmissionService {
 export type { AttemptObservation, RetryReason, StatusClass } from "../submit/attempt-labels.js";
 export type { SubmitOutcome } from "../submit/submit-invoice.js";
 export { finalStatusWritten } from "../submit/submit-invoice.js";
-export type { PacerSnapshot, SendPacer } from "../capacity/index.js";
+export type { PacerSnapshot, SendPacer } from "../submit/send-pacer.js";
 
 export interface SubmissionHooks {
   /**
@@ -125,26 +125,18 @@ export async function startSubmission(
     logger.info("the API key was refused earlier; resuming submission with the current key");
   }
 
-  const budgetErrors = { loggedAt: 0, suppressed: 0 };
   const pacer = config.submitRateAdaptive
     ? new SendPacer({
         budget: new SendBudget(commands, config.queuePrefix),
-        settings: rateSettingsOf(config),
+        settings: {
+          ...DEFAULT_RATE_SETTINGS,
+          ceiling: config.submitRatePerSec,
+          startRate: config.submitRateStart,
+        },
+        retryAfterCapMs: config.retryAfterCapMs,
         ...(hooks.onHeld === undefined ? {} : { onHeld: hooks.onHeld }),
-        onError: (error: unknown) => {
-          // While Redis is away the pacer asks again every quarter of a second: one line per
-          // BUDGET_ERROR_LOG_EVERY_MS says so, with how many were left out.
-          const now = Date.now();
-          if (now - budgetErrors.loggedAt < BUDGET_ERROR_LOG_EVERY_MS) {
-            budgetErrors.suppressed++;
-            return;
-          }
-          logger.warn(
-            { err: error, suppressedSinceLast: budgetErrors.suppressed },
-            "the fleet's send budget in Redis did not answer; trying again",
-          );
-          budgetErrors.loggedAt = now;
-          budgetErrors.suppressed = 0;
+        onError: (error) => {
+          logger.warn({ err: error }, "the fleet's send budget in Redis did not answer; trying again");
         },
       })
     : undefined;
@@ -212,7 +204,7 @@ export async function startSubmission(
   // Ready before closable: closing a worker whose blocking connection is still starting crashed the
   // process (BullMQ re-emits the aborted start as an "error" after removing its listeners), as a `run`
   // with nothing to do closed it at once.
-  await worker.waitUntilReady();
+  const blockingClient = await worker.waitUntilReady();
   const sweeps = startRetentionSweeps(
     new Retention(
       commands,
@@ -227,27 +219,30 @@ export async function startSubmission(
   let closing: Promise<void> | undefined;
   const close = (graceMs: number): Promise<void> => {
     closing ??= (async () => {
-      // Invoices waiting for their send time go back to the queue unsent at once: whatever holds them (a
-      // Retry-After, a low rate, Redis gone), closing never waits on the pacer. No new job is taken; the
-      // ones in hand finish within the grace.
-      pacer?.close();
-      await worker.pause(true);
+      const graceful = worker.close();
       const timer = new Promise<"timeout">((resolve) =>
         setTimeout(() => {
           resolve("timeout");
         }, graceMs).unref(),
       );
-      const finished = (await Promise.race([worker.idle().then(() => "idle" as const), timer])) === "idle";
-      if (!finished)
+      if ((await Promise.race([graceful.then(() => "closed" as const), timer])) === "timeout") {
         logger.warn(
           { graceMs },
           "grace period over: leaving unfinished invoices to be retried by the next worker",
         );
-      // Forced when the grace ran out or Redis is away: BullMQ's own close waits for its jobs' last Redis
-      // writes and for its blocking connection to say it ended, which with Redis away it never does
-      // (taskforcesh/bullmq#4656), while its lock and stalled-job timers keep the process alive. Forced,
-      // it stops them and leaves the jobs' locks to lapse: the next worker takes them.
-      await worker.close(!finished || connection.status !== "ready");
+        // Not `await worker.close(true)`: BullMQ hands back the close already under way. With Redis away,
+        // that close disconnected BullMQ's blocking connection between two reconnect attempts and waits
+        // for an "end" ioredis then never emits (taskforcesh/bullmq#4656), while its lock and stalled-job
+        // timers keep the process alive. One more attempt lets that connection end, whether Redis answers
+        // (it is closed at once) or not, and the close runs to its end; the jobs' locks lapse and the next
+        // worker takes them.
+        void blockingClient.connect().then(
+          () => {
+            blockingClient.disconnect();
+          },
+          () => undefined,
+        );
+      }
       await sweeps.stop();
       clearInterval(flushes);
       await lastCounts(ledger, commands, logger);
@@ -267,9 +262,6 @@ export function apiKeySetting(config: SubmitConfig): string {
   const path = config.secretFiles.invoiceApiKey;
   return path === undefined ? "INVOICE_API_KEY" : `the key in INVOICE_API_KEY_FILE (${path})`;
 }
-
-/** The budget unreachable is said once per this long (as the worker's own errors are), not four times a second. */
-const BUDGET_ERROR_LOG_EVERY_MS = 10_000;
 
 /** How long closing waits for Redis to take the process's last counts: a process whose Redis is away exits anyway. */
 const LAST_COUNTS_WAIT_MS = 1000;

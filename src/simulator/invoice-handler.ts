@@ -55,8 +55,7 @@ export async function handleInvoice(
   if (!admission.admitted) {
     // Refused before any work: no fault drawn, no idempotency state touched, answered at once.
     const retryAfter = String(admission.retryAfterSeconds);
-    const problem = problems.overCapacity(retryAfter, admission.reason, admission.status);
-    reply.problem(problem, "over-capacity", false, {
+    reply.problem(problems.overCapacity(retryAfter, admission.reason), "over-capacity", false, {
       "retry-after": retryAfter,
     });
     return;
@@ -97,9 +96,8 @@ function decide(
 ): Decision {
   const retryAfter = { "retry-after": String(sim.faults.retryAfterSeconds) };
   if (plan.fault === "error") {
-    // an outage does not know when it ends: no Retry-After (a 503 with one is load shed, capacity.ts)
     sim.counters.faults.error++;
-    return { run: () => reply.problem(problems.unavailable(), "fault-error", false) };
+    return { run: () => reply.problem(problems.unavailable(), "fault-error", false, retryAfter) };
   }
   if (plan.fault === "throttle") {
     sim.counters.faults.throttle++;
