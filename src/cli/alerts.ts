@@ -1,7 +1,7 @@
 import type { Config } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
 import { BatchStore, type BatchMeta } from "../ledger/batch-store.js";
-import { createRedis } from "../queue/connection.js";
+import { createRedis, endConnection } from "../queue/connection.js";
 import { StuckBatches } from "../ledger/stuck-batches.js";
 import type { Logger } from "../log/logger.js";
 import {
@@ -148,7 +148,7 @@ export function startServiceAlerts(config: Config, logger: Logger): ServiceAlert
     close: async () => {
       const stopped = watch.stop();
       // A check waiting on an unreachable Redis ends here rather than holding the shutdown up.
-      redis.disconnect();
+      endConnection(redis);
       await stopped;
       await notifier.drain(ALERT_DRAIN_MS);
     },

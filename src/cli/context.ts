@@ -4,7 +4,7 @@ import { describeTarget, redisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log/logger.js";
 import { dropFolder, ensureDropFolder, type DropFolder } from "../ingest/drop-folder.js";
 import { resolveNamespace, type KeyNamespace } from "../invoice/key.js";
-import { createRedis, ensureConnected } from "../queue/connection.js";
+import { createRedis, endConnection, ensureConnected } from "../queue/connection.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
 import type { InvoiceJobData } from "../queue/job-data.js";
 import { checkKeyLayout, checkRedis, type RedisAccess } from "../queue/redis-checks.js";
@@ -75,7 +75,7 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     const logger = options.logger ?? commandLogger(config);
     for (const warning of warnings) logger.warn(warning);
   } catch (error) {
-    redis.disconnect();
+    endConnection(redis);
     throw error;
   }
   const folder = dropFolder(config.dropDir, config.doneMarkerSuffix);
@@ -91,7 +91,7 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     namespace: resolveNamespace(config.idempotencyNamespace),
     close: async () => {
       await queue.close();
-      redis.disconnect();
+      endConnection(redis);
     },
   };
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { DATABASE_URL_SETTING } from "../config/database-url.js";
 import { safeUrl } from "../config/url-credentials.js";
 import { createLogger, type Logger } from "../log/logger.js";
-import { createRedis } from "../queue/connection.js";
+import { createRedis, endConnection } from "../queue/connection.js";
 import { DatabaseUnreachableError } from "../records/errors/database-unreachable-error.js";
 import { OutboxExporter } from "../records/exporter.js";
 import { openPool, type Pool } from "../records/pool.js";
@@ -64,7 +64,7 @@ if (pool !== undefined) {
       stopping.signal.addEventListener("abort", resolve, { once: true });
     });
   await exporter.stop();
-  redis.disconnect();
+  endConnection(redis);
   await pool.end().catch(() => undefined);
   port.postMessage({ type: "stopped", ...exporter.stats });
 }

@@ -8,7 +8,7 @@ import { Outbox } from "../ledger/outbox.js";
 import { outboxBacklog, redisTimeMs } from "../ledger/outbox-backlog.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import type { Logger } from "../log/logger.js";
-import { createRedis } from "../queue/connection.js";
+import { createRedis, endConnection } from "../queue/connection.js";
 import { DatabaseUnreachableError } from "../records/errors/database-unreachable-error.js";
 import { isConnectionFailure, openPool, type Pool } from "../records/pool.js";
 import { checkSchema } from "../records/schema-version.js";
@@ -51,7 +51,7 @@ export async function startResultsExport(config: Config, logger: Logger): Promis
     redis.on("error", () => undefined);
     await new Outbox(redis, config.queuePrefix).enable();
   } catch (error) {
-    redis?.disconnect();
+    if (redis !== undefined) endConnection(redis);
     throw error;
   }
   const connection = redis;
@@ -87,7 +87,7 @@ export async function startResultsExport(config: Config, logger: Logger): Promis
     close: () => {
       closing ??= (async () => {
         await thread.stop();
-        connection.disconnect();
+        endConnection(connection);
       })();
       return closing;
     },

@@ -3,7 +3,7 @@ import type { HttpAddr } from "../config/http-addr.js";
 import { redisTarget } from "../config/redis-target.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import type { Logger } from "../log/logger.js";
-import { createRedis } from "../queue/connection.js";
+import { createRedis, endConnection } from "../queue/connection.js";
 import { healthRoutes } from "./health-routes.js";
 import { describeHosts, servedHosts, type HostPolicy } from "./host-policy.js";
 import { startHttpServer, type Routes } from "./http-server.js";
@@ -80,7 +80,7 @@ export async function startOpsServer(
       ...routes.map((make) => make(ctx)),
     ],
   }).catch((error: unknown) => {
-    redis?.disconnect();
+    if (redis !== undefined) endConnection(redis);
     throw error;
   });
   connection();
@@ -94,7 +94,7 @@ export async function startOpsServer(
     url: server.url,
     close: async () => {
       await server.close();
-      redis?.disconnect();
+      if (redis !== undefined) endConnection(redis);
     },
   };
 }

@@ -171,3 +171,27 @@ function isClusterOutage(error: Error): boolean {
     error.message.startsWith("Too many Cluster redirections")
   );
 }
+
+/**
+ * Ends a connection now, whatever its state, failing the commands it still holds. ioredis'
+ * `disconnect()` between two reconnect attempts only cancels the next attempt: the socket is already
+ * gone, so no "close" follows, the client never reaches "end" and its queued commands wait for ever
+ * (and whatever awaits them, a BullMQ worker's close among them). One more attempt, made while the
+ * client is marked as closed by hand, ends it whichever way the attempt goes: refused, the close
+ * handler ends the client and fails the queue; answered, it is disconnected at once.
+ */
+export function endConnection(redis: {
+  readonly status: string;
+  connect(): Promise<unknown>;
+  disconnect(): void;
+}): void {
+  const betweenAttempts = redis.status === "reconnecting";
+  redis.disconnect();
+  if (!betweenAttempts) return;
+  redis.connect().then(
+    () => {
+      redis.disconnect();
+    },
+    () => undefined,
+  );
+}

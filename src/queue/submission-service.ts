@@ -17,7 +17,8 @@ import type { AttemptObservation } from "../submit/attempt-labels.js";
 import { observeAttempts } from "../submit/observed-submitter.js";
 import { finalStatusWritten, type SubmitOutcome } from "../submit/submit-invoice.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
-import { createRedis } from "./connection.js";
+import { createRedis, endConnection } from "./connection.js";
+import { leaveJobsInHand } from "./leave-jobs.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
 import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
@@ -219,6 +220,8 @@ export async function startSubmission(
   let closing: Promise<void> | undefined;
   const close = (graceMs: number): Promise<void> => {
     closing ??= (async () => {
+      // Requests still waiting for their send time go back to the queue unsent; those sent get the grace.
+      pacer?.close();
       const graceful = worker.close();
       const timer = new Promise<"timeout">((resolve) =>
         setTimeout(() => {
@@ -230,18 +233,12 @@ export async function startSubmission(
           { graceMs },
           "grace period over: leaving unfinished invoices to be retried by the next worker",
         );
-        // Not `await worker.close(true)`: BullMQ hands back the close already under way. With Redis away,
-        // that close disconnected BullMQ's blocking connection between two reconnect attempts and waits
-        // for an "end" ioredis then never emits (taskforcesh/bullmq#4656), while its lock and stalled-job
-        // timers keep the process alive. One more attempt lets that connection end, whether Redis answers
-        // (it is closed at once) or not, and the close runs to its end; the jobs' locks lapse and the next
-        // worker takes them.
-        void blockingClient.connect().then(
-          () => {
-            blockingClient.disconnect();
-          },
-          () => undefined,
-        );
+        // The worker's close waits for its blocking connection to end (taskforcesh/bullmq#4656) and for
+        // the jobs in hand, which wait for Redis: the blocking connection is ended here, the jobs are left
+        // (no more writes of their end), and the ledger's connection, ended below, fails what they still
+        // wait for. So the close runs to its end even while Redis is away.
+        endConnection(blockingClient);
+        await leaveJobsInHand(worker);
       }
       await sweeps.stop();
       clearInterval(flushes);
@@ -249,8 +246,8 @@ export async function startSubmission(
       apiKey.close();
       await submitter.close();
       await queue.close();
-      commands.disconnect();
-      connection.disconnect();
+      endConnection(commands);
+      endConnection(connection);
     })();
     return closing;
   };

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AnswerReport, BudgetReply, SentAlready } from "../ledger/send-budget.js";
+import { RequestHeldBackError } from "./errors/request-held-back-error.js";
 import { FleetVerdicts } from "./fleet-verdict.js";
 import { LatencyFloor } from "./latency-floor.js";
 import { parseRateState } from "./rate-state.js";
@@ -72,6 +73,12 @@ const CHARGE_EVERY_MS = 5;
 const CONGESTION_EVERY_MS = 500;
 const RETRY_BUDGET_MS = 250;
 
+/** A request waiting for its send time: sent at the rate given, or refused unsent. */
+interface Waiter {
+  readonly go: (rate: number) => void;
+  readonly refuse: (error: Error) => void;
+}
+
 /** One request's place in the fleet's schedule: when it went out, and the fleet's rate it was booked at. */
 export interface SendTicket {
   readonly sentAt: number;
@@ -115,7 +122,8 @@ export class SendPacer {
   #fleetRefused = 0;
   /** 429s not yet counted in the budget (a write was under way). */
   #uncounted = 0;
-  readonly #waiting: ((rate: number) => void)[] = [];
+  #closed = false;
+  readonly #waiting: Waiter[] = [];
   readonly #clock: () => number;
   readonly #timer: (fn: () => void, ms: number) => void;
   readonly #refusals: RefusalFloor;
@@ -141,18 +149,32 @@ export class SendPacer {
    * it (onAccepted, onThrottled, or onUnanswered for anything else), exactly once.
    */
   acquire(): Promise<SendTicket> {
+    if (this.#closed) return Promise.reject(stopping());
     const asked = this.#clock();
-    return new Promise<SendTicket>((resolve) => {
-      this.#waiting.push((rate) => {
-        const sentAt = this.#clock();
-        const waited = sentAt - asked;
-        this.heldMs += waited;
-        if (waited > 0) this.options.onHeld?.(waited);
-        this.#refusals.sent(sentAt);
-        resolve({ sentAt, rate });
+    return new Promise<SendTicket>((resolve, reject) => {
+      this.#waiting.push({
+        go: (rate) => {
+          const sentAt = this.#clock();
+          const waited = sentAt - asked;
+          this.heldMs += waited;
+          if (waited > 0) this.options.onHeld?.(waited);
+          this.#refusals.sent(sentAt);
+          resolve({ sentAt, rate });
+        },
+        refuse: reject,
       });
       this.#pump();
     });
+  }
+
+  /**
+   * Books no more send times: the requests waiting for theirs, and any asked for later, are refused
+   * unsent (RequestHeldBackError: back to the queue, no attempt spent). A worker stopping while Redis is
+   * away would otherwise wait for ever for requests waiting on a budget that cannot answer.
+   */
+  close(): void {
+    this.#closed = true;
+    for (const waiter of this.#waiting.splice(0)) waiter.refuse(stopping());
   }
 
   /**
@@ -227,6 +249,7 @@ export class SendPacer {
   }
 
   #pump(): void {
+    if (this.#closed) return;
     const now = this.#clock();
     if (now < this.#roomUntil && now + this.#offset >= this.#heldUntil) this.#sendOnRoom(now);
     if (this.#taking || (this.#waiting.length === 0 && this.#owed === 0)) return;
@@ -247,11 +270,11 @@ export class SendPacer {
     while (this.#waiting.length > 0) {
       const at = Math.max(this.#nextSend, now);
       if (at - now > BOOK_AHEAD_MS) return;
-      const go = this.#waiting.shift();
-      if (go === undefined) return;
+      const waiter = this.#waiting.shift();
+      if (waiter === undefined) return;
       this.#nextSend = at + interval;
       this.#owe(1, at);
-      this.#release(go, rate, at - now);
+      this.#release(waiter, rate, at - now);
     }
   }
 
@@ -270,9 +293,9 @@ export class SendPacer {
       .then((reply) => {
         this.#absorb(reply);
         for (let i = 0; i < reply.booked; i++) {
-          const go = this.#waiting.shift();
-          if (go === undefined) break;
-          this.#release(go, rate, reply.waitMs + i * interval);
+          const waiter = this.#waiting.shift();
+          if (waiter === undefined) break;
+          this.#release(waiter, rate, reply.waitMs + i * interval);
         }
         const clock = this.#clock();
         this.#nextSend = Math.max(this.#nextSend, clock + reply.waitMs + reply.booked * interval);
@@ -299,11 +322,12 @@ export class SendPacer {
     this.#owed += count;
   }
 
-  #release(go: (rate: number) => void, rate: number, delay: number): void {
-    if (delay < 1) go(rate);
+  #release(waiter: Waiter, rate: number, delay: number): void {
+    if (delay < 1) waiter.go(rate);
     else
       this.#timer(() => {
-        go(rate);
+        if (this.#closed) waiter.refuse(stopping());
+        else waiter.go(rate);
       }, delay);
   }
 
@@ -383,4 +407,8 @@ export class SendPacer {
     const verdict = this.#verdicts.judge(state, reply, this.#sentPerSec, this.#heldUntil);
     if (verdict !== undefined) this.#write(verdict.next, verdict.holdMs);
   }
+}
+
+function stopping(): RequestHeldBackError {
+  return new RequestHeldBackError("the worker is stopping");
 }

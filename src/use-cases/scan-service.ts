@@ -3,6 +3,7 @@ import { Queue, Worker } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { resumeRequeues } from "../queue/requeued-jobs.js";
+import { endConnection } from "../queue/connection.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
@@ -201,7 +202,7 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       for (const watcher of watchers) watcher.close();
       await worker.close();
       await queue.close();
-      workerConnection.disconnect();
+      endConnection(workerConnection);
     },
   };
 }

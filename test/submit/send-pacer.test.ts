@@ -129,3 +129,40 @@ describe("a process's pacer and the fleet's budget", () => {
     expect(seen.takes).toBeGreaterThan(before);
   });
 });
+
+describe("a pacer closing", () => {
+  /** A budget that never answers, as Redis away does to a worker's connection. */
+  const silent: BudgetPort = {
+    take: () => new Promise(() => undefined),
+    event: () => new Promise(() => undefined),
+  };
+
+  it("when the budget does not answer, then the requests waiting for their send time are refused unsent on close, and later ones at once", async () => {
+    const time = new VirtualTime(START);
+    const pacer = pacerOn(time, silent, DEFAULT_RATE_SETTINGS);
+    const waiting = [pacer.acquire(), pacer.acquire(), pacer.acquire()];
+    await time.run(() => false, 1_000);
+    pacer.close();
+    for (const request of [...waiting, pacer.acquire()])
+      await expect(request).rejects.toThrow(/not sent: submitting is held back \(the worker is stopping\)/);
+  });
+
+  it("when send times were booked ahead, then those not yet due are refused on close and those due were sent", async () => {
+    const time = new VirtualTime(START);
+    const pacer = pacerOn(time, memoryBudget(time, 1), { ...DEFAULT_RATE_SETTINGS, startRate: 10 });
+    // at 10/s, booked send times 100 ms apart
+    const settled = Array.from({ length: 5 }, () =>
+      pacer.acquire().then(
+        () => "sent",
+        () => "refused",
+      ),
+    );
+    await time.run(() => false, 150);
+    pacer.close();
+    await time.run(() => false, 1_000);
+    const outcomes = await Promise.all(settled);
+    expect(outcomes.filter((o) => o === "sent").length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o === "refused").length).toBeGreaterThan(0);
+    expect(outcomes.indexOf("refused")).toBe(outcomes.lastIndexOf("sent") + 1);
+  });
+});

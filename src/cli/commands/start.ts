@@ -7,7 +7,7 @@ import { FlagError } from "../errors/flag-error.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
 import { openRemotePass } from "../remote-sources.js";
-import { createRedis } from "../../queue/connection.js";
+import { createRedis, endConnection } from "../../queue/connection.js";
 import { openContext } from "../context.js";
 import { openPastResults } from "../past-results.js";
 import { openServiceEdges } from "../service-edges.js";
@@ -57,7 +57,7 @@ export const startCommand: CommandFactory = () =>
         );
         const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
         scope.defer(() => {
-          scanConnection.disconnect();
+          endConnection(scanConnection);
         });
         const submission = await startSubmission();
         // The learned rate noted in the series while the fleet sends: the passes' charts draw it.
