@@ -35,6 +35,8 @@ const claimFields = z.object({
    * since when `size` and `mtimeMs` have been seen unchanged.
    */
   settlingSince: z.number().optional(),
+  /** Takes whose second read gave other bytes while the size and time stayed those claimed. */
+  rereads: z.number().int().nonnegative().optional(),
 });
 const claimSchema = z.preprocess(withAgainOf, claimFields);
 export type RemoteClaim = z.infer<typeof claimFields>;

@@ -6,6 +6,7 @@ import { syncToDisk } from "../ingest/local-files.js";
 import type { RemoteStanding } from "../ingest/sftp/remote-content.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
+import { RemoteFileUnstableError } from "../ingest/sftp/errors/remote-file-unstable-error.js";
 import type { BatchStore } from "../ledger/batch-store.js";
 import type { LedgerClock } from "../ledger/clock.js";
 import type { RedisClient } from "../ledger/redis-client.js";
@@ -95,14 +96,17 @@ export async function takeFile(
   const moved = target !== undefined && (await session.stat(target)) !== undefined;
   let at = moved && target !== undefined ? target : listed;
   // Changed before it could be taken: `listed` is left to the listing; a copy of ours settles first.
-  const changed = async (seen: { size: number; mtimeMs: number } | undefined): Promise<Take> => {
+  const changed = async (
+    seen: { size: number; mtimeMs: number } | undefined,
+    claim = start,
+  ): Promise<Take> => {
     await rm(part, { force: true });
     if (seen === undefined || (at === listed && start.againOf === undefined)) {
       await claims.abandon(start);
       log.info("remote file changed or went away before it was taken whole; it is taken once settled");
       return { kind: "left" };
     }
-    return settle(claims, start, seen);
+    return settle(claims, claim, seen, claim !== start);
   };
   const before = await session.stat(at);
   if (before === undefined || before.size !== start.size || before.mtimeMs !== start.mtimeMs)
@@ -134,17 +138,27 @@ export async function takeFile(
     at = target;
   }
   const standing = await session.standing(at, got);
+  // Other bytes with the size and time unchanged: a copy replaced so is taken again once; a second time,
+  // the server makes the file anew at each read, and taking it again would never end.
+  const sameStat =
+    standing.kind === "rewritten" && standing.size === start.size && standing.mtimeMs === start.mtimeMs;
+  if (sameStat && (start.rereads ?? 0) >= 1) {
+    await rm(part, { force: true });
+    throw new RemoteFileUnstableError(at);
+  }
   if (standing.kind !== "intact") {
     log.warn(
       { claimed: got.size, now: standing.kind === "gone" ? undefined : standing.size },
       `remote file ${standing.kind === "gone" ? "went away" : standing.kind} while it was taken; ` +
         "nothing of it is kept, and it is taken again, whole, once settled",
     );
-    return changed(standing.kind === "gone" ? undefined : standing);
+    if (standing.kind === "gone") return changed(undefined);
+    return changed(standing, sameStat ? { ...start, rereads: (start.rereads ?? 0) + 1 } : start);
   }
   await syncToDisk(part);
   const checked: RemoteClaim = {
     ...start,
+    rereads: undefined,
     sha256: got.sha256,
     size: got.size,
     mtimeMs: standing.mtimeMs,
@@ -158,13 +172,22 @@ export async function takeFile(
   return { kind: "taken", claim: done, standing };
 }
 
-/** Waits for a copy of ours to settle: noted when its size or time changed, taken once SETTLE_MS passed. */
+/**
+ * Waits for a copy of ours to settle: noted when its size or time changed (or, `reread`, its bytes with
+ * them unchanged), taken once SETTLE_MS passed.
+ */
 async function settle(
   claims: RemoteClaims,
   claim: RemoteClaim,
   seen: { readonly size: number; readonly mtimeMs: number },
+  reread: boolean,
 ): Promise<Take> {
-  if (claim.settlingSince === undefined || seen.size !== claim.size || seen.mtimeMs !== claim.mtimeMs)
+  if (
+    reread ||
+    claim.settlingSince === undefined ||
+    seen.size !== claim.size ||
+    seen.mtimeMs !== claim.mtimeMs
+  )
     await claims.update({ ...claim, size: seen.size, mtimeMs: seen.mtimeMs, settlingSince: Date.now() });
   return { kind: "settling" };
 }
