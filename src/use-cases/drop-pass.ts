@@ -17,7 +17,7 @@ export type { PassResult } from "./ingest-claimed.js";
 export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
   const passed = await resumeClaimedFiles(deps);
-  const { ready, refused } = await readyFiles(deps.folder, settleMs);
+  const { ready, refused, notFiles } = await readyFiles(deps.folder, settleMs);
   for (const name of refused) {
     const left = {
       where: "drop folder",
@@ -25,6 +25,15 @@ export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<Pa
       why: `left in the drop folder: its name ${name.why}`,
     };
     deps.logger.error({ file: name.shown, problem: name.problem }, leftFileText(left));
+    deps.onLeft?.(left);
+  }
+  for (const entry of notFiles) {
+    const left = {
+      where: "drop folder",
+      shown: entry.shown,
+      why: `left in the drop folder: it is a ${entry.kind}, not a file; put the file itself there under another name`,
+    };
+    deps.logger.error({ file: entry.shown, kind: entry.kind }, leftFileText(left));
     deps.onLeft?.(left);
   }
   for (const candidate of ready) {

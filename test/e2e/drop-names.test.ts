@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -126,6 +127,27 @@ describe("drop files with odd names", () => {
     }
     expect([...(await readReports(drop.dir)).keys()]).toEqual(["fine.csv"]);
     expect(await readdir(drop.dir, { encoding: "buffer" })).toContainEqual(bad);
+    expect(sim.stats().effects.total).toBe(2);
+  });
+
+  it("when a named pipe and a folder carry drop files' names, then every run names each as not a file, never opens the pipe, exits 2, and the other files go on", async () => {
+    const sim = await startSimulator({ apiKey: API_KEY, seed: 6 });
+    const drop = await tempDropDir();
+    cleanups.push(() => sim.close(), drop.cleanup);
+    const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "names", dropDir: drop.dir });
+    execFileSync("mkfifo", [join(drop.dir, "pipe.csv")]);
+    await mkdir(join(drop.dir, "folder.ndjson"));
+    await writeFile(join(drop.dir, "fine.csv"), csvFor(3));
+
+    for (const pass of [1, 2]) {
+      const proc = spawnNode("workers/cli.js", ["run"], env);
+      const { code } = await proc.exited;
+      expect(code, proc.output()).toBe(2);
+      expect(proc.output(), `pass ${pass}`).toMatch(/pipe\.csv[^\n]*it is a named pipe, not a file/);
+      expect(proc.output(), `pass ${pass}`).toMatch(/folder\.ndjson[^\n]*it is a folder, not a file/);
+    }
+    expect([...(await readReports(drop.dir)).keys()]).toEqual(["fine.csv"]);
+    expect(await readdir(drop.dir)).toEqual(expect.arrayContaining(["pipe.csv", "folder.ndjson"]));
     expect(sim.stats().effects.total).toBe(2);
   });
 });
