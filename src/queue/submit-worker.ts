@@ -5,9 +5,8 @@ import { backoffDelay, type BackoffPolicy } from "../submit/backoff.js";
 import { RequestHeldBackError } from "../submit/errors/request-held-back-error.js";
 import { RetryableSubmitError } from "../submit/errors/retryable-submit-error.js";
 import { FlowControl } from "../submit/flow-control.js";
-import { withPacing } from "../submit/paced-submitter.js";
+import { withPacing, type SendPacer } from "../capacity/index.js";
 import { RequestSlots, withRequestSlots } from "../submit/request-slots.js";
-import type { SendPacer } from "../submit/send-pacer.js";
 import { submitInvoice, type SubmitDeps, type SubmitOutcome } from "../submit/submit-invoice.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { INVOICE_QUEUE } from "./invoice-queue.js";
@@ -67,11 +66,14 @@ const INVOICES_PER_REQUEST_SLOT = 2;
  */
 const UNLIMITED_PER_SECOND = 1_000_000_000;
 
+/** The worker, and when none of its invoices is in its processor any more (closing waits for that). */
+export type SubmitWorker = Worker<InvoiceJobData> & { idle(): Promise<void> };
+
 /**
  * The submission worker: BullMQ Worker whose job id is the idempotency key. Wires the pure attempt
  * logic to BullMQ's retries, rate limiting and pausing.
  */
-export function createSubmitWorker(options: SubmitWorkerOptions): Worker<InvoiceJobData> {
+export function createSubmitWorker(options: SubmitWorkerOptions): SubmitWorker {
   const { logger, deps } = options;
   const flow = new FlowControl({
     maxConcurrency: options.maxConcurrency,
@@ -101,6 +103,19 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
         : Math.min(flow.concurrency, pacer.concurrency(options.maxConcurrency)),
     );
     worker.concurrency = flow.concurrency * INVOICES_PER_REQUEST_SLOT;
+  };
+
+  let inProcessor = 0;
+  const becameIdle: (() => void)[] = [];
+  const idle = (): Promise<void> =>
+    inProcessor === 0 ? Promise.resolve() : new Promise((resolve) => becameIdle.push(resolve));
+  const counted = async (job: Job<InvoiceJobData>, token?: string): Promise<string> => {
+    inProcessor++;
+    try {
+      return await processor(job, token);
+    } finally {
+      if (--inProcessor === 0) for (const resolve of becameIdle.splice(0)) resolve();
+    }
   };
 
   const processor = async (job: Job<InvoiceJobData>, token?: string): Promise<string> => {
@@ -194,7 +209,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     }
   };
 
-  const worker: Worker<InvoiceJobData> = new Worker<InvoiceJobData>(INVOICE_QUEUE, processor, {
+  const worker: Worker<InvoiceJobData> = new Worker<InvoiceJobData>(INVOICE_QUEUE, counted, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: flow.concurrency * INVOICES_PER_REQUEST_SLOT,
@@ -241,5 +256,5 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       logger.error({ key: job.id, err: error }, "job failed unexpectedly; see `invoice-relay retry`");
     }
   });
-  return worker;
+  return Object.assign(worker, { idle });
 }
