@@ -66,14 +66,11 @@ const INVOICES_PER_REQUEST_SLOT = 2;
  */
 const UNLIMITED_PER_SECOND = 1_000_000_000;
 
-/** The worker, and when none of its invoices is in its processor any more (closing waits for that). */
-export type SubmitWorker = Worker<InvoiceJobData> & { idle(): Promise<void> };
-
 /**
  * The submission worker: BullMQ Worker whose job id is the idempotency key. Wires the pure attempt
  * logic to BullMQ's retries, rate limiting and pausing.
  */
-export function createSubmitWorker(options: SubmitWorkerOptions): SubmitWorker {
+export function createSubmitWorker(options: SubmitWorkerOptions): Worker<InvoiceJobData> {
   const { logger, deps } = options;
   const flow = new FlowControl({
     maxConcurrency: options.maxConcurrency,
@@ -103,19 +100,6 @@ export function createSubmitWorker(options: SubmitWorkerOptions): SubmitWorker {
         : Math.min(flow.concurrency, pacer.concurrency(options.maxConcurrency)),
     );
     worker.concurrency = flow.concurrency * INVOICES_PER_REQUEST_SLOT;
-  };
-
-  let inProcessor = 0;
-  const becameIdle: (() => void)[] = [];
-  const idle = (): Promise<void> =>
-    inProcessor === 0 ? Promise.resolve() : new Promise((resolve) => becameIdle.push(resolve));
-  const counted = async (job: Job<InvoiceJobData>, token?: string): Promise<string> => {
-    inProcessor++;
-    try {
-      return await processor(job, token);
-    } finally {
-      if (--inProcessor === 0) for (const resolve of becameIdle.splice(0)) resolve();
-    }
   };
 
   const processor = async (job: Job<InvoiceJobData>, token?: string): Promise<string> => {
@@ -209,7 +193,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): SubmitWorker {
     }
   };
 
-  const worker: Worker<InvoiceJobData> = new Worker<InvoiceJobData>(INVOICE_QUEUE, counted, {
+  const worker: Worker<InvoiceJobData> = new Worker<InvoiceJobData>(INVOICE_QUEUE, processor, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: flow.concurrency * INVOICES_PER_REQUEST_SLOT,
@@ -256,5 +240,5 @@ export function createSubmitWorker(options: SubmitWorkerOptions): SubmitWorker {
       logger.error({ key: job.id, err: error }, "job failed unexpectedly; see `invoice-relay retry`");
     }
   });
-  return Object.assign(worker, { idle });
+  return worker;
 }
