@@ -5,7 +5,8 @@ import type { RedisClient } from "./redis-client.js";
 
 const script = new LuaScript("send-budget");
 
-/** send-budget.lua's QUARTER_MS: its rates lately count the answers of about this long (a test holds them alike). */
+/** The budget's counting window for the fleet's rates lately: quick enough to follow slow start
+ * (send-budget.lua's QUARTER_MS; a test holds them alike). */
 export const LATELY_MS = 250;
 
 const count = z.coerce.number().nonnegative();
@@ -28,33 +29,15 @@ const replySchema = z
   })
   .pipe(fields);
 
-/**
- * What the budget says after a call (times are the server's ms): `booked` send times (the first in
- * `waitMs`, then one per interval), or none and `waitMs` until one can be; the hold (nothing goes before
- * it); the learned rate's state as stored (`state`, '' when none, under version `v`); when a request was
- * last booked before this call (`seen`); the fleet's rates lately (sent, accepted, refused) and its
- * counts in all; when a process last found SUBMIT_CONCURRENCY too low (`capped`, 0: never).
- */
+/** What the budget says after a call: send-budget.lua's reply, by name (times are the server's ms). */
 export type BudgetReply = z.output<typeof fields>;
 
-/**
- * What one call asks of the budget, every part optional: `wanted` send times `intervalMs` apart, none
- * further than `aheadMs` from now; `owed` requests sent already while the schedule had room, the first
- * `spanMs` ago, charged first; the answers heard since the last call; a hold of every process for
- * `holdMs` from now (Retry-After); `write` the state if the stored version is still `from`; `capped`: this
- * process found SUBMIT_CONCURRENCY below what the rate needs.
- */
-export type BudgetCall = Partial<
-  Readonly<
-    Record<
-      "wanted" | "intervalMs" | "aheadMs" | "owed" | "spanMs" | "accepted" | "refused" | "holdMs",
-      number
-    >
-  >
-> & {
+/** What one call asks of the budget: send-budget.lua's ARGV, by name, every part optional. */
+type CallNumber = "wanted" | "intervalMs" | "aheadMs" | "owed" | "spanMs" | "accepted" | "refused" | "holdMs";
+export interface BudgetCall extends Partial<Readonly<Record<CallNumber, number>>> {
   readonly write?: { readonly from: string; readonly state: string; readonly version: string };
   readonly capped?: boolean;
-};
+}
 
 /** The budget as the pacer uses it (src/capacity/pacer.ts); the fleet model has one in memory. */
 export interface BudgetPort {
@@ -78,16 +61,12 @@ export class SendBudget implements BudgetPort {
   }
 
   async call(call: BudgetCall): Promise<BudgetReply> {
-    const { wanted = 0, intervalMs = 1, aheadMs = 0, owed = 0, accepted = 0, refused = 0, write } = call;
-    const [span, hold] = [call.spanMs ?? 0, call.holdMs ?? 0].map((ms) => Math.max(0, Math.round(ms)));
-    const args = [wanted, intervalMs.toFixed(3), aheadMs, owed, span ?? 0, accepted, refused, hold ?? 0];
-    const written = [
-      write?.from ?? "",
-      write?.state ?? "",
-      write?.version ?? "",
-      call.capped === true ? 1 : 0,
-    ];
-    return replySchema.parse(await script.run(this.redis, [this.#name], [...args, ...written]));
+    const ms = (value = 0) => Math.max(0, Math.round(value));
+    const { wanted = 0, intervalMs = 1, aheadMs = 0, owed = 0, accepted = 0, refused = 0 } = call;
+    const { from = "", state = "", version = "" } = call.write ?? {};
+    const booking = [wanted, intervalMs.toFixed(3), aheadMs, owed, ms(call.spanMs)];
+    const told = [accepted, refused, ms(call.holdMs), from, state, version, call.capped === true ? 1 : 0];
+    return replySchema.parse(await script.run(this.redis, [this.#name], [...booking, ...told]));
   }
 
   /** The budget as it stands, booking and counting nothing (status, /metrics). */

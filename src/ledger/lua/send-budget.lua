@@ -8,12 +8,13 @@
           counts: sent, accepted, refused in all, and per quarter of a second (q: the quarter; s/a/r this
           quarter's, ps/pa/pr the one before), for the fleet's rates lately.
   ARGV    wanted (send times to book), interval (ms between two), ahead (the furthest a time may be booked,
-          ms), owed (requests sent already, while the schedule had room) and span (ms back from now they
-          went over), accepted and refused (answers to count), hold (ms from now; 0: none), from + state +
-          version (the state to write if the stored version is still `from`; from '': none), capped (1 or 0).
+          ms), owed (requests sent already, while the schedule had room, charged first) and span (ms back
+          from now the first went), accepted and refused (answers to count), hold (ms from now; 0: none),
+          from + state + version (the state to write if the stored version is still `from`; from '':
+          none), capped (1: this process found SUBMIT_CONCURRENCY below what the rate needs).
   Returns name, value pairs: booked (the first in waitMs, then one per interval; none: waitMs until one
-          can be), now, hold, v, state, seen (before this call), sentPerSec, acceptedPerSec,
-          refusedPerSec, accepted and refused (in all), capped.
+          can be), now, hold, v, state ('' when none), seen (before this call), sentPerSec,
+          acceptedPerSec, refusedPerSec, accepted and refused (in all), capped (0: never).
 ]]
 local QUARTER_MS = 250
 local key = KEYS[1]
@@ -46,8 +47,11 @@ if wait <= ahead then
 else
   wait = wait - ahead
 end
-local w = { 'q', q, 's', s + booked + owed, 'a', a + accepted, 'r', r + refused, 'ps', ps, 'pa', pa, 'pr', pr,
-  'sent', num(13) + booked + owed, 'accepted', num(14) + accepted, 'refused', num(15) + refused }
+-- the counts with this call's
+s, a, r = s + booked + owed, a + accepted, r + refused
+local sent, acc, ref = num(13) + booked + owed, num(14) + accepted, num(15) + refused
+local w = { 'q', q, 's', s, 'a', a, 'r', r, 'ps', ps, 'pa', pa, 'pr', pr, 'sent', sent, 'accepted', acc,
+  'refused', ref }
 local counts = #w
 if booked + owed > 0 then
   w[#w + 1], w[#w + 2] = 'tat', string.format('%.3f', tat)
@@ -75,6 +79,5 @@ local lately = function(cur, prev)
   return string.format('%.3f', (prev * (1 - (now % QUARTER_MS) / QUARTER_MS) + cur) * (1000 / QUARTER_MS))
 end
 return { 'booked', booked, 'waitMs', string.format('%.3f', wait), 'now', now, 'hold', hold, 'v', v,
-  'state', state, 'seen', seen, 'sentPerSec', lately(s + booked + owed, ps),
-  'acceptedPerSec', lately(a + accepted, pa), 'refusedPerSec', lately(r + refused, pr),
-  'accepted', num(14) + accepted, 'refused', num(15) + refused, 'capped', capped }
+  'state', state, 'seen', seen, 'sentPerSec', lately(s, ps), 'acceptedPerSec', lately(a, pa),
+  'refusedPerSec', lately(r, pr), 'accepted', acc, 'refused', ref, 'capped', capped }
