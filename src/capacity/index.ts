@@ -29,5 +29,4 @@ export {
   startState,
   type RatePhase,
   type RateSettings,
-  type RateState,
 } from "./rate.js";

@@ -84,8 +84,8 @@ export class SendPacer {
   #owedSince = 0;
   #accepted = 0;
   #refused = 0;
-  /** Refusals not yet judged: the latest send time (the server's) and the least Retry-After among them. */
-  #refusal: { sentAt: number; retryAfterMs: number } | undefined;
+  /** Refusals not yet judged, their send times on the server's clock. */
+  #refusal: policy.Refusal | undefined;
   /** The slowest answer in this window of RECOVER_MS and the one before, and when this one began. */
   #slowest = [0, 0];
   #windowAt = 0;
@@ -324,14 +324,7 @@ export class SendPacer {
     }
     const refusal = this.#refusal;
     if (refusal !== undefined) {
-      const judged = policy.onRefused(
-        state,
-        refusal.sentAt,
-        refusal.retryAfterMs,
-        reply,
-        reply.now,
-        settings,
-      );
+      const judged = policy.onRefused(state, refusal, reply, reply.now, settings);
       if (judged === undefined || this.#write(judged.state, judged.holdMs)) this.#refusal = undefined;
       return;
     }

@@ -1,12 +1,8 @@
 import { z } from "zod";
 import { LATELY_MS } from "../ledger/send-budget.js";
 
-/**
- * The learned rate: policy, pure (every function takes the time; src/capacity/index.ts has the words).
- * The state is shared by every process of a deployment, so the rate is a function of the time since the
- * last event: every process computes the same rate from it, and only events (a cut, a hold, a resume)
- * write it.
- */
+/** The learned rate's policy, pure: every function takes the time (src/capacity/index.ts has the words).
+ * Every process computes the same rate from the shared state; only events (cut, hold, resume) write it. */
 
 /** The share of the service's accepted rate a cut goes to (CUBIC's β, RFC 9438 §4.6). The plateau is a
  * measurement (what the service accepted), not a guess, so the cut only has to drain the service's queue;
@@ -59,6 +55,9 @@ export type Fleet = Readonly<Record<"acceptedPerSec" | "refusedPerSec" | "accept
 export type RatePhase = "probing" | "holding" | "backing-off";
 
 type Counts = Pick<Fleet, "accepted" | "refused">;
+
+/** Refusals for capacity not yet judged: the latest send time among them and the least Retry-After. */
+export type Refusal = Readonly<Record<"sentAt" | "retryAfterMs", number>>;
 
 /**
  * The stored state, checked: undefined when it is no state a pacer could have written at `now` with the
@@ -115,18 +114,17 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
 }
 
 /**
- * A refusal (429, or 503 with Retry-After) of a request sent at `sentAt`, the fleet's answers counting it:
- * the new state and the hold, or undefined when it says nothing new of capacity. Once per round trip: a
- * request sent before the last event was refused at the old rate (the pacer dates it an answer time and
- * the budget's window back). Only refusals more than chance speak of capacity. With a Retry-After the
- * whole fleet holds for exactly that, then goes on at the long-run rate the service allowed over the
- * cycle, the hold included; without, the rate goes to β of what the service accepted, the plateau. A
- * service that mostly refused since the last event teaches no plateau: the rate goes to β of itself.
+ * A refusal (429, or 503 with Retry-After), the fleet's answers counting it: the new state and the hold,
+ * or undefined when it says nothing new of capacity. Once per round trip: a request sent before the last
+ * event was refused at the old rate (the pacer dates it an answer time and the budget's window back). Only
+ * refusals more than chance speak of capacity. With a Retry-After the whole fleet holds for exactly that,
+ * then goes on at the long-run rate the service allowed over the cycle, the hold included; without, the
+ * rate goes to β of what the service accepted, the plateau. A service that mostly refused since the last
+ * event teaches no plateau: the rate goes to β of itself.
  */
 export function onRefused(
   state: RateState,
-  sentAt: number,
-  retryAfterMs: number,
+  { sentAt, retryAfterMs }: Refusal,
   fleet: Fleet,
   now: number,
   settings: RateSettings,
@@ -199,20 +197,14 @@ export function onProbed(state: RateState, fleet: Fleet, settings: RateSettings)
 }
 
 /**
- * The first call of a pass after IDLE_MS without sending: from the last learned rate, a cut below it
- * (the capacity may have changed meanwhile), back up within RECOVER_MS; a new cycle begins.
+ * The first call of a pass IDLE_MS or more after the fleet last sent (`seen`): from the last learned
+ * rate, a cut below it (the capacity may have changed meanwhile), back up within RECOVER_MS; a new cycle.
  */
-export function onResume(
-  state: RateState,
-  lastSentAt: number,
-  now: number,
-  fleet: Fleet,
-  settings: RateSettings,
-) {
-  if (lastSentAt === 0 || now - lastSentAt < IDLE_MS) return undefined;
+export function onResume(state: RateState, seen: number, now: number, fleet: Fleet, settings: RateSettings) {
+  if (seen === 0 || now - seen < IDLE_MS) return undefined;
   // the curve as it stood when the fleet last sent (what was accepted then is not known now)
   const idle = { ...fleet, acceptedPerSec: Infinity, refusedPerSec: 0 };
-  const learned = state.max > 0 ? Math.min(state.max, rateAt(state, lastSentAt, settings, idle)) : state.rate;
+  const learned = state.max > 0 ? Math.min(state.max, rateAt(state, seen, settings, idle)) : state.rate;
   const [rate, max] = [clamp(BETA * learned, settings), state.max > 0 ? clamp(learned, settings) : 0];
   const version = state.version + 1;
   return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet), ...cycleAt(now, fleet) };

@@ -62,15 +62,19 @@ describe("the learned rate, on a fake clock", () => {
 
   it("when refusals are more than chance, then the rate goes to β of what the service accepted, which becomes the plateau", () => {
     const state = startState(SETTINGS, T, NONE);
-    const cut = onRefused(state, T + 500, 0, fleet(1000, 900), T + 600, SETTINGS);
+    const cut = onRefused(state, { sentAt: T + 500, retryAfterMs: 0 }, fleet(1000, 900), T + 600, SETTINGS);
     expect(cut?.holdMs).toBe(0);
     expect(cut?.state).toMatchObject({ max: 1000, rate: BETA * 1000, at: T + 600, version: 1 });
   });
 
   it("when a refused request was sent before the last cut, then it cuts nothing more: once per round trip", () => {
     const state = learned({ at: T + 1000 });
-    expect(onRefused(state, T + 999, 0, fleet(300, 300), T + 1100, SETTINGS)).toBeUndefined();
-    expect(onRefused(state, T + 1000, 0, fleet(300, 300), T + 1100, SETTINGS)).toBeDefined();
+    expect(
+      onRefused(state, { sentAt: T + 999, retryAfterMs: 0 }, fleet(300, 300), T + 1100, SETTINGS),
+    ).toBeUndefined();
+    expect(
+      onRefused(state, { sentAt: T + 1000, retryAfterMs: 0 }, fleet(300, 300), T + 1100, SETTINGS),
+    ).toBeDefined();
   });
 
   it("when refusals are no more than chance would give (5 % at random), then they cut nothing", () => {
@@ -81,12 +85,14 @@ describe("the learned rate, on a fake clock", () => {
     expect(pastChance(fleet(250, 50))).toBe(true);
     expect(pastChance(fleet(30_000, 3000))).toBe(false);
     expect(pastChance(fleet(30_000, 4000))).toBe(true);
-    expect(onRefused(learned(), T + 10, 0, fleet(285, 15), T + 20, SETTINGS)).toBeUndefined();
+    expect(
+      onRefused(learned(), { sentAt: T + 10, retryAfterMs: 0 }, fleet(285, 15), T + 20, SETTINGS),
+    ).toBeUndefined();
   });
 
   it("when the service refuses everything, then it teaches no plateau: the last one stays, and the rate goes to β of itself", () => {
     const state = learned({ at: T, rate: 300, max: 300 });
-    const cut = onRefused(state, T + 2000, 0, fleet(0, 40), T + 2000, SETTINGS);
+    const cut = onRefused(state, { sentAt: T + 2000, retryAfterMs: 0 }, fleet(0, 40), T + 2000, SETTINGS);
     expect(cut?.state.max).toBe(300);
     expect(cut?.state.refusingSince).toBe(T + 2000);
     expect(cut?.state.rate).toBeLessThan(300);
@@ -98,19 +104,33 @@ describe("the learned rate, on a fake clock", () => {
   it("when a refusal asks for a Retry-After, then the fleet holds for exactly that (within the cap), then goes on at the long-run rate of the cycle, the hold included", () => {
     // 300 accepted since the last hold's end, 15 s ago, and a Retry-After of 45 s: 5/s
     const state = learned({ markAt: T, markAccepted: 100 });
-    const held = onRefused(state, T + 15_000, 45_000, fleet(0, 8, 400), T + 15_000, SETTINGS);
+    const held = onRefused(
+      state,
+      { sentAt: T + 15_000, retryAfterMs: 45_000 },
+      fleet(0, 8, 400),
+      T + 15_000,
+      SETTINGS,
+    );
     expect(held?.holdMs).toBe(45_000);
     expect(held?.state).toMatchObject({ rate: 5, max: 5, at: T + 60_000, k: 45_000, markAt: T + 60_000 });
     expect(held?.state.markAccepted).toBe(400);
     // a state dated at the hold's end is one a pacer wrote
     const text = JSON.stringify(held?.state);
     expect(parseRateState(text, T + 15_000, T + 60_000)).toEqual(held?.state);
-    expect(onRefused(state, T, 3_600_000, fleet(0, 8, 400), T, SETTINGS)?.holdMs).toBe(60_000);
+    expect(
+      onRefused(state, { sentAt: T, retryAfterMs: 3_600_000 }, fleet(0, 8, 400), T, SETTINGS)?.holdMs,
+    ).toBe(60_000);
   });
 
   it("when a hold comes while the service accepted nothing over the cycle, then the plateau learned before stays", () => {
     const state = learned({ markAt: T, markAccepted: 100 });
-    const held = onRefused(state, T + 1000, 1000, fleet(0, 8, 100), T + 1000, SETTINGS);
+    const held = onRefused(
+      state,
+      { sentAt: T + 1000, retryAfterMs: 1000 },
+      fleet(0, 8, 100),
+      T + 1000,
+      SETTINGS,
+    );
     expect(held?.state.max).toBe(300);
     expect(held?.state.rate).toBeLessThan(300);
   });
