@@ -121,8 +121,8 @@ export class SendPacer {
    */
   close(): void {
     this.#closed = true;
-    for (let next = this.#waiting.shift(); next !== undefined; next = this.#waiting.shift())
-      next.stop(new RequestHeldBackError("the worker is stopping"));
+    for (const waiter of this.#waiting.splice(0))
+      waiter.stop(new RequestHeldBackError("the worker is stopping"));
   }
 
   /** A refusal for capacity (429, or 503 with Retry-After) and what it asked to wait (0: nothing). */
@@ -134,11 +134,8 @@ export class SendPacer {
     const sentAt = ticket.sentAt + this.#offset - Math.max(...this.#slowest) - LATELY_MS;
     // judged by the latest sent; the fleet holds for what every refusal since asked at least: one
     // refusal's longer wait (a 429 at random among the service's) is its own request's
-    const judged = this.#refusal;
-    this.#refusal = {
-      sentAt: Math.max(sentAt, judged?.sentAt ?? sentAt),
-      retryAfterMs: Math.min(retryAfterMs, judged?.retryAfterMs ?? retryAfterMs),
-    };
+    const { sentAt: latest = -Infinity, retryAfterMs: least = Infinity } = this.#refusal ?? {};
+    this.#refusal = { sentAt: Math.max(sentAt, latest), retryAfterMs: Math.min(retryAfterMs, least) };
     this.#write(undefined);
   }
 
@@ -229,16 +226,14 @@ export class SendPacer {
       .then((reply) => {
         if (this.#closed) return;
         this.#absorb(reply);
-        for (let i = 0; i < reply.booked; i++) {
-          const waiter = this.#waiting.shift();
-          if (waiter === undefined) break;
+        for (const [i, waiter] of this.#waiting.splice(0, reply.booked).entries())
           this.#release(waiter, rate, reply.waitMs + i * interval);
-        }
         const clock = this.#clock();
         this.#nextSend = Math.max(this.#nextSend, clock + reply.waitMs + reply.booked * interval);
         const room = reply.booked === wanted && reply.waitMs <= 0 && reply.hold <= reply.now;
         this.#roomUntil = room ? clock + ROOM_MS : 0;
-        this.#again(reply.booked > 0 || wanted === 0 ? 0 : Math.min(reply.waitMs, 1000));
+        // none booked: asked again when one can be, within K at most (a budget lost meanwhile is found)
+        this.#again(reply.booked > 0 || wanted === 0 ? 0 : Math.min(reply.waitMs, policy.RECOVER_MS));
       })
       .catch((error: unknown) => {
         if (this.#failed(call, error)) this.#again(RETRY_MS);

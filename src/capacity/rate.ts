@@ -64,15 +64,12 @@ export type Refusal = Readonly<Record<"sentAt" | "retryAfterMs", number>>;
  * fleet held until `heldUntil` (a hold's state is dated at the hold's end).
  */
 export function parseRateState(text: string, now: number, heldUntil = 0): RateState | undefined {
-  let raw: unknown;
+  let s: RateState;
   try {
-    raw = JSON.parse(text) as unknown;
+    s = stateSchema.parse(JSON.parse(text));
   } catch {
-    return undefined;
+    return undefined; // not JSON, or not a state
   }
-  const parsed = stateSchema.safeParse(raw);
-  if (!parsed.success) return undefined;
-  const s = parsed.data;
   const latest = Math.max(now, heldUntil) + STATE_AHEAD_MS;
   return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
 }
@@ -139,15 +136,13 @@ export function onRefused(
     // since the last event the service mostly refused: that shows no plateau, only that it refused
     const taught = fleet.accepted - state.atAccepted > fleet.refused - state.atRefused;
     const longRun = taught ? ((fleet.accepted - state.markAccepted) * 1000) / (end - state.markAt) : 0;
-    const next = longRun > 0 ? clamp(longRun, settings) : clamp(BETA * current, settings);
-    const max = longRun > 0 ? next : state.max;
+    const rate = longRun > 0 ? clamp(longRun, settings) : clamp(BETA * current, settings);
+    const max = longRun > 0 ? rate : state.max;
     const k = Math.max(RECOVER_MS, holdMs);
     // a hold as long as the cycle so far starts a new one; a shorter one is part of it
     const cycle = holdMs >= now - state.markAt ? cycleAt(end, fleet) : {};
-    return {
-      state: { ...state, version, rate: next, max, k, refusingSince, ...eventAt(end, fleet), ...cycle },
-      holdMs,
-    };
+    const held = { ...state, version, rate, max, k, refusingSince, ...eventAt(end, fleet), ...cycle };
+    return { state: held, holdMs };
   }
   // the accepted rate lately, or over the cycle since the last cut if lower: a short window at a low
   // rate holds a handful of answers, and a plateau one answer too high is refused every cycle

@@ -23,9 +23,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local f = redis.call('HMGET', key, 'tat', 'hold', 'v', 'state', 'seen', 'q', 's', 'a', 'r', 'ps', 'pa', 'pr',
   'sent', 'accepted', 'refused', 'capped')
 local num = function(i) return tonumber(f[i]) or 0 end
-local wanted, interval, ahead = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local owed, span = tonumber(ARGV[4]), tonumber(ARGV[5])
-local accepted, refused = tonumber(ARGV[6]), tonumber(ARGV[7])
+local n = {}
+for i = 1, 8 do n[i] = tonumber(ARGV[i]) end
+local wanted, interval, ahead, owed, span, accepted, refused, holdMs = unpack(n)
 local hold, v, state, seen, capped = num(2), f[3] or '0', f[4] or '', num(5), num(16)
 
 -- this quarter's counts, and the one before (zero when it was not the last)
@@ -53,23 +53,19 @@ local sent, acc, ref = num(13) + booked + owed, num(14) + accepted, num(15) + re
 local w = { 'q', q, 's', s, 'a', a, 'r', r, 'ps', ps, 'pa', pa, 'pr', pr, 'sent', sent, 'accepted', acc,
   'refused', ref }
 local counts = #w
-if booked + owed > 0 then
-  w[#w + 1], w[#w + 2] = 'tat', string.format('%.3f', tat)
-  w[#w + 1], w[#w + 2] = 'seen', now
-end
-local holdMs = tonumber(ARGV[8])
+local put = function(...) for _, x in ipairs({ ... }) do w[#w + 1] = x end end
+if booked + owed > 0 then put('tat', string.format('%.3f', tat), 'seen', now) end
 if holdMs > 0 and now + holdMs > hold then
   hold = now + holdMs
-  w[#w + 1], w[#w + 2] = 'hold', hold
+  put('hold', hold)
 end
 if ARGV[9] ~= '' and ARGV[9] == v then
   v, state = ARGV[11], ARGV[10]
-  w[#w + 1], w[#w + 2] = 'v', v
-  w[#w + 1], w[#w + 2] = 'state', state
+  put('v', v, 'state', state)
 end
 if ARGV[12] == '1' then
   capped = now
-  w[#w + 1], w[#w + 2] = 'capped', now
+  put('capped', now)
 end
 -- a read (nothing booked, counted, held or written) writes nothing: status never creates the budget
 if booked + owed + accepted + refused > 0 or #w > counts then redis.call('HSET', key, unpack(w)) end
