@@ -266,6 +266,7 @@ export class SendPacer {
     return true;
   }
 
+  /** Under a millisecond, setTimeout's resolution, a send time is now. */
   #release(waiter: Waiter, rate: number, delay: number): void {
     const go = () => {
       waiter.go(rate);

@@ -5,8 +5,7 @@ import type { RedisClient } from "./redis-client.js";
 
 const script = new LuaScript("send-budget");
 
-/** The budget's counting window for the fleet's rates lately: quick enough to follow slow start
- * (send-budget.lua's QUARTER_MS; a test holds them alike). */
+/** send-budget.lua's QUARTER_MS (a test holds them alike): rates lately quick enough to follow slow start. */
 export const LATELY_MS = 250;
 
 const count = z.coerce.number().nonnegative();
