@@ -3,7 +3,6 @@ import { commandsFor } from "../src/cli/commands/index.js";
 import { buildProgram, runProgram } from "../src/cli/program.js";
 import { processSecrets } from "../src/cli/runtime.js";
 
-// Every command closes what it opened (src/lifecycle/scope.ts), so the process ends by itself.
 process.exitCode = await runProgram(buildProgram(await commandsFor(process.argv)), process.argv, {
   stdout: process.stdout,
   stderr: process.stderr,

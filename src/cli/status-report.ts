@@ -36,7 +36,8 @@ import { countsOf } from "./summary-table.js";
  *   refused}` (`on`: some process started with RESULTS_DATABASE_URL turned it on; `oldest_*` null when
  *   empty; `refused`: events PostgreSQL refused as data, kept aside in the outbox-refused stream)
  * - `sending`: `null` before any process sent, else the fleet's `{learned_per_sec, fleet_sent_per_sec,
- *   phase (probing | holding | backing-off), refusing_since, refusing_for_capacity}`
+ *   fleet_accepted_per_sec, phase (probing | holding | backing-off), held_until (the service's
+ *   Retry-After, or null), capped_by_concurrency, refusing_since, refusing_for_capacity}`
  * - `results_database`: `null` without RESULTS_DATABASE_URL, else `{url, answers, problem}` (the URL
  *   without its password; `problem` why it does not answer, else null)
  * - `passes`: the last few passes, most recent first (each `run`, each scan of `start` that took files)
@@ -69,7 +70,12 @@ export interface StatusReport {
 export interface SendingStatus {
   readonly learned_per_sec: number;
   readonly fleet_sent_per_sec: number;
+  readonly fleet_accepted_per_sec: number;
   readonly phase: "probing" | "holding" | "backing-off";
+  /** Until when the service holds the fleet (Retry-After), or null. */
+  readonly held_until: string | null;
+  /** True while SUBMIT_CONCURRENCY is below what the learned rate needs at the service's latency. */
+  readonly capped_by_concurrency: boolean;
   readonly refusing_since: string | null;
   readonly refusing_for_capacity: boolean;
 }
@@ -213,7 +219,10 @@ export function statusReport(parts: StatusParts): StatusReport {
         : {
             learned_per_sec: Math.round(rate.learnedPerSec * 10) / 10,
             fleet_sent_per_sec: Math.round(rate.fleetSentPerSec * 10) / 10,
+            fleet_accepted_per_sec: Math.round(rate.fleetAcceptedPerSec * 10) / 10,
             phase: rate.phase,
+            held_until: iso(rate.heldUntil),
+            capped_by_concurrency: rate.cappedByConcurrency,
             refusing_since: iso(rate.refusingSince),
             refusing_for_capacity: rate.refusingForCapacity,
           },

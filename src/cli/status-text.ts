@@ -55,6 +55,8 @@ function sendingLines(s: SendingStatus | null): string[] {
           phase: s.phase,
           learnedPerSec: s.learned_per_sec,
           fleetSentPerSec: s.fleet_sent_per_sec,
+          heldUntil: s.held_until === null ? undefined : Date.parse(s.held_until),
+          cappedByConcurrency: s.capped_by_concurrency,
         });
   return words === undefined ? [] : [`sending                ${words}`];
 }

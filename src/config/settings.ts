@@ -200,9 +200,10 @@ export const SETTINGS = {
   },
   submitConcurrency: {
     env: "SUBMIT_CONCURRENCY",
-    description: "Requests in flight per worker process at full speed.",
+    description:
+      "The most requests in flight per worker process: a ceiling. Below it the learned rate × the service's latency sets how many are (Little's law); the run's summary, status and /metrics say when it caps.",
     schema: int(1, 1000),
-    default: "32",
+    default: "512",
   },
   submitRatePerSec: {
     env: "SUBMIT_RATE_PER_SEC",

@@ -63,7 +63,7 @@ export const PASSES_READ = 5;
 /** The settings the reading depends on. */
 export type DeploymentSettings = Pick<
   Config,
-  "queuePrefix" | "resultsRetention" | "submitRatePerSec" | "submitRateStart"
+  "queuePrefix" | "resultsRetention" | "submitRatePerSec" | "submitRateStart" | "retryAfterCapMs"
 >;
 
 /**

@@ -1,24 +1,29 @@
-import type { RedisClient } from "../ledger/redis-client.js";
-import { SendBudget } from "../ledger/send-budget.js";
 import {
-  DEFAULT_RATE_SETTINGS,
-  initialRateState,
+  RECOVER_MS,
+  parseRateState,
   phaseAt,
   rateAt,
+  startState,
   type RatePhase,
   type RateSettings,
-} from "../submit/send-rate.js";
-import { parseRateState } from "../submit/rate-state.js";
+} from "../capacity/index.js";
+import type { RedisClient } from "../ledger/redis-client.js";
+import { SendBudget } from "../ledger/send-budget.js";
 
-export type { RatePhase, RateSettings } from "../submit/send-rate.js";
+export type { RatePhase, RateSettings } from "../capacity/index.js";
 
 /** The fleet's sending rate as `status`, /metrics and the console show it. */
 export interface SendRateView {
   /** The learned rate now, requests per second (within SUBMIT_RATE_PER_SEC). */
   readonly learnedPerSec: number;
-  /** What every process together sent per second lately. */
+  /** What every process together sent, and the service accepted, per second lately. */
   readonly fleetSentPerSec: number;
+  readonly fleetAcceptedPerSec: number;
   readonly phase: RatePhase;
+  /** Until when the service holds the fleet (its Retry-After, epoch ms), else undefined. */
+  readonly heldUntil: number | undefined;
+  /** True while a process finds SUBMIT_CONCURRENCY below what the rate needs at the latency seen. */
+  readonly cappedByConcurrency: boolean;
   /** Since when the service refuses for capacity and accepts nothing (epoch ms), else undefined. */
   readonly refusingSince: number | undefined;
   /** True once it has refused everything for REFUSING_REPORTED_AFTER_MS: a quota spent, not a blip. */
@@ -28,12 +33,17 @@ export interface SendRateView {
 /** How long the service must refuse everything for capacity before it is reported as such. */
 export const REFUSING_REPORTED_AFTER_MS = 60_000;
 
-/** The settings the view computes with: the configured ceiling and starting rate. */
+/** The settings the rate is computed with: the configured ceiling, start rate and longest hold. */
 export function rateSettingsOf(config: {
   readonly submitRatePerSec: number;
   readonly submitRateStart: number;
+  readonly retryAfterCapMs: number;
 }): RateSettings {
-  return { ...DEFAULT_RATE_SETTINGS, ceiling: config.submitRatePerSec, startRate: config.submitRateStart };
+  return {
+    ceiling: config.submitRatePerSec,
+    startRate: config.submitRateStart,
+    retryAfterCapMs: config.retryAfterCapMs,
+  };
 }
 
 /** Reads the fleet's send budget; undefined when no process has sent anything yet. */
@@ -44,12 +54,17 @@ export async function readSendRate(
 ): Promise<SendRateView | undefined> {
   const reply = await new SendBudget(redis, prefix).read();
   if (reply.state === "") return undefined;
-  const state = parseRateState(reply.state) ?? initialRateState(settings, reply.now);
+  // a state no pacer could have written is shown as the start it is replaced with
+  const fleet = reply;
+  const state = parseRateState(reply.state, reply.now, reply.hold) ?? startState(settings, reply.now, reply);
   const refusingSince = state.refusingSince === 0 ? undefined : state.refusingSince;
   return {
-    learnedPerSec: rateAt(state, reply.now, settings, reply.sentPerSec),
+    learnedPerSec: rateAt(state, reply.now, settings, fleet),
     fleetSentPerSec: reply.sentPerSec,
-    phase: phaseAt(state, reply.now, reply.heldUntil, settings),
+    fleetAcceptedPerSec: reply.acceptedPerSec,
+    phase: phaseAt(state, reply.now, reply.hold),
+    heldUntil: reply.hold > reply.now ? reply.hold : undefined,
+    cappedByConcurrency: reply.capped > 0 && reply.now - reply.capped < RECOVER_MS,
     refusingSince,
     refusingForCapacity:
       refusingSince !== undefined && reply.now - refusingSince >= REFUSING_REPORTED_AFTER_MS,

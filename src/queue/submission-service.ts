@@ -25,8 +25,8 @@ import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 import { SendBudget } from "../ledger/send-budget.js";
-import { SendPacer } from "../submit/send-pacer.js";
-import { DEFAULT_RATE_SETTINGS } from "../submit/send-rate.js";
+import { SendPacer } from "../capacity/index.js";
+import { rateSettingsOf } from "./send-rate-view.js";
 
 export interface SubmissionService {
   readonly worker: Worker<InvoiceJobData>;
@@ -41,7 +41,7 @@ export interface SubmissionService {
 export type { AttemptObservation, RetryReason, StatusClass } from "../submit/attempt-labels.js";
 export type { SubmitOutcome } from "../submit/submit-invoice.js";
 export { finalStatusWritten } from "../submit/submit-invoice.js";
-export type { PacerSnapshot, SendPacer } from "../submit/send-pacer.js";
+export type { PacerSnapshot, SendPacer } from "../capacity/index.js";
 
 export interface SubmissionHooks {
   /**
@@ -126,18 +126,26 @@ export async function startSubmission(
     logger.info("the API key was refused earlier; resuming submission with the current key");
   }
 
+  const budgetErrors = { loggedAt: 0, suppressed: 0 };
   const pacer = config.submitRateAdaptive
     ? new SendPacer({
         budget: new SendBudget(commands, config.queuePrefix),
-        settings: {
-          ...DEFAULT_RATE_SETTINGS,
-          ceiling: config.submitRatePerSec,
-          startRate: config.submitRateStart,
-        },
-        retryAfterCapMs: config.retryAfterCapMs,
+        settings: rateSettingsOf(config),
         ...(hooks.onHeld === undefined ? {} : { onHeld: hooks.onHeld }),
-        onError: (error) => {
-          logger.warn({ err: error }, "the fleet's send budget in Redis did not answer; trying again");
+        onError: (error: unknown) => {
+          // While Redis is away the pacer asks again every quarter of a second: one line per
+          // BUDGET_ERROR_LOG_EVERY_MS says so, with how many were left out.
+          const now = Date.now();
+          if (now - budgetErrors.loggedAt < BUDGET_ERROR_LOG_EVERY_MS) {
+            budgetErrors.suppressed++;
+            return;
+          }
+          logger.warn(
+            { err: error, suppressedSinceLast: budgetErrors.suppressed },
+            "the fleet's send budget in Redis did not answer; trying again",
+          );
+          budgetErrors.loggedAt = now;
+          budgetErrors.suppressed = 0;
         },
       })
     : undefined;
@@ -220,7 +228,8 @@ export async function startSubmission(
   let closing: Promise<void> | undefined;
   const close = (graceMs: number): Promise<void> => {
     closing ??= (async () => {
-      // Requests still waiting for their send time go back to the queue unsent; those sent get the grace.
+      // Invoices waiting for their send time go back to the queue unsent at once: whatever holds them (a
+      // Retry-After, a low rate, Redis gone), closing never waits on the pacer. The jobs in hand get the grace.
       pacer?.close();
       const graceful = worker.close();
       const timer = new Promise<"timeout">((resolve) =>
@@ -259,6 +268,9 @@ export function apiKeySetting(config: SubmitConfig): string {
   const path = config.secretFiles.invoiceApiKey;
   return path === undefined ? "INVOICE_API_KEY" : `the key in INVOICE_API_KEY_FILE (${path})`;
 }
+
+/** The budget unreachable is said once per this long (as the worker's own errors are), not four times a second. */
+const BUDGET_ERROR_LOG_EVERY_MS = 10_000;
 
 /** How long closing waits for Redis to take the process's last counts: a process whose Redis is away exits anyway. */
 const LAST_COUNTS_WAIT_MS = 1000;

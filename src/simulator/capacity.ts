@@ -20,6 +20,31 @@ export const capacitySchema = z.strictObject({
     .number()
     .int("capacity.latencyAtCapacityMs must be whole milliseconds")
     .min(0, "capacity.latencyAtCapacityMs must be 0 or more"),
+  /**
+   * Quota windows besides the bucket, as e-invoicing APIs publish them (10/s, 30/min and 180/h at once):
+   * at most `limit` requests admitted in any `seconds`; a request past one is refused with Retry-After the
+   * seconds until a slot of it frees.
+   */
+  windows: z
+    .array(
+      z.strictObject({
+        limit: z
+          .number()
+          .int("capacity.windows[].limit must be a whole number")
+          .min(1, "capacity.windows[].limit must be 1 or more"),
+        seconds: z.number().positive("capacity.windows[].seconds must be more than 0"),
+      }),
+    )
+    .optional(),
+  /** The Retry-After of every refusal for the rate, in place of the seconds to the next token (null: those). */
+  retryAfterSeconds: z
+    .number()
+    .int("capacity.retryAfterSeconds must be whole seconds")
+    .min(0, "capacity.retryAfterSeconds must be 0 or more")
+    .nullable()
+    .optional(),
+  /** How a request over the capacity is refused: 429, or 503 with Retry-After (a service shedding load). */
+  refuseWith: z.union([z.literal(429), z.literal(503)]).optional(),
 });
 export type Capacity = z.infer<typeof capacitySchema>;
 
@@ -41,7 +66,12 @@ const SECONDS_KEPT = 600;
 
 export type Admission =
   | { readonly admitted: true; readonly extraLatencyMs: number }
-  | { readonly admitted: false; readonly retryAfterSeconds: number; readonly reason: "rate" | "in-flight" };
+  | {
+      readonly admitted: false;
+      readonly retryAfterSeconds: number;
+      readonly reason: "rate" | "in-flight" | "quota";
+      readonly status: 429 | 503;
+    };
 
 export interface CapacitySecond {
   /** Epoch second. */
@@ -56,6 +86,8 @@ export class CapacityModel {
   #tokens = 0;
   #refilledAt = 0;
   #inFlight = 0;
+  /** When each request admitted within the longest quota window was (a sliding log). */
+  #log: number[] = [];
   #admitted = 0;
   #refused = 0;
   readonly #seconds: { second: number; admitted: number; refused: number }[] = [];
@@ -96,14 +128,18 @@ export class CapacityModel {
     if (limit === null) return { admitted: true, extraLatencyMs: 0 };
     this.#refill();
     if (this.#inFlight >= limit.maxInFlight) return this.#refuse(0, "in-flight");
+    const quota = this.#quota(limit);
+    if (quota !== undefined) return this.#refuse(quota, "quota");
     if (this.#tokens < 1) {
       const wait =
-        limit.ratePerSec === 0
+        limit.retryAfterSeconds ??
+        (limit.ratePerSec === 0
           ? QUOTA_SPENT_RETRY_AFTER_S
-          : Math.round((1 - this.#tokens) / limit.ratePerSec);
+          : Math.round((1 - this.#tokens) / limit.ratePerSec));
       return this.#refuse(wait, "rate");
     }
     this.#tokens -= 1;
+    if ((limit.windows ?? []).length > 0) this.#log.push(this.now());
     this.#inFlight++;
     this.#count().admitted++;
     this.#admitted++;
@@ -131,15 +167,34 @@ export class CapacityModel {
     this.#tokens = limit?.burst ?? 0;
     this.#refilledAt = this.now();
     this.#inFlight = 0;
+    this.#log = [];
     this.#admitted = 0;
     this.#refused = 0;
     this.#seconds.length = 0;
   }
 
-  #refuse(retryAfterSeconds: number, reason: "rate" | "in-flight"): Admission {
+  #refuse(retryAfterSeconds: number, reason: "rate" | "in-flight" | "quota"): Admission {
     this.#count().refused++;
     this.#refused++;
-    return { admitted: false, retryAfterSeconds, reason };
+    return { admitted: false, retryAfterSeconds, reason, status: this.#limit?.refuseWith ?? 429 };
+  }
+
+  /** The seconds until a slot of a full quota window frees (rounded up), or undefined when none is full. */
+  #quota(limit: Capacity): number | undefined {
+    const windows = limit.windows ?? [];
+    if (windows.length === 0) return undefined;
+    const now = this.now();
+    const longest = Math.max(...windows.map((w) => w.seconds)) * 1000;
+    while (this.#log.length > 0 && (this.#log[0] ?? now) <= now - longest) this.#log.shift();
+    let wait: number | undefined;
+    for (const w of windows) {
+      const from = now - w.seconds * 1000;
+      const inWindow = this.#log.filter((t) => t > from);
+      if (inWindow.length < w.limit) continue;
+      const frees = (inWindow[inWindow.length - w.limit] ?? now) + w.seconds * 1000 - now;
+      wait = Math.max(wait ?? 0, Math.ceil(frees / 1000));
+    }
+    return wait;
   }
 
   #refill(): void {

@@ -55,7 +55,8 @@ export async function handleInvoice(
   if (!admission.admitted) {
     // Refused before any work: no fault drawn, no idempotency state touched, answered at once.
     const retryAfter = String(admission.retryAfterSeconds);
-    reply.problem(problems.overCapacity(retryAfter, admission.reason), "over-capacity", false, {
+    const problem = problems.overCapacity(retryAfter, admission.reason, admission.status);
+    reply.problem(problem, "over-capacity", false, {
       "retry-after": retryAfter,
     });
     return;
@@ -96,8 +97,9 @@ function decide(
 ): Decision {
   const retryAfter = { "retry-after": String(sim.faults.retryAfterSeconds) };
   if (plan.fault === "error") {
+    // an outage does not know when it ends: no Retry-After (a 503 with one is load shed, capacity.ts)
     sim.counters.faults.error++;
-    return { run: () => reply.problem(problems.unavailable(), "fault-error", false, retryAfter) };
+    return { run: () => reply.problem(problems.unavailable(), "fault-error", false) };
   }
   if (plan.fault === "throttle") {
     sim.counters.faults.throttle++;

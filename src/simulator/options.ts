@@ -43,7 +43,7 @@ export const faultsPatchSchema = z.strictObject(faultFields).partial();
 export type FaultsPatch = z.infer<typeof faultsPatchSchema>;
 
 export interface Faults {
-  /** Share of requests answered 503 (no effect). */
+  /** Share of requests answered 503 without Retry-After: an outage (no effect). */
   readonly errorRate: number;
   /** Share of requests answered 429 with `Retry-After: retryAfterSeconds` (no effect). */
   readonly throttleRate: number;

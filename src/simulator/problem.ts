@@ -92,14 +92,16 @@ export const problems = {
       429,
       `Injected fault: throttled; retry after ${seconds} s.`,
     ),
-  overCapacity: (seconds: string, reason: "rate" | "in-flight") =>
+  overCapacity: (seconds: string, reason: "rate" | "in-flight" | "quota", status: 429 | 503 = 429) =>
     problem(
       "over-capacity",
-      "Too Many Requests",
-      429,
-      reason === "rate"
-        ? `Over the rate this client may send; retry after ${seconds} s.`
-        : `Too many requests in flight from this client; retry after ${seconds} s.`,
+      status === 429 ? "Too Many Requests" : "Service Unavailable",
+      status,
+      {
+        rate: `Over the rate this client may send; retry after ${seconds} s.`,
+        "in-flight": `Too many requests in flight from this client; retry after ${seconds} s.`,
+        quota: `Over a quota window of this client; retry after ${seconds} s.`,
+      }[reason],
     ),
   notFound: (path: string) => problem("not-found", "Not Found", 404, `No route for ${path}.`),
   methodNotAllowed: (method: string, allowed: string) =>

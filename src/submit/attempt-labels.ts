@@ -28,9 +28,11 @@ export function retryReason(answer: Answer): RetryReason | undefined {
   switch (answer.status) {
     case 429:
       return "throttled";
+    case 503:
+      // shedding load with a time to come back: "not now", as a 429 (classify.ts refusedForCapacity)
+      return answer.headers["retry-after"] === undefined ? "server_error" : "throttled";
     case 500:
     case 502:
-    case 503:
     case 504:
       return "server_error";
     case 408:

@@ -42,6 +42,17 @@ export type Verdict =
 const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
 const MAX_DETAIL_CHARS = 500;
 
+/**
+ * The service said "not now": a 429, or a 503 with Retry-After (a service shedding load says when to
+ * come back, as a 429 does; a 503 without one is an outage). Neither spends an attempt (docs/capacity.md).
+ */
+export function refusedForCapacity(
+  httpStatus: number | undefined,
+  retryAfterMs: number | undefined,
+): boolean {
+  return httpStatus === 429 || (httpStatus === 503 && retryAfterMs !== undefined);
+}
+
 export function classify(answer: Answer, rules: ExtractionRules, now: number): Verdict {
   if (answer.kind === "no-response") {
     const detail = `${answer.reason}: ${answer.message}`;

@@ -2,7 +2,7 @@
  * How hard a worker pushes, decided from answers alone (pure, no timers):
  * - slow start: one request in flight, doubling with each success up to the configured concurrency, so
  *   a refused key or a dead service costs a handful of requests, not a full window;
- * - a 429 is not seen here: the fleet's learned rate (src/submit/send-rate.ts) answers it, and it never
+ * - a 429 is not seen here: the fleet's learned rate (src/capacity) answers it, and it never
  *   counts towards an outage;
  * - a sustained outage (this many retryable failures in a row) asks for a cool-down that grows with
  *   each outage and resets on the first success, and drops the window back to one.

@@ -4,7 +4,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { AttemptFacts } from "../ledger/record.js";
 import { isFinal, type AnswerWritten, type KeyStatus } from "../ledger/statuses.js";
 import type { AttemptTrace } from "../tracing/invoice-tracing.js";
-import { classify } from "./classify.js";
+import { classify, refusedForCapacity } from "./classify.js";
 import type { ExtractionRules } from "./extract.js";
 import type { Submitter } from "./submitter.js";
 
@@ -41,7 +41,7 @@ export type SubmitOutcome =
       readonly retryAfterMs: number | undefined;
     }
   /**
-   * 429: the service said "not now". Recorded as an attempt (the key is `retrying`), but it spends none of
+   * 429, or 503 with Retry-After (a service shedding load): the service said "not now". Recorded as an attempt (the key is `retrying`), but it spends none of
    * MAX_ATTEMPTS and never makes the key `failed`: the fleet slows down and sends it again.
    */
   | { readonly kind: "throttled"; readonly detail: string; readonly retryAfterMs: number | undefined }
@@ -106,10 +106,10 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
       await deps.ledger.recordRefusedAttempt(task.key, attempt);
       return { kind: "api-key-refused", httpStatus: verdict.httpStatus, detail: verdict.detail };
     case "retry": {
-      if (verdict.httpStatus === 429) {
+      if (refusedForCapacity(verdict.httpStatus, verdict.retryAfterMs)) {
         await deps.ledger.recordRetrying(task.key, {
           attempt,
-          httpStatus: 429,
+          httpStatus: verdict.httpStatus,
           error: verdict.detail,
           traceId,
         });

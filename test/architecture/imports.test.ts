@@ -20,7 +20,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   tracing: ["errors", "log"],
   ledger: ["errors", "names"],
   submit: ["errors", "invoice", "ledger", "tracing"],
-  queue: ["config", "errors", "invoice", "ledger", "log", "submit", "tracing"],
+  capacity: ["ledger", "submit", "tracing"],
+  queue: ["capacity", "config", "errors", "invoice", "ledger", "log", "submit", "tracing"],
   ingest: ["errors", "invoice", "ledger", "log", "names", "queue", "tracing"],
   results: ["ingest", "invoice", "ledger", "log", "names"],
   "use-cases": [
@@ -37,7 +38,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   ],
   simulator: ["errors", "invoice", "log"],
   agentnet: ["config", "errors", "log", "submit"],
-  dev: ["errors", "ledger", "lifecycle", "simulator", "submit"],
+  dev: ["capacity", "errors", "ledger", "lifecycle", "simulator", "submit"],
   ops: ["config", "errors", "ledger", "log", "names", "queue"],
   records: ["config", "errors", "ledger", "log", "tracing"],
   workers: ["cli"],

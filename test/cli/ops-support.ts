@@ -184,6 +184,9 @@ const statusJsonSchema = z.strictObject({
     .strictObject({
       learned_per_sec: z.number(),
       fleet_sent_per_sec: z.number(),
+      fleet_accepted_per_sec: z.number(),
+      held_until: z.string().nullable(),
+      capped_by_concurrency: z.boolean(),
       phase: z.enum(["probing", "holding", "backing-off"]),
       refusing_since: iso.nullable(),
       refusing_for_capacity: z.boolean(),

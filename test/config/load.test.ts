@@ -11,7 +11,7 @@ describe("configuration", () => {
       redisUrl: "redis://127.0.0.1:6379",
       dropDir: "./drop",
       queuePrefix: "invoice-relay",
-      submitConcurrency: 32,
+      submitConcurrency: 512,
       maxAttempts: 10,
       backoffBaseMs: 1000,
       backoffCapMs: 300_000,

@@ -379,31 +379,19 @@ async function driveRetention(redis: Redis, via: Interposer): Promise<void> {
   expect(await ledger.statusOf(p.key)).toBeUndefined();
 }
 
-/** send-budget: booking send times, none when the schedule is full, a state written or not, a hold, answers. */
+/** send-budget: booking send times, none when the schedule is full, a state written or not, a hold, counts. */
 async function driveBudget(via: Interposer): Promise<void> {
   const budget = new SendBudget(via.client, testPrefix());
-  expect((await budget.take(4, 10, 100)).booked).toBe(4);
-  expect((await budget.take(1, 1000, 100)).booked).toBe(1);
-  expect((await budget.take(1, 1000, 100)).booked).toBe(0);
-  const written = await budget.event({ from: "0", state: '{"v":1}', version: "1" }, 0);
-  expect(written.version).toBe("1");
-  expect((await budget.event({ from: "0", state: '{"v":2}', version: "2" }, 1000)).version).toBe("1");
-  expect((await budget.read()).heldUntil).toBeGreaterThan(0);
-  // answers reported and judged: the ring of slots and the processes' oldest requests, in the same hash
-  const t = (await budget.read()).now;
-  const reported = await budget.take(1, 10, 100, {
-    process: "p",
-    unansweredSince: undefined,
-    judgeFrom: t - 500,
-    teachFrom: t - 100,
-    teachTo: t - 40,
-    teachWithin: 1000,
-    slots: [
-      { sentAt: t - 80, accepted: 1, refused: 1, rateSum: 200 },
-      { sentAt: t - 60, accepted: 2, refused: 0, rateSum: 200 },
-    ],
-  });
-  expect(reported.judged.accepted).toBe(2);
+  expect((await budget.call({ wanted: 4, intervalMs: 10, aheadMs: 100 })).booked).toBe(4);
+  expect((await budget.call({ wanted: 1, intervalMs: 1000, aheadMs: 100 })).booked).toBe(1);
+  expect((await budget.call({ wanted: 1, intervalMs: 1000, aheadMs: 100 })).booked).toBe(0);
+  const written = await budget.call({ write: { from: "0", state: '{"v":1}', version: "1" } });
+  expect(written.v).toBe("1");
+  const held = await budget.call({ write: { from: "0", state: '{"v":2}', version: "2" }, holdMs: 1000 });
+  expect(held.v).toBe("1");
+  expect((await budget.read()).hold).toBeGreaterThan(0);
+  const counted = await budget.call({ accepted: 2, refused: 1, capped: true });
+  expect(counted).toMatchObject({ accepted: 2, refused: 1 });
 }
 
 describe("ledger scripts and their KEYS", () => {

@@ -122,12 +122,12 @@ describe("/__sim control routes", () => {
       `${sim.url}/__sim/faults`,
       "POST",
       { "content-type": "application/json" },
-      JSON.stringify({ errorRate: 1, retryAfterSeconds: 2 }),
+      JSON.stringify({ throttleRate: 1, retryAfterSeconds: 2 }),
     );
     expect(changed.status).toBe(200);
-    expect(json(changed)).toMatchObject({ faults: { errorRate: 1, retryAfterSeconds: 2, throttleRate: 0 } });
+    expect(json(changed)).toMatchObject({ faults: { throttleRate: 1, retryAfterSeconds: 2, errorRate: 0 } });
     const answer = await submit(sim);
-    expect(answer.status).toBe(503);
+    expect(answer.status).toBe(429);
     expect(header(answer, "retry-after")).toBe("2");
   });
 

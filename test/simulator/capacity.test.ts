@@ -28,16 +28,42 @@ describe("the simulator's capacity model", () => {
   it("when the next token is far away, then Retry-After says how many seconds, rounded; near, it says 0", () => {
     const { capacity } = model({ ...LIMIT, ratePerSec: 0.25, burst: 1 });
     capacity.admit();
-    expect(capacity.admit()).toEqual({ admitted: false, retryAfterSeconds: 4, reason: "rate" });
+    expect(capacity.admit()).toEqual({ admitted: false, retryAfterSeconds: 4, reason: "rate", status: 429 });
     const fast = model({ ...LIMIT, ratePerSec: 300, burst: 1 }).capacity;
     fast.admit();
-    expect(fast.admit()).toEqual({ admitted: false, retryAfterSeconds: 0, reason: "rate" });
+    expect(fast.admit()).toEqual({ admitted: false, retryAfterSeconds: 0, reason: "rate", status: 429 });
   });
 
   it("when the rate is 0, then everything is refused with a Retry-After of a minute", () => {
     const { capacity } = model({ ...LIMIT, ratePerSec: 0, burst: 1 });
     capacity.admit();
-    expect(capacity.admit()).toEqual({ admitted: false, retryAfterSeconds: 60, reason: "rate" });
+    expect(capacity.admit()).toEqual({ admitted: false, retryAfterSeconds: 60, reason: "rate", status: 429 });
+  });
+
+  it("when quota windows are set (20 per second and 300 per minute at once), then a request past one is refused with the seconds until a slot of it frees", () => {
+    const { capacity, clock } = model({
+      ...LIMIT,
+      ratePerSec: 1000,
+      burst: 1000,
+      windows: [
+        { limit: 20, seconds: 1 },
+        { limit: 30, seconds: 60 },
+      ],
+    });
+    for (let i = 0; i < 20; i++) expect(capacity.admit().admitted).toBe(true);
+    expect(capacity.admit()).toMatchObject({ admitted: false, reason: "quota", retryAfterSeconds: 1 });
+    clock.now += 1000;
+    for (let i = 0; i < 10; i++) expect(capacity.admit().admitted).toBe(true);
+    // the minute's 30 are spent: the first slot frees 59 s from now
+    expect(capacity.admit()).toMatchObject({ admitted: false, reason: "quota", retryAfterSeconds: 59 });
+    clock.now += 59_000;
+    expect(capacity.admit().admitted).toBe(true);
+  });
+
+  it("when the service sheds load with 503, then a request over the capacity is refused 503 with Retry-After", () => {
+    const { capacity } = model({ ...LIMIT, ratePerSec: 0.25, burst: 1, refuseWith: 503 });
+    capacity.admit();
+    expect(capacity.admit()).toEqual({ admitted: false, retryAfterSeconds: 4, reason: "rate", status: 503 });
   });
 
   it("when as many requests are in flight as the ceiling, then the next is refused until one is answered", () => {

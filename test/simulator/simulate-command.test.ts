@@ -72,13 +72,13 @@ describe("invoice-relay simulate", () => {
   });
 
   it("when started with fault flags, then it prints its URL, serves with those faults, and exits 0 on the stop signal", async () => {
-    const run = simulate(["--port", "0", "--error-rate", "1", "--retry-after", "4", "--seed", "9"]);
+    const run = simulate(["--port", "0", "--throttle-rate", "1", "--retry-after", "4", "--seed", "9"]);
     const url = await listeningUrl(run);
 
     const answer = await submit({ url });
-    expect(answer.status).toBe(503);
+    expect(answer.status).toBe(429);
     expect(header(answer, "retry-after")).toBe("4");
-    expect(run.stderr()).toContain("error-rate=1");
+    expect(run.stderr()).toContain("throttle-rate=1");
     expect(run.stderr()).toContain("seed=9");
     expect(run.stderr()).toContain("api key: demo key");
     expect(run.stderr()).not.toContain(DEMO_API_KEY);

@@ -111,6 +111,18 @@ describe("Retry-After and backoff", () => {
     expect(parseRetryAfter(undefined, NOW)).toBeUndefined();
   });
 
+  it("when Retry-After is a decimal, a list or a bare number that is no date, then the seconds are read, never a date in 2001", () => {
+    expect(parseRetryAfter("1.5", NOW)).toBe(1500);
+    expect(parseRetryAfter(" 12, 13", NOW)).toBe(12_000);
+    expect(parseRetryAfter("0.25,7", NOW)).toBe(250);
+    expect(parseRetryAfter("120", NOW)).toBe(120_000);
+    expect(parseRetryAfter("-1", NOW)).toBeUndefined();
+    expect(parseRetryAfter("1.5.2", NOW)).toBeUndefined();
+    const date = new Date(NOW + 9000).toUTCString();
+    expect(parseRetryAfter(date, NOW)).toBe(9000);
+    expect(parseRetryAfter(`${date}, ${new Date(NOW + 20_000).toUTCString()}`, NOW)).toBe(9000);
+  });
+
   const policy = { baseMs: 1000, capMs: 300_000, retryAfterCapMs: 60_000 };
 
   it("when retries grow, then the jitter bound doubles up to the cap", () => {

@@ -141,7 +141,10 @@ export function createSimulateCommand(io: SimulateIo): Command {
     .option("--seed <n>", "seed of the fault and latency draws (default 1)")
     .option("--error-rate <r>", "share of requests answered 503, 0-1 (default 0)")
     .option("--throttle-rate <r>", "share of requests answered 429 with Retry-After, 0-1 (default 0)")
-    .option("--retry-after <s>", "Retry-After seconds on 503 and 429 (default 1)")
+    .option(
+      "--retry-after <s>",
+      "Retry-After seconds on the injected 429s (default 1; the 503s of --error-rate are an outage and carry none)",
+    )
     .option(
       "--lost-rate <r>",
       "share of requests committed but never answered (connection dropped), 0-1 (default 0)",

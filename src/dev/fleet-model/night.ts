@@ -1,7 +1,6 @@
-import { CapacityModel, type CapacityPatch } from "../../simulator/capacity.js";
+import { CapacityModel, type Capacity, type CapacityPatch } from "../../simulator/capacity.js";
 import { mulberry32 } from "../../simulator/prng.js";
-import { SendPacer } from "../../submit/send-pacer.js";
-import { DEFAULT_RATE_SETTINGS, type RateSettings } from "../../submit/send-rate.js";
+import { SendPacer, type RateSettings } from "../../capacity/index.js";
 import { memoryBudget, type BudgetTrace } from "./memory-budget.js";
 import { VirtualTime } from "./virtual-time.js";
 
@@ -12,6 +11,12 @@ export interface NightOptions {
   /** The service's capacity at the start: requests per second, and its burst (a tenth of a second if absent). */
   readonly capacity: number;
   readonly burst?: number;
+  /** More of the service's limit: quota windows, 503 for overload, the most in flight. */
+  readonly limit?: Partial<Capacity>;
+  /** How long an accepted request takes, drawn evenly (20–40 ms if absent). */
+  readonly latencyMs?: { readonly min: number; readonly max: number };
+  /** SUBMIT_CONCURRENCY (512 if absent). */
+  readonly maxConcurrency?: number;
   /** Changes of the capacity, at ms after the first request. */
   readonly changes?: readonly { readonly atMs: number; readonly patch: NonNullable<CapacityPatch> }[];
   /** A share of admitted requests refused with a 429 at random besides (the chaos suite's: 0.05). */
@@ -37,6 +42,8 @@ export interface NightOutcome {
   }[];
   /** Admitted and refused per 100 ms from the first request, with the fleet's rate then. */
   readonly tenths: readonly { readonly admitted: number; readonly refused: number; readonly rate: number }[];
+  /** Requests refused at random (`random429`), apart from the capacity's. */
+  readonly randomRefused: number;
   /** Every state of the learned rate written, when. */
   readonly states: readonly BudgetTrace[];
 }
@@ -47,15 +54,15 @@ const T0 = 1_800_000_000_000;
 const REDIS_RTT_MS = 0.4;
 const HANDLING_MS = 3;
 /** Requests in flight per process at most (SUBMIT_CONCURRENCY's default). */
-const MAX_CONCURRENCY = 64;
+const MAX_CONCURRENCY = 512;
 
 /**
- * The relay's own pacers (src/submit/send-pacer.ts: the learned rate, the refusal floor, the latency
- * floor, booking ahead) for a fleet of processes, against the simulator's own capacity model, with the
+ * The relay's own pacers (src/capacity: the learned rate, booking ahead, the fleet's counts) for a
+ * fleet of processes, against the simulator's own capacity model, with the
  * budget's arithmetic in memory one round trip away (memory-budget.ts): what `npm run bench:capacity`
  * runs with processes, sockets and Redis, in a second and the same every time for a seed. Requests reach
  * the service 0–3 ms after their send time; a refusal is answered at once, an accepted request after
- * 20–40 ms and the latency the capacity model adds as its bucket empties. What it leaves out (BullMQ, the
+ * `latencyMs` (20–40 ms) and the latency the capacity model adds as its bucket empties. What it leaves out (BullMQ, the
  * event loop, a busy machine) is what the benchmark measures.
  */
 export async function modelNight(options: NightOptions): Promise<NightOutcome> {
@@ -67,29 +74,31 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
       burst: options.burst ?? Math.max(1, Math.round(options.capacity / 10)),
       maxInFlight: Math.max(256, Math.round(options.capacity / 5)),
       latencyAtCapacityMs: 20,
+      ...options.limit,
     },
     () => time.now,
   );
+  const latency = options.latencyMs ?? { min: 20, max: 40 };
+  const maxConcurrency = options.maxConcurrency ?? MAX_CONCURRENCY;
   const states: BudgetTrace[] = [];
   const budget = memoryBudget(time, REDIS_RTT_MS, states);
-  const settings = { ...DEFAULT_RATE_SETTINGS, ...options.settings };
+  const settings = { ceiling: 0, startRate: 100, retryAfterCapMs: 60_000, ...options.settings };
   const tenths: { admitted: number; refused: number; rate: number }[] = [];
   let waiting = options.invoices;
   let routed = 0;
+  let randomRefused = 0;
   let startedAt = 0;
   const pacers = Array.from(
     { length: options.processes },
-    (_, i) =>
+    () =>
       new SendPacer({
-        process: `p${i}`,
         budget,
         settings,
-        retryAfterCapMs: 60_000,
         clock: () => time.now,
-        timer: (fn, ms) => {
+        timer: (fn: () => void, ms: number) => {
           time.at(ms, fn);
         },
-        onError: (error) => {
+        onError: (error: unknown) => {
           throw error;
         },
       }),
@@ -99,7 +108,7 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
   const inFlight = pacers.map(() => 0);
   const send = async (pacer: SendPacer, i: number): Promise<void> => {
     const ticket = await pacer.acquire();
-    while ((inFlight[i] ?? 0) >= pacer.concurrency(MAX_CONCURRENCY)) await time.sleep(1);
+    while ((inFlight[i] ?? 0) >= pacer.concurrency(maxConcurrency)) await time.sleep(1);
     inFlight[i] = (inFlight[i] ?? 0) + 1;
     if (startedAt === 0) {
       startedAt = ticket.sentAt;
@@ -112,7 +121,10 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     const admitted = capacity.admit();
     // a random refusal comes after admission, as the simulator draws its faults for admitted requests only
     const refusedAtRandom = admitted.admitted && draw() < (options.random429 ?? 0);
-    if (refusedAtRandom) capacity.release();
+    if (refusedAtRandom) {
+      capacity.release();
+      randomRefused++;
+    }
     const tenth = (tenths[Math.floor((time.now - startedAt) / 100)] ??= { admitted: 0, refused: 0, rate: 0 });
     if (admitted.admitted && !refusedAtRandom) tenth.admitted++;
     else if (!admitted.admitted) tenth.refused++;
@@ -121,12 +133,12 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
       await time.sleep(0.5 + draw());
       const retryAfterMs = admitted.admitted ? 1000 : admitted.retryAfterSeconds * 1000;
       inFlight[i] = (inFlight[i] ?? 0) - 1;
-      pacer.onThrottled(ticket, 429, retryAfterMs);
+      pacer.onRefused(ticket, retryAfterMs);
       time.at(retryAfterMs, () => {
         waiting++;
       });
     } else {
-      await time.sleep(20 + 20 * draw() + admitted.extraLatencyMs);
+      await time.sleep(latency.min + (latency.max - latency.min) * draw() + admitted.extraLatencyMs);
       capacity.release();
       inFlight[i] = (inFlight[i] ?? 0) - 1;
       pacer.onAccepted(ticket, time.now - ticket.sentAt);
@@ -140,7 +152,7 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
   const pump = (i: number): void => {
     const pacer = pacers[i];
     if (pacer === undefined) return;
-    while (waiting > 0 && (inHand[i] ?? 0) < 2 * MAX_CONCURRENCY) {
+    while (waiting > 0 && (inHand[i] ?? 0) < 2 * maxConcurrency) {
       waiting--;
       inHand[i] = (inHand[i] ?? 0) + 1;
       void send(pacer, i).then(() => {
@@ -161,6 +173,7 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     endedAt: time.now,
     routed,
     refused: stats.refused,
+    randomRefused,
     perSecond: stats.perSecond,
     tenths: Array.from(tenths, (t) => t ?? { admitted: 0, refused: 0, rate: 0 }),
     states,

@@ -102,6 +102,16 @@ export function registerRedisGauges(
     },
   );
   gauge(
+    "send_rate_held_until_seconds",
+    "Until when the invoice service holds every process (its Retry-After), Unix seconds; absent when nothing holds them",
+    (s) => (s.sendRate?.heldUntil === undefined ? undefined : s.sendRate.heldUntil / 1000),
+  );
+  gauge(
+    "send_concurrency_capped",
+    "1 while SUBMIT_CONCURRENCY holds the requests in flight below what the learned rate needs at the service's latency (raise it), else 0",
+    (s) => (s.sendRate?.cappedByConcurrency === true ? 1 : 0),
+  );
+  gauge(
     "service_refusing_capacity",
     "1 while the invoice service has refused every request for capacity for a minute or more (a quota spent), else 0",
     (s) => (s.sendRate?.refusingForCapacity === true ? 1 : 0),

@@ -1,0 +1,32 @@
+/**
+ * The learned rate: how fast the fleet sends, learned from what the service accepts.
+ *
+ * Words, each used in one sense:
+ * - rate: requests per second for every process together; the budget spaces send times evenly at it.
+ * - budget: one hash in Redis per deployment (src/ledger/lua/send-budget.lua), mechanism only: the
+ *   schedule of send times, the hold, the state, and the fleet's answers counted.
+ * - state: what the rate is a function of (rate.ts RateState), shared through the budget and written
+ *   only on events, by compare-and-set; every process computes the same rate from it.
+ * - accepted rate: requests per second the service accepted lately, every process's answers together.
+ * - slow start: nothing learned yet, the rate is twice the accepted rate (it doubles per round trip).
+ * - plateau: the accepted rate at the last cut, the capacity as the service showed it.
+ * - cut: refusals that speak of capacity take the rate to β of the plateau, once per round trip.
+ * - curve: after a cut, CUBIC's: back up to the plateau within K, then past it ever faster (a probe).
+ * - hold: a Retry-After honoured by every process, for exactly what was asked; after it the fleet goes on
+ *   at the long-run rate the service allowed over the cycle.
+ * - cycle: from the end of one hold to the end of the next.
+ * - concurrency: requests in flight, the rate × the slowest answer lately (Little's law), under
+ *   SUBMIT_CONCURRENCY, the operator's ceiling.
+ * docs/capacity.md says why each rule is what it is.
+ */
+export { SendPacer, type PacerSnapshot, type SendTicket } from "./pacer.js";
+export { withPacing } from "./paced-submitter.js";
+export {
+  RECOVER_MS,
+  parseRateState,
+  phaseAt,
+  rateAt,
+  startState,
+  type RatePhase,
+  type RateSettings,
+} from "./rate.js";

@@ -1,0 +1,36 @@
+import { firstHeaderValue } from "../submit/extract.js";
+import { refusedForCapacity } from "../submit/classify.js";
+import { parseRetryAfter } from "../submit/retry-after.js";
+import type { Answer } from "../submit/answer.js";
+import type { Submitter } from "../submit/submitter.js";
+import type { AttemptTrace } from "../tracing/invoice-tracing.js";
+import type { SendPacer, SendTicket } from "./pacer.js";
+
+/**
+ * A submitter that sends each request at its send time in the fleet's budget and tells the pacer what
+ * the service answered: a refusal for capacity (429, or 503 with Retry-After) with what it asked to wait,
+ * or an acceptance with its latency. Anything else says nothing of capacity.
+ */
+export function withPacing(submitter: Submitter, pacer: SendPacer): Submitter {
+  return {
+    submit: async (idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> => {
+      const ticket = await pacer.acquire();
+      let answer: Answer | undefined;
+      try {
+        answer = await submitter.submit(idempotencyKey, body, trace);
+        return answer;
+      } finally {
+        tell(pacer, ticket, answer);
+      }
+    },
+    close: () => submitter.close(),
+  };
+}
+
+function tell(pacer: SendPacer, ticket: SendTicket, answer: Answer | undefined): void {
+  if (answer?.kind !== "response") return;
+  const retryAfterMs = parseRetryAfter(firstHeaderValue(answer.headers["retry-after"]), Date.now());
+  if (refusedForCapacity(answer.status, retryAfterMs)) pacer.onRefused(ticket, retryAfterMs ?? 0);
+  else if (answer.status >= 200 && answer.status < 300)
+    pacer.onAccepted(ticket, answer.timing?.durationMs ?? Date.now() - ticket.sentAt);
+}

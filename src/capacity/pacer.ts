@@ -1,0 +1,347 @@
+import { LATELY_MS, type BudgetCall, type BudgetPort, type BudgetReply } from "../ledger/send-budget.js";
+import { RequestHeldBackError } from "../submit/errors/request-held-back-error.js";
+import * as policy from "./rate.js";
+import type { RatePhase, RateSettings, RateState } from "./rate.js";
+
+/**
+ * `onHeld`: a request waited this long for its send time (metrics); `onError`: Redis did not answer (told,
+ * then asked again); `clock` and `timer`: Date.now and setTimeout unless given (the fleet model's time).
+ */
+export interface PacerOptions {
+  readonly budget: BudgetPort;
+  readonly settings: RateSettings;
+  readonly onHeld?: (ms: number) => void;
+  readonly onError: (error: unknown) => void;
+  readonly clock?: () => number;
+  readonly timer?: (fn: () => void, ms: number) => void;
+}
+
+/** How far ahead a send time may be booked: a cut reaches every request not booked within this. */
+const BOOK_AHEAD_MS = 15;
+/** Send times booked in one round trip at most: one process's bookings reach ~4,000/s with 16, far more with 64. */
+const MOST_BOOKED = 64;
+/**
+ * While the budget had room at the last booking (nothing waited, nothing held), for this long requests go
+ * at once, spaced at the rate, and are charged with the next call: a booking per request cost a tenth of
+ * the throughput against a service with no limit. Counts and charges go at most this often too.
+ */
+const ROOM_MS = 20;
+/** Redis did not answer: asked again after this long. */
+const RETRY_MS = 250;
+
+/** One request's place in the fleet's schedule: when it went (this process's clock), at what rate. */
+export interface SendTicket {
+  readonly sentAt: number;
+  readonly rate: number;
+}
+
+/**
+ * The rate as this process sees it: what every process together sent and the service accepted per
+ * second lately and refused in all, since when it refuses everything and until when it holds the fleet
+ * (epoch ms, 0: not), and whether SUBMIT_CONCURRENCY is below what the rate needs (`capped`).
+ */
+export interface PacerSnapshot {
+  readonly rate: number;
+  readonly phase: RatePhase;
+  readonly fleetSentPerSec: number;
+  readonly fleetAcceptedPerSec: number;
+  readonly fleetRefused: number;
+  readonly refusingSince: number;
+  readonly heldUntil: number;
+  readonly capped: boolean;
+}
+
+interface Waiter {
+  readonly go: (rate: number) => void;
+  readonly stop: (error: Error) => void;
+}
+
+/** The budget as known before its first reply. */
+const UNREAD: BudgetReply = {
+  ...{ booked: 0, waitMs: 0, now: 0, hold: 0, v: "0", state: "", seen: 0, capped: 0 },
+  ...{ sentPerSec: 0, acceptedPerSec: 0, refusedPerSec: 0, accepted: 0, refused: 0 },
+};
+
+/**
+ * This process's side of the fleet's send budget: every request waits for a send time booked in Redis
+ * (spaced evenly at the learned rate for every process together), and every answer is counted there;
+ * the rate's events (src/capacity/rate.ts) are judged on the fleet's counts and written by compare-and-set.
+ */
+export class SendPacer {
+  #state: RateState | undefined;
+  /** The budget's last reply, and how far the server's clock is from this process's. */
+  #reply = UNREAD;
+  #offset = 0;
+  #started = false;
+  #closed = false;
+  #taking = false;
+  #writing = false;
+  #roomUntil = 0;
+  #nextSend = 0;
+  #lastCall = 0;
+  /** Requests sent on room and not yet charged, and when the first went; answers not yet counted. */
+  #owed = 0;
+  #owedSince = 0;
+  #accepted = 0;
+  #refused = 0;
+  /** Refusals not yet judged, their send times on the server's clock. */
+  #refusal: policy.Refusal | undefined;
+  /** The slowest answer in this window of RECOVER_MS and the one before, and when this one began. */
+  #slowest = [0, 0];
+  #windowAt = 0;
+  #cappedAt = -Infinity;
+  readonly #waiting: Waiter[] = [];
+  readonly #clock: () => number;
+  readonly #timer: (fn: () => void, ms: number) => void;
+
+  constructor(private readonly options: PacerOptions) {
+    this.#clock = options.clock ?? Date.now;
+    this.#timer = options.timer ?? ((fn, ms) => setTimeout(fn, ms));
+  }
+
+  /** Resolves at this request's send time; its answer is given back with the ticket, exactly once. */
+  acquire(): Promise<SendTicket> {
+    if (this.#closed) return Promise.reject(new RequestHeldBackError("the worker is stopping"));
+    const asked = this.#clock();
+    return new Promise<SendTicket>((resolve, reject) => {
+      const go = (rate: number) => {
+        const sentAt = this.#clock();
+        if (sentAt > asked) this.options.onHeld?.(sentAt - asked);
+        resolve({ sentAt, rate });
+      };
+      this.#waiting.push({ go, stop: reject });
+      this.#pump();
+    });
+  }
+
+  /**
+   * The process is stopping: every request still waiting for its send time, and every one asked for
+   * from now on, fails unsent with RequestHeldBackError (its invoice goes back to the queue, no attempt
+   * spent), and the pacer asks Redis nothing more, whatever holds the fleet.
+   */
+  close(): void {
+    this.#closed = true;
+    for (const waiter of this.#waiting.splice(0))
+      waiter.stop(new RequestHeldBackError("the worker is stopping"));
+  }
+
+  /** A refusal for capacity (429, or 503 with Retry-After) and what it asked to wait (0: nothing). */
+  onRefused(ticket: SendTicket, retryAfterMs: number): void {
+    this.#refused++;
+    this.#roomUntil = 0;
+    // judged as if sent an answer time and the budget's window earlier: the refusals counted lately
+    // are then all of requests sent after the last cut
+    const sentAt = ticket.sentAt + this.#offset - Math.max(...this.#slowest) - LATELY_MS;
+    // judged by the latest sent; the fleet holds for what every refusal since asked at least: one
+    // refusal's longer wait (a 429 at random among the service's) is its own request's
+    const { sentAt: latest = -Infinity, retryAfterMs: least = Infinity } = this.#refusal ?? {};
+    this.#refusal = { sentAt: Math.max(sentAt, latest), retryAfterMs: Math.min(retryAfterMs, least) };
+    this.#write(undefined);
+  }
+
+  /** An accepted request, and how long it took. */
+  onAccepted(ticket: SendTicket, latencyMs: number): void {
+    this.#accepted++;
+    this.#roll(ticket.sentAt + latencyMs);
+    this.#slowest[0] = Math.max(this.#slowest[0] ?? 0, latencyMs);
+    const state = this.#state === undefined ? undefined : policy.onAccepted(this.#state);
+    if (state !== undefined) this.#write(state);
+    else this.#pump();
+  }
+
+  /** Requests in flight the learned rate needs at the latency seen (Little's law), within [1, max]. */
+  concurrency(max: number): number {
+    const slowest = Math.max(...this.#slowest);
+    if (slowest === 0) return max;
+    const needed = policy.concurrencyFor(this.#rate(), slowest);
+    if (needed > max) this.#cappedAt = this.#clock();
+    return Math.min(needed, max);
+  }
+
+  snapshot(): PacerSnapshot | undefined {
+    const state = this.#state;
+    if (state === undefined) return undefined;
+    const { sentPerSec, acceptedPerSec, refused, hold } = this.#reply;
+    return {
+      rate: this.#rate(),
+      phase: policy.phaseAt(state, this.#clock() + this.#offset, hold),
+      ...{ fleetSentPerSec: sentPerSec, fleetAcceptedPerSec: acceptedPerSec, fleetRefused: refused },
+      ...{ refusingSince: state.refusingSince, heldUntil: hold, capped: this.#capped() },
+    };
+  }
+
+  #capped(): boolean {
+    return this.#clock() - this.#cappedAt < policy.RECOVER_MS;
+  }
+
+  #rate(): number {
+    const now = this.#clock() + this.#offset;
+    const state = this.#state ?? policy.startState(this.options.settings, now, UNREAD);
+    return policy.rateAt(state, now, this.options.settings, this.#reply);
+  }
+
+  /** A new window of the slowest answer every RECOVER_MS: the latency seen is that of the last one or two. */
+  #roll(now: number): void {
+    if (now - this.#windowAt < policy.RECOVER_MS) return;
+    this.#slowest = [0, now - this.#windowAt < 2 * policy.RECOVER_MS ? (this.#slowest[0] ?? 0) : 0];
+    this.#windowAt = now;
+  }
+
+  #pump(): void {
+    if (this.#closed) return;
+    const now = this.#clock();
+    if (now < this.#roomUntil && now + this.#offset >= this.#reply.hold) this.#sendOnRoom(now);
+    const counts = this.#owed + this.#accepted + this.#refused;
+    if (this.#taking || (this.#waiting.length === 0 && counts === 0)) return;
+    const due = this.#lastCall + ROOM_MS - now;
+    this.#taking = true;
+    if (this.#waiting.length === 0 && due > 0) this.#again(due);
+    else this.#take(now);
+  }
+
+  /** Requests sent at once while the budget has room, spaced at the learned rate; charged later. */
+  #sendOnRoom(now: number): void {
+    const rate = this.#rate();
+    while (this.#waiting.length > 0) {
+      const at = Math.max(this.#nextSend, now);
+      if (at - now > BOOK_AHEAD_MS) return;
+      const waiter = this.#waiting.shift();
+      if (waiter === undefined) return;
+      this.#nextSend = at + 1000 / rate;
+      this.#owedSince = this.#owed === 0 ? at : this.#owedSince;
+      this.#owed++;
+      this.#release(waiter, rate, at - now);
+    }
+  }
+
+  /** Books send times for the requests waiting, and charges and counts what was sent and heard. */
+  #take(now: number): void {
+    this.#lastCall = now;
+    const rate = this.#rate();
+    const interval = 1000 / rate;
+    const wanted = Math.min(this.#waiting.length, MOST_BOOKED);
+    const call = { ...this.#counts(now), wanted, intervalMs: interval, aheadMs: BOOK_AHEAD_MS };
+    this.options.budget
+      .call(call)
+      .then((reply) => {
+        if (this.#closed) return;
+        this.#absorb(reply);
+        for (const [i, waiter] of this.#waiting.splice(0, reply.booked).entries())
+          this.#release(waiter, rate, reply.waitMs + i * interval);
+        const clock = this.#clock();
+        this.#nextSend = Math.max(this.#nextSend, clock + reply.waitMs + reply.booked * interval);
+        const room = reply.booked === wanted && reply.waitMs <= 0 && reply.hold <= reply.now;
+        this.#roomUntil = room ? clock + ROOM_MS : 0;
+        // none booked: asked again when one can be, within K at most (a budget lost meanwhile is found)
+        this.#again(reply.booked > 0 || wanted === 0 ? 0 : Math.min(reply.waitMs, policy.RECOVER_MS));
+      })
+      .catch((error: unknown) => {
+        if (this.#failed(call, error)) this.#again(RETRY_MS);
+      });
+  }
+
+  /** What this process has to tell the budget besides a booking; taken now, given back if the call fails. */
+  #counts(now: number): BudgetCall {
+    const counts = {
+      owed: this.#owed,
+      spanMs: this.#owed === 0 ? 0 : Math.max(0, now - this.#owedSince),
+      accepted: this.#accepted,
+      refused: this.#refused,
+      capped: this.#capped(),
+    };
+    this.#owed = this.#accepted = this.#refused = 0;
+    return counts;
+  }
+
+  /** A call failed: what it told is told with the next; false once closed (nothing more is asked). */
+  #failed(call: BudgetCall, error: unknown): boolean {
+    if (this.#closed) return false;
+    if ((call.owed ?? 0) > 0)
+      this.#owedSince = this.#owed === 0 ? this.#clock() - (call.spanMs ?? 0) : this.#owedSince;
+    this.#owed += call.owed ?? 0;
+    this.#accepted += call.accepted ?? 0;
+    this.#refused += call.refused ?? 0;
+    this.#roomUntil = 0;
+    this.options.onError(error);
+    return true;
+  }
+
+  /** Under a millisecond, setTimeout's resolution, a send time is now. */
+  #release(waiter: Waiter, rate: number, delay: number): void {
+    const go = () => {
+      waiter.go(rate);
+    };
+    if (delay < 1) go();
+    else this.#timer(go, delay);
+  }
+
+  #again(ms: number): void {
+    const next = () => {
+      this.#taking = false;
+      this.#pump();
+    };
+    if (ms <= 0) next();
+    else this.#timer(next, ms);
+  }
+
+  /** Counts what was heard, writes `state` if still on the version read, and holds the fleet for `holdMs`. */
+  #write(state: RateState | undefined, holdMs = 0, from = this.#reply.v): boolean {
+    if (this.#writing || this.#closed) return false;
+    this.#writing = true;
+    const write = state && { from, state: JSON.stringify(state), version: String(state.version) };
+    const call = { ...this.#counts(this.#clock()), holdMs, ...(write && { write }) };
+    this.options.budget
+      .call(call)
+      .then((reply) => {
+        this.#writing = false;
+        if (!this.#closed) this.#absorb(reply);
+      })
+      .catch((error: unknown) => {
+        this.#writing = false;
+        this.#failed(call, error);
+      });
+    return true;
+  }
+
+  #absorb(reply: BudgetReply): void {
+    this.#offset = reply.now - this.#clock();
+    this.#reply = reply;
+    const state = policy.parseRateState(reply.state, reply.now, reply.hold);
+    if (state === undefined) {
+      this.#replace(reply);
+      return;
+    }
+    this.#state = state;
+    const { settings } = this.options;
+    if (!this.#started) {
+      this.#started = true;
+      const resumed = policy.onResume(state, reply.seen, reply.now, reply, settings);
+      if (resumed !== undefined && this.#write(resumed)) return;
+    }
+    const refusal = this.#refusal;
+    if (refusal !== undefined) {
+      const judged = policy.onRefused(state, refusal, reply, reply.now, settings);
+      if (judged === undefined || this.#write(judged.state, judged.holdMs)) this.#refusal = undefined;
+      return;
+    }
+    const probed = policy.onProbed(state, reply, settings);
+    if (probed !== undefined) this.#write(probed);
+  }
+
+  /**
+   * The stored state is missing (deleted, a Redis restarted without persistence), garbled, out of range
+   * or dated ahead: replaced at once, never trusted nor left empty, by this process's last good state,
+   * or with none a slow start from the start rate; by compare-and-set, so of several processes one wins.
+   */
+  #replace(reply: BudgetReply): void {
+    const stored = Number(reply.v);
+    const last = this.#state;
+    const version = Math.max(Number.isSafeInteger(stored) ? stored : 0, last?.version ?? 0) + 1;
+    const safe =
+      last !== undefined && last.at <= Math.max(reply.now, reply.hold)
+        ? { ...last, version }
+        : policy.startState(this.options.settings, reply.now, reply, version);
+    this.#state = safe;
+    this.#write(safe, 0, reply.v);
+  }
+}

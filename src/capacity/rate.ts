@@ -1,0 +1,231 @@
+import { z } from "zod";
+import { LATELY_MS } from "../ledger/send-budget.js";
+
+/** The learned rate's policy, pure: every function takes the time (src/capacity/index.ts has the words).
+ * Every process computes the same rate from the shared state; only events (cut, hold, resume) write it. */
+
+/** The share of the service's accepted rate a cut goes to (CUBIC's β, RFC 9438 §4.6). The plateau is a
+ * measurement (what the service accepted), not a guess, so the cut only has to drain the service's queue;
+ * and refusals below 1 − β of the answers cost less than a cut would: they are chance, not capacity. */
+export const BETA = 0.9;
+/** The time from a cut back to the plateau (CUBIC's K); a hold's Retry-After, if longer, replaces it: the
+ * longer the service asked the fleet to wait, the slower the fleet probes past what it allowed. */
+export const RECOVER_MS = 1000;
+/** The lowest rate: a service refusing everything is still asked now and then. */
+export const MIN_RATE = 0.5;
+/** After this long without sending, a pass starts again from the last learned rate, a cut below it. */
+export const IDLE_MS = 30_000;
+/** Times are written on the server's clock as processes estimate it, off by a round trip at most: a
+ * stored time further ahead than this was written by a clock that stepped back, or by no pacer. */
+export const STATE_AHEAD_MS = 1000;
+/** No ceiling still has one: a rate no HTTP client reaches, so the arithmetic stays finite. */
+const NO_CEILING = 1_000_000;
+
+const [positive, count] = [z.number().positive(), z.number().nonnegative()];
+/** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
+ * counts at the last event (`at…`) and at the cycle's start (`mark…`), and since when it refuses all. */
+const stateSchema = z.object({
+  version: z.number().int().nonnegative(),
+  rate: positive,
+  at: count,
+  max: count,
+  k: positive,
+  atAccepted: count,
+  atRefused: count,
+  markAt: count,
+  markAccepted: count,
+  refusingSince: count,
+});
+
+/** The learned rate's state, as the budget stores it (JSON). */
+export type RateState = z.output<typeof stateSchema>;
+
+export interface RateSettings {
+  /** SUBMIT_RATE_PER_SEC: the rate never exceeds it; 0: no ceiling. */
+  readonly ceiling: number;
+  /** SUBMIT_RATE_START: the first rate with nothing learned. */
+  readonly startRate: number;
+  /** RETRY_AFTER_CAP_MS: the longest hold honoured. */
+  readonly retryAfterCapMs: number;
+}
+
+/** What the budget says of the fleet (src/ledger/send-budget.ts): the answers per second lately, and in all. */
+export type Fleet = Readonly<Record<"acceptedPerSec" | "refusedPerSec" | "accepted" | "refused", number>>;
+
+export type RatePhase = "probing" | "holding" | "backing-off";
+
+type Counts = Pick<Fleet, "accepted" | "refused">;
+
+/** Refusals for capacity not yet judged: the latest send time among them and the least Retry-After. */
+export type Refusal = Readonly<Record<"sentAt" | "retryAfterMs", number>>;
+
+/**
+ * The stored state, checked: undefined when it is no state a pacer could have written at `now` with the
+ * fleet held until `heldUntil` (a hold's state is dated at the hold's end).
+ */
+export function parseRateState(text: string, now: number, heldUntil = 0): RateState | undefined {
+  let s: RateState;
+  try {
+    s = stateSchema.parse(JSON.parse(text));
+  } catch {
+    return undefined; // not JSON, or not a state
+  }
+  const latest = Math.max(now, heldUntil) + STATE_AHEAD_MS;
+  return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
+}
+
+/** An event at `now` (the curve starts there), with the fleet's counts then; and a cycle's start. */
+const eventAt = (now: number, f: Counts) => ({ at: now, atAccepted: f.accepted, atRefused: f.refused });
+const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.accepted });
+
+/** Nothing learned: slow start from the start rate. */
+export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
+  const rate = clamp(settings.startRate, settings);
+  return {
+    version,
+    rate,
+    max: 0,
+    k: RECOVER_MS,
+    refusingSince: 0,
+    ...eventAt(now, fleet),
+    ...cycleAt(now, fleet),
+  };
+}
+
+/**
+ * The rate at `now`. No plateau yet (slow start): twice what the service accepted lately, as TCP's slow
+ * start sends two for every acknowledgement, so a probe is never more than twice the capacity. With a
+ * plateau, CUBIC's curve: from the cut rate up to the plateau (concave, K), then past it (convex), so a
+ * capacity that rose is found. Never above twice the accepted rate (a rate the service never took is
+ * not one it accepts), nor below the stored rate, within [MIN_RATE, ceiling].
+ */
+export function rateAt(state: RateState, now: number, settings: RateSettings, fleet: Fleet): number {
+  const used = Math.max(state.rate, 2 * fleet.acceptedPerSec);
+  if (state.max <= 0) return clamp(used, settings);
+  const t = Math.max(0, now - state.at);
+  const curve =
+    t < state.k
+      ? state.max - Math.max(0, state.max - state.rate) * ((state.k - t) / state.k) ** 3
+      : state.max * (1 + (1 - BETA) * ((t - state.k) / state.k) ** 3);
+  return clamp(Math.min(curve, used), settings);
+}
+
+/**
+ * A refusal (429, or 503 with Retry-After), the fleet's answers counting it: the new state and the hold,
+ * or undefined when it says nothing new of capacity. Once per round trip: a request sent before the last
+ * event was refused at the old rate (the pacer dates it an answer time and the budget's window back). Only
+ * refusals more than chance speak of capacity. With a Retry-After the whole fleet holds for exactly that,
+ * then goes on at the long-run rate the service allowed over the cycle, the hold included; without, the
+ * rate goes to β of what the service accepted, the plateau. A service that mostly refused since the last
+ * event teaches no plateau: the rate goes to β of itself.
+ */
+export function onRefused(
+  state: RateState,
+  { sentAt, retryAfterMs }: Refusal,
+  fleet: Fleet,
+  now: number,
+  settings: RateSettings,
+): { readonly state: RateState; readonly holdMs: number } | undefined {
+  if (sentAt < state.at || !pastChance(fleet)) return undefined;
+  const current = rateAt(state, now, settings, fleet);
+  const refusingSince = fleet.acceptedPerSec > 0 ? 0 : state.refusingSince || now;
+  const version = state.version + 1;
+  const holdMs = Math.min(retryAfterMs, settings.retryAfterCapMs);
+  if (holdMs > 0) {
+    const end = now + holdMs;
+    // since the last event the service mostly refused: that shows no plateau, only that it refused
+    const taught = fleet.accepted - state.atAccepted > fleet.refused - state.atRefused;
+    const longRun = taught ? ((fleet.accepted - state.markAccepted) * 1000) / (end - state.markAt) : 0;
+    const rate = longRun > 0 ? clamp(longRun, settings) : clamp(BETA * current, settings);
+    const max = longRun > 0 ? rate : state.max;
+    const k = Math.max(RECOVER_MS, holdMs);
+    // a hold as long as the cycle so far starts a new one; a shorter one is part of it
+    const cycle = holdMs >= now - state.markAt ? cycleAt(end, fleet) : {};
+    const held = { ...state, version, rate, max, k, refusingSince, ...eventAt(end, fleet), ...cycle };
+    return { state: held, holdMs };
+  }
+  // the accepted rate lately, or over the cycle since the last cut if lower: a short window at a low
+  // rate holds a handful of answers, and a plateau one answer too high is refused every cycle
+  const cycle =
+    state.max > 0 && now > state.at
+      ? ((fleet.accepted - state.atAccepted) * 1000) / (now - state.at)
+      : Infinity;
+  const accepted = Math.min(fleet.acceptedPerSec, cycle);
+  const max = accepted > 0 ? clamp(accepted, settings) : state.max;
+  const cut = clamp(BETA * (accepted > 0 ? Math.min(accepted, current) : current), settings);
+  const next = { ...state, version, rate: cut, max, k: RECOVER_MS, refusingSince, ...eventAt(now, fleet) };
+  return { state: next, holdMs: 0 };
+}
+
+/**
+ * Whether the refusals lately are more than chance: a service refusing a share 1 − β at random (below
+ * what a cut costs) would give that many of the answers lately less often than 1 − β of the time (the
+ * binomial tail, summed in logs so that thousands of answers stay finite). Two refusals out of two
+ * speak; one out of one does not; 5 % refused at random never does.
+ */
+export function pastChance(fleet: Fleet): boolean {
+  const refused = Math.round((fleet.refusedPerSec * LATELY_MS) / 1000);
+  const n = refused + Math.round((fleet.acceptedPerSec * LATELY_MS) / 1000);
+  if (refused === 0) return false;
+  const p = 1 - BETA;
+  let log = n * Math.log(1 - p);
+  let below = 0;
+  for (let k = 0; k < refused; k++) {
+    below += Math.exp(log);
+    log += Math.log((n - k) / (k + 1)) + Math.log(p / (1 - p));
+  }
+  return 1 - below < p;
+}
+
+/** An accepted answer while the state says the service refuses everything: it accepts again. */
+export function onAccepted(state: RateState): RateState | undefined {
+  return state.refusingSince === 0 ? undefined : { ...state, version: state.version + 1, refusingSince: 0 };
+}
+
+/**
+ * Slow start noted: the service accepted twice the stored rate, which becomes the accepted rate, so a
+ * night that ends before any limit resumes from it (a handful of writes a night, one per doubling).
+ */
+export function onProbed(state: RateState, fleet: Fleet, settings: RateSettings): RateState | undefined {
+  if (state.max > 0 || fleet.acceptedPerSec < 2 * state.rate) return undefined;
+  return { ...state, version: state.version + 1, rate: clamp(fleet.acceptedPerSec, settings) };
+}
+
+/**
+ * The first call of a pass IDLE_MS or more after the fleet last sent (`seen`): from the last learned
+ * rate, a cut below it (the capacity may have changed meanwhile), back up within RECOVER_MS; a new cycle.
+ */
+export function onResume(state: RateState, seen: number, now: number, fleet: Fleet, settings: RateSettings) {
+  if (seen === 0 || now - seen < IDLE_MS) return undefined;
+  // the curve as it stood when the fleet last sent (what was accepted then is not known now)
+  const idle = { ...fleet, acceptedPerSec: Infinity, refusedPerSec: 0 };
+  const learned = state.max > 0 ? Math.min(state.max, rateAt(state, seen, settings, idle)) : state.rate;
+  const [rate, max] = [clamp(BETA * learned, settings), state.max > 0 ? clamp(learned, settings) : 0];
+  const version = state.version + 1;
+  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+}
+
+/**
+ * What the rate is doing, for operators: held by the service (a hold, or climbing back after a cut),
+ * finding its speed, or at it: from K to 2K after an event the curve stays within 1 − β of the plateau.
+ */
+export function phaseAt(state: RateState, now: number, heldUntil: number): RatePhase {
+  if (now < heldUntil) return "backing-off";
+  if (state.max <= 0) return "probing";
+  const t = now - state.at;
+  if (t < state.k) return "backing-off";
+  return t <= 2 * state.k ? "holding" : "probing";
+}
+
+/**
+ * Requests in flight the learned rate needs (Little's law: rate × time in flight), with the slowest
+ * answer lately as the time, since no request is in flight longer; at least one.
+ */
+export function concurrencyFor(ratePerSec: number, slowestMs: number): number {
+  return Math.max(1, Math.ceil((ratePerSec * slowestMs) / 1000));
+}
+
+function clamp(value: number, settings: RateSettings): number {
+  const ceiling = settings.ceiling > 0 ? settings.ceiling : NO_CEILING;
+  return Math.min(ceiling, Math.max(MIN_RATE, value));
+}

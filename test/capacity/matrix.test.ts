@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { SHAPES, capacityAt, secondsFrom, type Shape } from "../../src/dev/fleet-model/matrix.js";
+import { modelNight } from "../../src/dev/fleet-model/night.js";
+
+/** Seconds after the first probe: the night's first seconds are slow start, which may overshoot once. */
+const FIRST_PROBE_S = 3;
+
+// The fleet model runs the relay's own pacers (src/capacity) for three processes against the simulator's
+// capacity model on virtual time: behaviours of the controller on every shape of limit, not timings of
+// this machine (those are `npm run bench:capacity -- --matrix`'s).
+describe("three processes sharing one learned rate, on every shape of limit (virtual time)", () => {
+  it.each(SHAPES.map((shape) => [shape.name, shape] as const))(
+    "%s: every invoice is routed once, the fleet is never past the capacity by more than its burst for longer than a second, nor stuck under half of it for 5 s",
+    async (_name: string, shape: Shape) => {
+      const night = await modelNight({ processes: 3, seed: 11, limitMs: 900_000, ...shape });
+      expect(night.routed).toBe(shape.invoices);
+      const seconds = secondsFrom(night.perSecond, night.startedAt);
+      const last = seconds.length - 1; // partial: the night ended in it
+
+      // past the capacity by more than its burst: every refusal is a request past it (quota windows and a
+      // service refusing everything refuse by design, and say for how long)
+      const refusing =
+        shape.limit?.windows !== undefined || (shape.changes ?? []).some((c) => c.patch.ratePerSec === 0);
+      if (!refusing) {
+        const over = seconds.map((s, i) => i > FIRST_PROBE_S && i < last && s.refused > shape.burst);
+        const overrun = over.findIndex((o, i) => o && over[i + 1] === true && over[i + 2] === true);
+        expect(overrun, JSON.stringify(seconds)).toBe(-1);
+      }
+
+      // under half the capacity for 5 s on end while invoices remained; with quota windows the service
+      // holds the fleet for a minute's rest by design, and the long-run rate is what counts
+      if (shape.longRun !== undefined) {
+        const admitted = seconds.reduce((sum, s) => sum + s.admitted, 0);
+        expect(admitted / seconds.length).toBeGreaterThan(shape.longRun / 2);
+        return;
+      }
+      let under = 0;
+      seconds.forEach((s, i) => {
+        if (i <= FIRST_PROBE_S || i >= last) return;
+        const capacity = capacityAt(shape, i * 1000);
+        under = capacity > 0 && s.admitted < capacity / 2 ? under + 1 : 0;
+        expect(under, `second ${i}: ${JSON.stringify(seconds)}`).toBeLessThanOrEqual(5);
+      });
+    },
+  );
+});

@@ -1,0 +1,182 @@
+import { describe, expect, it } from "vitest";
+import {
+  BETA,
+  IDLE_MS,
+  RECOVER_MS,
+  STATE_AHEAD_MS,
+  concurrencyFor,
+  onAccepted,
+  onProbed,
+  onRefused,
+  onResume,
+  parseRateState,
+  pastChance,
+  phaseAt,
+  rateAt,
+  startState,
+  type Fleet,
+  type RateSettings,
+  type RateState,
+} from "../../src/capacity/rate.js";
+
+const T = 1_800_000_000_000;
+const SETTINGS: RateSettings = { ceiling: 0, startRate: 100, retryAfterCapMs: 60_000 };
+const fleet = (acceptedPerSec: number, refusedPerSec = 0, accepted = 0, refused = 0): Fleet => ({
+  acceptedPerSec,
+  refusedPerSec,
+  accepted,
+  refused,
+});
+const NONE = { accepted: 0, refused: 0 };
+const learned = (over: Partial<RateState> = {}): RateState => ({
+  ...startState(SETTINGS, T, NONE),
+  rate: 270,
+  max: 300,
+  ...over,
+});
+
+describe("the learned rate, on a fake clock", () => {
+  it("when nothing is learned yet, then the rate is twice what the service accepted lately (slow start), never below the start rate", () => {
+    const state = startState(SETTINGS, T, NONE);
+    expect(rateAt(state, T, SETTINGS, fleet(0))).toBe(100);
+    expect(rateAt(state, T + 60_000, SETTINGS, fleet(0))).toBe(100);
+    expect(rateAt(state, T, SETTINGS, fleet(400))).toBe(800);
+  });
+
+  it("when a cut happened, then the rate climbs back to the plateau within K and probes past it ever faster (CUBIC), never above twice what was accepted", () => {
+    const state = learned({ at: T, rate: BETA * 300 });
+    const busy = fleet(1000);
+    expect(rateAt(state, T, SETTINGS, busy)).toBeCloseTo(270);
+    const half = rateAt(state, T + RECOVER_MS / 2, SETTINGS, busy);
+    expect(half).toBeGreaterThan(290);
+    expect(half).toBeLessThan(300);
+    expect(rateAt(state, T + RECOVER_MS, SETTINGS, busy)).toBeCloseTo(300);
+    expect(rateAt(state, T + 3 * RECOVER_MS, SETTINGS, busy)).toBeCloseTo(300 * (1 + (1 - BETA) * 8));
+    expect(rateAt(state, T + 3 * RECOVER_MS, SETTINGS, fleet(200))).toBe(400);
+  });
+
+  it("when SUBMIT_RATE_PER_SEC is set, then the rate never exceeds it", () => {
+    const capped = { ...SETTINGS, ceiling: 50 };
+    expect(rateAt(startState(capped, T, NONE), T, capped, fleet(400))).toBe(50);
+  });
+
+  it("when refusals are more than chance, then the rate goes to β of what the service accepted, which becomes the plateau", () => {
+    const state = startState(SETTINGS, T, NONE);
+    const cut = onRefused(state, { sentAt: T + 500, retryAfterMs: 0 }, fleet(1000, 900), T + 600, SETTINGS);
+    expect(cut?.holdMs).toBe(0);
+    expect(cut?.state).toMatchObject({ max: 1000, rate: BETA * 1000, at: T + 600, version: 1 });
+  });
+
+  it("when a refused request was sent before the last cut, then it cuts nothing more: once per round trip", () => {
+    const state = learned({ at: T + 1000 });
+    expect(
+      onRefused(state, { sentAt: T + 999, retryAfterMs: 0 }, fleet(300, 300), T + 1100, SETTINGS),
+    ).toBeUndefined();
+    expect(
+      onRefused(state, { sentAt: T + 1000, retryAfterMs: 0 }, fleet(300, 300), T + 1100, SETTINGS),
+    ).toBeDefined();
+  });
+
+  it("when refusals are no more than chance would give (5 % at random), then they cut nothing", () => {
+    // about 300 answers a second, 15 refused
+    expect(pastChance(fleet(285, 15))).toBe(false);
+    expect(pastChance(fleet(4, 4))).toBe(false); // one of one
+    expect(pastChance(fleet(0, 8))).toBe(true); // two of two
+    expect(pastChance(fleet(250, 50))).toBe(true);
+    expect(pastChance(fleet(30_000, 3000))).toBe(false);
+    expect(pastChance(fleet(30_000, 4000))).toBe(true);
+    expect(
+      onRefused(learned(), { sentAt: T + 10, retryAfterMs: 0 }, fleet(285, 15), T + 20, SETTINGS),
+    ).toBeUndefined();
+  });
+
+  it("when the service refuses everything, then it teaches no plateau: the last one stays, and the rate goes to β of itself", () => {
+    const state = learned({ at: T, rate: 300, max: 300 });
+    const cut = onRefused(state, { sentAt: T + 2000, retryAfterMs: 0 }, fleet(0, 40), T + 2000, SETTINGS);
+    expect(cut?.state.max).toBe(300);
+    expect(cut?.state.refusingSince).toBe(T + 2000);
+    expect(cut?.state.rate).toBeLessThan(300);
+    const back = onAccepted(cut?.state ?? state);
+    expect(back?.refusingSince).toBe(0);
+    expect(onAccepted(state)).toBeUndefined();
+  });
+
+  it("when a refusal asks for a Retry-After, then the fleet holds for exactly that (within the cap), then goes on at the long-run rate of the cycle, the hold included", () => {
+    // 300 accepted since the last hold's end, 15 s ago, and a Retry-After of 45 s: 5/s
+    const state = learned({ markAt: T, markAccepted: 100 });
+    const held = onRefused(
+      state,
+      { sentAt: T + 15_000, retryAfterMs: 45_000 },
+      fleet(0, 8, 400),
+      T + 15_000,
+      SETTINGS,
+    );
+    expect(held?.holdMs).toBe(45_000);
+    expect(held?.state).toMatchObject({ rate: 5, max: 5, at: T + 60_000, k: 45_000, markAt: T + 60_000 });
+    expect(held?.state.markAccepted).toBe(400);
+    // a state dated at the hold's end is one a pacer wrote
+    const text = JSON.stringify(held?.state);
+    expect(parseRateState(text, T + 15_000, T + 60_000)).toEqual(held?.state);
+    expect(
+      onRefused(state, { sentAt: T, retryAfterMs: 3_600_000 }, fleet(0, 8, 400), T, SETTINGS)?.holdMs,
+    ).toBe(60_000);
+  });
+
+  it("when a hold comes while the service accepted nothing over the cycle, then the plateau learned before stays", () => {
+    const state = learned({ markAt: T, markAccepted: 100 });
+    const held = onRefused(
+      state,
+      { sentAt: T + 1000, retryAfterMs: 1000 },
+      fleet(0, 8, 100),
+      T + 1000,
+      SETTINGS,
+    );
+    expect(held?.state.max).toBe(300);
+    expect(held?.state.rate).toBeLessThan(300);
+  });
+
+  it("when slow start reaches twice the stored rate, then it is noted, so a pass after a pause starts from it", () => {
+    const state = startState(SETTINGS, T, NONE);
+    expect(onProbed(state, fleet(150), SETTINGS)).toBeUndefined();
+    expect(onProbed(state, fleet(400), SETTINGS)?.rate).toBe(400);
+    expect(onProbed(learned(), fleet(4000), SETTINGS)).toBeUndefined();
+  });
+
+  it("when a pass starts after a pause, then it starts a cut below the last learned rate, and probes back", () => {
+    const state = learned({ at: T, rate: 270, max: 300 });
+    expect(onResume(state, T + 5000, T + 10_000, fleet(0), SETTINGS)).toBeUndefined();
+    const resumed = onResume(state, T + 5000, T + 5000 + IDLE_MS, fleet(0, 0, 9), SETTINGS);
+    expect(resumed).toMatchObject({ rate: BETA * 300, max: 300, at: T + 5000 + IDLE_MS, markAccepted: 9 });
+  });
+
+  it("when the stored state is garbled, out of range or dated ahead of the server's clock, then it is not read", () => {
+    const good = learned();
+    expect(parseRateState(JSON.stringify(good), T)).toEqual(good);
+    for (const bad of [
+      { rate: 0 },
+      { rate: -5 },
+      { max: -1 },
+      { version: 1.5 },
+      { k: 0 },
+      { at: T + 5 * 60_000 },
+    ])
+      expect(parseRateState(JSON.stringify({ ...good, ...bad }), T), JSON.stringify(bad)).toBeUndefined();
+    expect(parseRateState("{", T)).toBeUndefined();
+    expect(parseRateState(JSON.stringify({ ...good, at: T + STATE_AHEAD_MS }), T)).toBeDefined();
+  });
+
+  it("when operators ask what the rate does, then held, finding the speed, or at it", () => {
+    const state = learned({ at: T });
+    expect(phaseAt(state, T + 10, T + 5000)).toBe("backing-off");
+    expect(phaseAt(state, T + 10, 0)).toBe("backing-off");
+    expect(phaseAt(state, T + 1500, 0)).toBe("holding");
+    expect(phaseAt(state, T + 3000, 0)).toBe("probing");
+    expect(phaseAt(startState(SETTINGS, T, NONE), T, 0)).toBe("probing");
+  });
+
+  it("when sizing requests in flight, then the rate times the slowest answer (Little's law), at least one", () => {
+    expect(concurrencyFor(1000, 400)).toBe(400);
+    expect(concurrencyFor(10, 20)).toBe(1);
+    expect(concurrencyFor(300, 35)).toBe(11);
+  });
+});
