@@ -1,4 +1,5 @@
 import type { Worker } from "bullmq";
+import { endConnection } from "./connection.js";
 
 /**
  * Makes a closing worker leave the jobs it still holds rather than finish them: they stay active in
@@ -20,4 +21,31 @@ export async function leaveJobsInHand(worker: Worker): Promise<void> {
 
 function isClosable(value: unknown): value is { close(force: boolean): Promise<void> } {
   return typeof value === "object" && value !== null && "close" in value && typeof value.close === "function";
+}
+
+/**
+ * Closes `worker`, giving the jobs in hand `graceMs` to finish; past it, ends its blocking connection
+ * (`blocking`, as waitUntilReady gave it: BullMQ's close waits for that connection's end, which with
+ * Redis away never comes, taskforcesh/bullmq#4656) and leaves the jobs, so the close ends even while
+ * Redis is away. Whether the worker closed within the grace.
+ */
+export async function closeWithin(
+  worker: Worker,
+  blocking: { readonly status: string; connect(): Promise<unknown>; disconnect(): void },
+  graceMs: number,
+): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => {
+      resolve("late");
+    }, graceMs);
+  });
+  const closing = worker.close().then(() => "closed" as const);
+  const closed = (await Promise.race([closing, late])) === "closed";
+  clearTimeout(timer);
+  if (!closed) {
+    endConnection(blocking);
+    await leaveJobsInHand(worker);
+  }
+  return closed;
 }

@@ -18,7 +18,7 @@ import { observeAttempts } from "../submit/observed-submitter.js";
 import { finalStatusWritten, type SubmitOutcome } from "../submit/submit-invoice.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { createRedis, endConnection } from "./connection.js";
-import { leaveJobsInHand } from "./leave-jobs.js";
+import { closeWithin } from "./leave-jobs.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
 import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
@@ -231,24 +231,12 @@ export async function startSubmission(
       // Invoices waiting for their send time go back to the queue unsent at once: whatever holds them (a
       // Retry-After, a low rate, Redis gone), closing never waits on the pacer. The jobs in hand get the grace.
       pacer?.close();
-      const graceful = worker.close();
-      const timer = new Promise<"timeout">((resolve) =>
-        setTimeout(() => {
-          resolve("timeout");
-        }, graceMs).unref(),
-      );
-      if ((await Promise.race([graceful.then(() => "closed" as const), timer])) === "timeout") {
+      if (!(await closeWithin(worker, blockingClient, graceMs)))
         logger.warn(
           { graceMs },
           "grace period over: leaving unfinished invoices to be retried by the next worker",
         );
-        // The worker's close waits for its blocking connection to end (taskforcesh/bullmq#4656) and for
-        // the jobs in hand, which wait for Redis: the blocking connection is ended here, the jobs are left
-        // (no more writes of their end), and the ledger's connection, ended below, fails what they still
-        // wait for. So the close runs to its end even while Redis is away.
-        endConnection(blockingClient);
-        await leaveJobsInHand(worker);
-      }
+      // The ledger's connection, ended below, fails what the jobs left still wait for.
       await sweeps.stop();
       clearInterval(flushes);
       await lastCounts(ledger, commands, logger);

@@ -4,6 +4,8 @@ import type { RedisClient } from "../ledger/redis-client.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { endConnection } from "../queue/connection.js";
+import { closeWithin } from "../queue/leave-jobs.js";
+import { quietConnectionErrors } from "../queue/invoice-queue.js";
 import { dropPass, type DropPassDeps } from "./drop-pass.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
@@ -54,7 +56,8 @@ export interface ScanServiceOptions {
 const scanData = z.object({ reason: z.string() }).catch({ reason: "unknown" });
 
 export interface ScanService {
-  close(): Promise<void>;
+  /** Stops scanning; a scan under way gets `graceMs`, then is left for the next process. */
+  close(graceMs: number): Promise<void>;
 }
 
 /**
@@ -72,6 +75,7 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
     prefix: options.prefix,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 100 } },
   });
+  quietConnectionErrors(queue);
   await queue.upsertJobScheduler(
     SCHEDULER_ID,
     { pattern: options.cron, ...(options.tz === undefined ? {} : { tz: options.tz }) },
@@ -121,6 +125,8 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   worker.on("error", (error) => {
     logger.error({ err: error }, "scan worker error");
   });
+  // Ready before closable (as the submission worker): its blocking connection is what a close must end.
+  const blocking = await worker.waitUntilReady();
   worker.on("failed", (_job, error) => {
     logger.error({ err: error }, "drop folder scan failed; the next scan retries");
   });
@@ -195,12 +201,13 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   remotePolls?.unref();
 
   return {
-    close: async () => {
+    close: async (graceMs) => {
       clearInterval(reports);
       if (remotePolls !== undefined) clearInterval(remotePolls);
       if (debounce !== undefined) clearTimeout(debounce);
       for (const watcher of watchers) watcher.close();
-      await worker.close();
+      if (!(await closeWithin(worker, blocking, graceMs)))
+        logger.warn({ graceMs }, "grace period over: the scan under way is left to the next scan");
       await queue.close();
       endConnection(workerConnection);
     },

@@ -72,7 +72,12 @@ export const startCommand: CommandFactory = () =>
         });
         // The scans and the submission stop together: the grace period runs from the signal.
         const started: { scans?: ScanService } = {};
-        scope.defer(() => Promise.all([started.scans?.close(), submission.close(config.shutdownGraceMs)]));
+        scope.defer(() =>
+          Promise.all([
+            started.scans?.close(config.shutdownGraceMs),
+            submission.close(config.shutdownGraceMs),
+          ]),
+        );
         started.scans = await startScanService({
           deps: {
             ...ctx,
