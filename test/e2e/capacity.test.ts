@@ -89,7 +89,7 @@ describe("a fleet against a service with a capacity it is not told", () => {
       return Promise.resolve();
     });
 
-    const result = await finish(spawnNode("workers/cli.js", ["run", "--deadline", "300s"], env), 300_000);
+    const result = await finish(spawnNode("workers/cli.js", ["run", "--deadline", "150s"], env), 160_000);
     clearInterval(sampler);
 
     expect(result.code, result.output).toBe(0);
@@ -121,5 +121,5 @@ describe("a fleet against a service with a capacity it is not told", () => {
     const { high, low, back } = phase.learned;
     expect(Math.min(...low)).toBeLessThan(Math.max(...high));
     expect(Math.max(...back)).toBeGreaterThan(Math.min(...low));
-  });
+  }, 200_000);
 });
