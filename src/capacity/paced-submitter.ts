@@ -23,7 +23,7 @@ export function withPacing(submitter: Submitter, pacer: SendPacer): Submitter {
         tell(pacer, ticket, answer);
       }
     },
-    close: () => submitter.close(),
+    close: (abandon) => submitter.close(abandon),
   };
 }
 

@@ -13,6 +13,7 @@ import { createLogger, type Logger } from "../log/logger.js";
 import { webhookSecrets } from "../ops/notify/webhook-url.js";
 import { coerceError } from "../errors/relay-error.js";
 import { withScope, type Scope } from "../lifecycle/scope.js";
+import { CLOSING_BOUND_MS, hardStopAfter } from "./hard-stop.js";
 import type { WindowSettings } from "../ingest/ingest-window.js";
 
 /** Loads configuration for a command: environment first, then its flags. */
@@ -144,10 +145,11 @@ export function overridesFrom(options: Record<string, unknown>): Overrides {
 
 /**
  * The one place that handles SIGTERM and SIGINT: the first aborts the returned signal (stop taking
- * work, finish what is in flight), a second exits at once. Every long-running command takes its stop
- * from here; the handlers are removed when its scope closes.
+ * work, finish what is in flight within `graceMs`), a second exits at once, and a process still alive
+ * its grace and CLOSING_BOUND_MS after the first exits 1 (src/cli/hard-stop.ts). Every long-running
+ * command takes its stop from here; the handlers are removed when its scope closes.
  */
-export function shutdownOnSignals(logger: Logger, scope: Scope): AbortSignal {
+export function shutdownOnSignals(logger: Logger, scope: Scope, graceMs: number): AbortSignal {
   const controller = new AbortController();
   scope.onSignals(["SIGTERM", "SIGINT"], (signal) => {
     if (controller.signal.aborted) {
@@ -156,6 +158,13 @@ export function shutdownOnSignals(logger: Logger, scope: Scope): AbortSignal {
     }
     logger.info({ signal }, "stopping: no new work; finishing requests in flight");
     controller.abort(signal);
+    // Armed, never cleared: the process ends by itself before it fires, unless something hangs.
+    const bound = graceMs + CLOSING_BOUND_MS;
+    hardStopAfter(
+      bound,
+      `invoice-relay: still not stopped ${Math.round(bound / 1000)} s after ${signal} (its grace and closing); something it waits for does not answer (Redis frozen?)`,
+      process.stderr,
+    );
   });
   return controller.signal;
 }

@@ -37,7 +37,7 @@ export async function openServiceEdges(
   const tracing = await openScopedTracing(scope, logger);
   const exported = await startResultsExport(config, logger);
   scope.defer(() => exported?.close());
-  const stopping = shutdownOnSignals(logger, scope);
+  const stopping = shutdownOnSignals(logger, scope, config.shutdownGraceMs);
   const metrics = createRelayMetrics();
   const probes = await serveOps(
     config,

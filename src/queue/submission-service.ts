@@ -231,7 +231,8 @@ export async function startSubmission(
       // Invoices waiting for their send time go back to the queue unsent at once: whatever holds them (a
       // Retry-After, a low rate, Redis gone), closing never waits on the pacer. The jobs in hand get the grace.
       pacer?.close();
-      if (!(await closeWithin(worker, blockingClient, graceMs)))
+      const closedInGrace = await closeWithin(worker, blockingClient, graceMs);
+      if (!closedInGrace)
         logger.warn(
           { graceMs },
           "grace period over: leaving unfinished invoices to be retried by the next worker",
@@ -241,7 +242,8 @@ export async function startSubmission(
       clearInterval(flushes);
       await lastCounts(ledger, commands, logger);
       apiKey.close();
-      await submitter.close();
+      // Past the grace, requests the service does not answer are dropped, not waited for.
+      await submitter.close(!closedInGrace);
       await queue.close();
       endConnection(commands);
       endConnection(connection);

@@ -126,8 +126,9 @@ export class HttpSubmitter implements Submitter {
     }
   }
 
-  async close(): Promise<void> {
-    await this.pool.close();
+  async close(abandon = false): Promise<void> {
+    // close() waits for the requests in flight, up to REQUEST_TIMEOUT_MS each; destroy() aborts them.
+    await (abandon ? this.pool.destroy() : this.pool.close());
   }
 }
 

@@ -26,6 +26,6 @@ export function observeAttempts(
       });
       return { ...answer, timing: { startedAt, durationMs: Math.max(0, Math.round(elapsed)) } };
     },
-    close: () => submitter.close(),
+    close: (abandon) => submitter.close(abandon),
   };
 }

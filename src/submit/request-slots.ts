@@ -76,6 +76,6 @@ export function withRequestSlots(submitter: Submitter, slots: RequestSlots): Sub
   return {
     submit: (idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> =>
       slots.run(() => submitter.submit(idempotencyKey, body, trace)),
-    close: () => submitter.close(),
+    close: (abandon) => submitter.close(abandon),
   };
 }

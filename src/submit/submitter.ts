@@ -7,5 +7,6 @@ import type { Answer } from "./answer.js";
  */
 export interface Submitter {
   submit(idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer>;
-  close(): Promise<void>;
+  /** Waits for the requests in flight, or with `abandon` drops them (their invoices are sent again). */
+  close(abandon?: boolean): Promise<void>;
 }

@@ -22,7 +22,7 @@ export const consoleCommand: CommandFactory = () =>
       // refused with that reason for as long as it holds (checked at each request).
       await (await openContext(config, { logger, outbox: "reads" })).close();
       await commandScope(logger, async (scope) => {
-        const stopping = shutdownOnSignals(logger, scope);
+        const stopping = shutdownOnSignals(logger, scope, config.shutdownGraceMs);
         const server = await serveOps(
           config,
           resolveHttpAddr(config.httpAddr, START_HTTP_ADDR),

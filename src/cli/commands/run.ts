@@ -1,4 +1,6 @@
 import { once } from "node:events";
+import type { Logger } from "../../log/logger.js";
+import type { SubmitConfig } from "../../config/load.js";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
 import { serveOps } from "../serve-ops.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
@@ -30,6 +32,7 @@ import { SendingSummary } from "../sending-summary.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
 import { FlagError } from "../errors/flag-error.js";
 import { openScopedTracing } from "../tracing.js";
+import { CLOSING_BOUND_MS, hardStopAfter } from "../hard-stop.js";
 import { leftFileText, type LeftFile } from "../../names/file-name.js";
 import { escapedText, shownName } from "../../names/shown-text.js";
 
@@ -59,113 +62,141 @@ export const runCommand: CommandFactory = () =>
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
       const sources = await loadRemoteSources(config);
-      await commandScope(logger, async (scope) => {
-        const tracing = await openScopedTracing(scope, logger);
-        const past = await openPastResults(config, logger);
-        scope.defer(() => past.close());
-        const ctx = await openContext(config, { dropFolder: true });
-        scope.defer(() => ctx.close());
-        // With RESULTS_DATABASE_URL: an old schema refuses the run; the outbox is on before any file is claimed.
-        const exported = await startResultsExport(config, logger);
-        scope.defer(() => exported?.close());
-        const progress = new Progress(process.stderr, logger);
-        const sending = new SendingSummary();
-        const notifier = createNotifier(config, logger);
-        const stopping = shutdownOnSignals(logger, scope);
-        const serve = options["serve"] === true;
-        const metrics = createRelayMetrics();
-        // Served only when HTTP_ADDR is set or --serve asks: a pass is not a service, but a scheduler may watch it.
-        const probes = await serveOps(
-          config,
-          resolveHttpAddr(config.httpAddr, serve ? START_HTTP_ADDR : "off"),
-          stopping,
-          logger,
-          metrics,
-        );
-        scope.defer(() => probes.close());
-        // The pass's record (console, status, /metrics) and the learned rate noted while it runs.
-        const watch = { redis: ctx.redis, prefix: config.queuePrefix, logger };
-        const pass = PassWatch.starting({ ...watch, retentionMs: config.resultsRetention }, "run");
-        let waitedFor: readonly BatchMeta[] = [];
-        await pass.open();
-        // A pass cut short by an error is recorded as one that could not finish.
-        let ended = false;
-        scope.defer(async () => {
-          if (!ended) await pass.end(waitedFor, ExitCode.CouldNotFinish);
-        });
-        const sampler = startRateSampler({
-          ...watch,
-          settings: rateSettingsOf(config),
-          retentionMs: config.resultsRetention,
-        });
-        scope.defer(() => {
-          sampler.stop();
-        });
-        // One deadline for the pass and the export of its results.
-        const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
-        // Files the pass leaves where they are (names refused): named at the end, and never exit 0.
-        const left: LeftFile[] = [];
-        const onLeft = (file: LeftFile) => left.push(file);
-        const remote = openRemotePass(config, ctx, logger, sources, onLeft);
-        const outcome = await nightlyPass(
-          {
-            ...ctx,
-            config,
-            logger,
-            profiles,
-            submissionHooks: {
-              ...metrics.submission,
-              onAttempt: (attempt) => {
-                metrics.submission.onAttempt(attempt);
-                sending.attempted(attempt);
-              },
-              onApiKeyRefused: onApiKeyRefused(config, notifier),
-            },
-            onIngested: metrics.ingest.onIngested,
-            window: ingestWindow(config),
-            beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
-            remote,
-            tracing,
-            onLeft,
-          },
-          {
-            deadline,
-            signal: stopping,
-            onProgress: (state) => {
-              progress.update(state);
-            },
-            onBatches: (batches) => {
-              waitedFor = batches;
-              pass.note(batches.map((b) => b.id));
-            },
-            onSending: (snapshot) => {
-              sending.observe(snapshot);
-            },
-          },
-        );
-        progress.end();
-        const sent = sending.summary();
-        if (sent !== undefined) process.stderr.write(`invoice-relay run: ${sent}\n`);
-        const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
-        const exitCode = remoteExitCode(
-          remote?.failures(),
-          leftExitCode(left, exportedUntil ?? render(outcome, ctx.folder.root)),
-        );
-        process.exitCode = exitCode;
-        sampler.stop();
-        ended = true;
-        await pass.end(outcome.kind === "finished" ? outcome.batches : waitedFor, exitCode);
-        // An alert that cannot be delivered is logged; it never changes the exit code.
-        await notifyPassOutcome({ ...ctx, config, logger, profiles, notifier }, outcome, exitCode);
-        await notifier.drain(ALERT_DRAIN_MS);
-        if (serve && probes.url !== undefined && !stopping.aborted) {
-          process.stderr.write(
-            `invoice-relay run: serving ${probes.url}/ until Ctrl-C (SIGINT) or SIGTERM\n`,
-          );
-          await once(stopping, "abort");
-        }
-      });
+      // Whatever does not answer, the run ends by its deadline, its grace and its closing.
+      const bound =
+        deadlineMs === undefined ? undefined : deadlineMs + config.shutdownGraceMs + CLOSING_BOUND_MS;
+      const hardStop =
+        bound === undefined
+          ? undefined
+          : hardStopAfter(
+              bound,
+              `invoice-relay run: still not done ${Math.round(bound / 1000)} s after it started (its --deadline, grace and closing); something it waits for does not answer (Redis frozen?)`,
+              process.stderr,
+            );
+      try {
+        await runPass(config, logger, profiles, sources, options, deadlineMs, () => hardStop?.());
+      } finally {
+        hardStop?.();
+      }
     });
+
+async function runPass(
+  config: SubmitConfig,
+  logger: Logger,
+  profiles: Awaited<ReturnType<typeof loadSourceProfiles>>,
+  sources: Awaited<ReturnType<typeof loadRemoteSources>>,
+  options: Record<string, unknown>,
+  deadlineMs: number | undefined,
+  /** The pass is over (with --serve, serving goes on until a signal): its hard stop no longer applies. */
+  passDone: () => void,
+): Promise<void> {
+  await commandScope(logger, async (scope) => {
+    const tracing = await openScopedTracing(scope, logger);
+    const past = await openPastResults(config, logger);
+    scope.defer(() => past.close());
+    const ctx = await openContext(config, { dropFolder: true });
+    scope.defer(() => ctx.close());
+    // With RESULTS_DATABASE_URL: an old schema refuses the run; the outbox is on before any file is claimed.
+    const exported = await startResultsExport(config, logger);
+    scope.defer(() => exported?.close());
+    const progress = new Progress(process.stderr, logger);
+    const sending = new SendingSummary();
+    const notifier = createNotifier(config, logger);
+    const stopping = shutdownOnSignals(logger, scope, config.shutdownGraceMs);
+    const serve = options["serve"] === true;
+    const metrics = createRelayMetrics();
+    // Served only when HTTP_ADDR is set or --serve asks: a pass is not a service, but a scheduler may watch it.
+    const probes = await serveOps(
+      config,
+      resolveHttpAddr(config.httpAddr, serve ? START_HTTP_ADDR : "off"),
+      stopping,
+      logger,
+      metrics,
+    );
+    scope.defer(() => probes.close());
+    // The pass's record (console, status, /metrics) and the learned rate noted while it runs.
+    const watch = { redis: ctx.redis, prefix: config.queuePrefix, logger };
+    const pass = PassWatch.starting({ ...watch, retentionMs: config.resultsRetention }, "run");
+    let waitedFor: readonly BatchMeta[] = [];
+    await pass.open();
+    // A pass cut short by an error is recorded as one that could not finish.
+    let ended = false;
+    scope.defer(async () => {
+      if (!ended) await pass.end(waitedFor, ExitCode.CouldNotFinish);
+    });
+    const sampler = startRateSampler({
+      ...watch,
+      settings: rateSettingsOf(config),
+      retentionMs: config.resultsRetention,
+    });
+    scope.defer(() => {
+      sampler.stop();
+    });
+    // One deadline for the pass and the export of its results.
+    const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
+
+    // Files the pass leaves where they are (names refused): named at the end, and never exit 0.
+    const left: LeftFile[] = [];
+    const onLeft = (file: LeftFile) => left.push(file);
+    const remote = openRemotePass(config, ctx, logger, sources, onLeft);
+    const outcome = await nightlyPass(
+      {
+        ...ctx,
+        config,
+        logger,
+        profiles,
+        submissionHooks: {
+          ...metrics.submission,
+          onAttempt: (attempt) => {
+            metrics.submission.onAttempt(attempt);
+            sending.attempted(attempt);
+          },
+          onApiKeyRefused: onApiKeyRefused(config, notifier),
+        },
+        onIngested: metrics.ingest.onIngested,
+        window: ingestWindow(config),
+        beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
+        remote,
+        tracing,
+        onLeft,
+      },
+      {
+        deadline,
+        signal: stopping,
+        onProgress: (state) => {
+          progress.update(state);
+        },
+        onBatches: (batches) => {
+          waitedFor = batches;
+          pass.note(batches.map((b) => b.id));
+        },
+        onSending: (snapshot) => {
+          sending.observe(snapshot);
+        },
+      },
+    );
+    progress.end();
+    const sent = sending.summary();
+    if (sent !== undefined) process.stderr.write(`invoice-relay run: ${sent}\n`);
+    const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
+    const exitCode = remoteExitCode(
+      remote?.failures(),
+      leftExitCode(left, exportedUntil ?? render(outcome, ctx.folder.root)),
+    );
+    process.exitCode = exitCode;
+    sampler.stop();
+    ended = true;
+    await pass.end(outcome.kind === "finished" ? outcome.batches : waitedFor, exitCode);
+    // An alert that cannot be delivered is logged; it never changes the exit code.
+    await notifyPassOutcome({ ...ctx, config, logger, profiles, notifier }, outcome, exitCode);
+    await notifier.drain(ALERT_DRAIN_MS);
+    if (serve && probes.url !== undefined && !stopping.aborted) {
+      process.stderr.write(`invoice-relay run: serving ${probes.url}/ until Ctrl-C (SIGINT) or SIGTERM\n`);
+      passDone();
+      await once(stopping, "abort");
+    }
+  });
+}
 
 /**
  * With the export on, a pass (even one with nothing to do) is complete only once the outbox holds no
