@@ -12,11 +12,15 @@ export const CLOSING_BOUND_MS = ALERT_DRAIN_MS + 5 * PASS_RECORD_WAIT_MS;
  * Ends the process with exit 1 if it is still alive `ms` from now: something it waits for does not
  * answer at all (a Redis frozen with its connections open answers nothing and closes nothing, so no
  * command fails). The ledger and the queue survive such an exit as they survive a crash: what was in
- * hand is taken again by the next process with the same keys. Stopped by the returned function.
+ * hand is taken again by the next process with the same keys. `why` says what it was still doing;
+ * stopped by the returned function.
  */
 export function hardStopAfter(ms: number, why: string, out: NodeJS.WritableStream): () => void {
   const timer = setTimeout(() => {
-    out.write(`${why}; exiting 1: what was left is taken by the next run with the same keys\n`);
+    out.write(
+      `${why}; something it waits for does not answer (Redis frozen?). Exiting 1: what was left is ` +
+        "taken by the next run with the same keys\n",
+    );
     process.exit(1);
   }, ms);
   timer.unref();

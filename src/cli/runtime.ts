@@ -162,7 +162,7 @@ export function shutdownOnSignals(logger: Logger, scope: Scope, graceMs: number)
     const bound = graceMs + CLOSING_BOUND_MS;
     hardStopAfter(
       bound,
-      `invoice-relay: still not stopped ${Math.round(bound / 1000)} s after ${signal} (its grace and closing); something it waits for does not answer (Redis frozen?)`,
+      `invoice-relay: still not stopped ${Math.round(bound / 1000)} s after ${signal} (its grace and closing)`,
       process.stderr,
     );
   });

@@ -172,6 +172,13 @@ function isClusterOutage(error: Error): boolean {
   );
 }
 
+/** What endConnection needs of a connection: ioredis' own, or BullMQ's view of one. */
+export interface Endable {
+  readonly status: string;
+  connect(): Promise<unknown>;
+  disconnect(): void;
+}
+
 /**
  * Ends a connection now, whatever its state, failing the commands it still holds. ioredis'
  * `disconnect()` between two reconnect attempts only cancels the next attempt: the socket is already
@@ -180,11 +187,7 @@ function isClusterOutage(error: Error): boolean {
  * client is marked as closed by hand, ends it whichever way the attempt goes: refused, the close
  * handler ends the client and fails the queue; answered, it is disconnected at once.
  */
-export function endConnection(redis: {
-  readonly status: string;
-  connect(): Promise<unknown>;
-  disconnect(): void;
-}): void {
+export function endConnection(redis: Endable): void {
   const betweenAttempts = redis.status === "reconnecting";
   redis.disconnect();
   if (!betweenAttempts) return;

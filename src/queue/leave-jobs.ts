@@ -1,5 +1,5 @@
 import type { Worker } from "bullmq";
-import { endConnection } from "./connection.js";
+import { endConnection, type Endable } from "./connection.js";
 
 /**
  * Makes a closing worker leave the jobs it still holds rather than finish them: they stay active in
@@ -29,11 +29,7 @@ function isClosable(value: unknown): value is { close(force: boolean): Promise<v
  * Redis away never comes, taskforcesh/bullmq#4656) and leaves the jobs, so the close ends even while
  * Redis is away. Whether the worker closed within the grace.
  */
-export async function closeWithin(
-  worker: Worker,
-  blocking: { readonly status: string; connect(): Promise<unknown>; disconnect(): void },
-  graceMs: number,
-): Promise<boolean> {
+export async function closeWithin(worker: Worker, blocking: Endable, graceMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<"late">((resolve) => {
     timer = setTimeout(() => {

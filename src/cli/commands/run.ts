@@ -70,7 +70,7 @@ export const runCommand: CommandFactory = () =>
           ? undefined
           : hardStopAfter(
               bound,
-              `invoice-relay run: still not done ${Math.round(bound / 1000)} s after it started (its --deadline, grace and closing); something it waits for does not answer (Redis frozen?)`,
+              `invoice-relay run: still not done ${Math.round(bound / 1000)} s after it started (its --deadline, grace and closing)`,
               process.stderr,
             );
       try {
