@@ -1,16 +1,17 @@
 import { EventEmitter } from "node:events";
 import { stat } from "node:fs/promises";
-import type { FileEntryWithStats, ServerHostKeyAlgorithm, SFTPWrapper } from "ssh2";
+import type { FileEntryWithStats, SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
 import { admitName, type FileName, type RefusedName } from "../../names/file-name.js";
+import { connectOnce, UNANSWERED_MS } from "./connect-once.js";
 import { connectionProblem } from "./connection-problem.js";
-import { credentials, type Credentials } from "./credentials.js";
+import { credentials } from "./credentials.js";
 import { HostKeyRefusedError } from "./errors/host-key-refused-error.js";
 import { HostKeyRevokedError } from "./errors/host-key-revoked-error.js";
 import { RemoteFileRefusedError } from "./errors/remote-file-refused-error.js";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
-import { acceptedKeys, algorithmsFor, fingerprintOf, keyTypeOf, type AcceptedKeys } from "./host-key.js";
+import { acceptedKeys, algorithmsFor } from "./host-key.js";
 import { readRest, remoteStanding, type RemoteStanding } from "./remote-content.js";
 import type { RemoteSource } from "./remote-source.js";
 
@@ -47,11 +48,6 @@ export interface RemoteSession {
 }
 
 export type OpenSession = (source: RemoteSource) => Promise<RemoteSession>;
-
-const READY_TIMEOUT_MS = 15_000;
-
-/** ssh2's stage of a failure (`level`), for the one stage it has none for: logged in, no SFTP session. */
-export const NO_SESSION = "sftp-session";
 
 /**
  * The key type a fingerprint pin was last met with, per server and pin: asked for first from then on,
@@ -110,99 +106,6 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
     );
   }
 }
-
-type Attempt =
-  | { readonly kind: "open"; readonly client: SftpClient; readonly sftp: SFTPWrapper; readonly type: string }
-  | { readonly kind: "not-pinned"; readonly fingerprint: string; readonly type: string }
-  | { readonly kind: "revoked"; readonly fingerprint: string; readonly where: string }
-  | { readonly kind: "failed"; readonly code: unknown; readonly level: unknown };
-
-async function connectOnce(
-  source: RemoteSource,
-  login: Credentials,
-  algorithms: readonly ServerHostKeyAlgorithm[],
-  accepted: AcceptedKeys,
-): Promise<Attempt> {
-  // The library's default listeners print to the console; a dropped connection is seen instead by the
-  // operation in flight, which fails and is retried.
-  const quiet = () => undefined;
-  const { SftpClient: SftpClientClass } = await import("./ssh-stack.js");
-  const client = new SftpClientClass(`invoice-relay:${source.name}`, {
-    error: quiet,
-    end: quiet,
-    close: quiet,
-  });
-  // ssh2-sftp-client rewords the connection's errors; ssh2's own carry the socket's code and the stage
-  // that failed (`level`).
-  let failure: { code: unknown; level: unknown } | undefined;
-  const ssh: unknown = Reflect.get(client, "client");
-  if (ssh instanceof EventEmitter)
-    ssh.prependListener("error", (error: unknown) => {
-      const e = error as { code?: unknown; level?: unknown } | undefined;
-      failure ??= { code: e?.code, level: e?.level };
-    });
-  let key: Buffer | undefined;
-  // ssh2-sftp-client waits for the SFTP channel without a limit: a server that takes the login but never
-  // answers the session would hold the pass for ever. Once logged in, it answers within UNANSWERED_MS.
-  let noSession: NodeJS.Timeout | undefined;
-  const unopened = new Promise<never>((_, reject) => {
-    if (ssh instanceof EventEmitter)
-      ssh.once("ready", () => {
-        noSession = setTimeout(() => {
-          failure = { code: undefined, level: NO_SESSION };
-          (ssh as EventEmitter & { destroy?: () => void }).destroy?.();
-          reject(new Error("no SFTP session"));
-        }, UNANSWERED_MS);
-      });
-  });
-  unopened.catch(() => undefined);
-  try {
-    const connecting = client.connect({
-      host: source.host,
-      port: source.port,
-      username: source.user,
-      ...login,
-      readyTimeout: READY_TIMEOUT_MS,
-      keepaliveInterval: 5_000,
-      keepaliveCountMax: 3,
-      retries: 0,
-      algorithms: { serverHostKey: [...algorithms] },
-      hostVerifier: (offered: Buffer) => {
-        key = offered;
-        const fingerprint = fingerprintOf(offered);
-        return accepted.fingerprints.has(fingerprint) && !accepted.revoked.has(fingerprint);
-      },
-    });
-    connecting.catch(() => undefined); // when the wait wins, the connection's own failure comes after
-    const sftp = await Promise.race([connecting, unopened]).finally(() => {
-      clearTimeout(noSession);
-    });
-    // Each request waits for its answer: Nagle's algorithm would hold a small request back until the
-    // last answer is acknowledged (up to a delayed ACK, 40 ms), each round trip of a listing or a check.
-    (ssh as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
-    return { kind: "open", client, sftp, type: key === undefined ? "" : keyTypeOf(key) };
-  } catch {
-    await client.end().catch(() => undefined);
-    if (failure?.level === NO_SESSION) return { kind: "failed", ...failure };
-    if (key !== undefined) {
-      const fingerprint = fingerprintOf(key);
-      const where = accepted.revoked.get(fingerprint);
-      if (where !== undefined) return { kind: "revoked", fingerprint, where };
-      if (!accepted.fingerprints.has(fingerprint))
-        return { kind: "not-pinned", fingerprint, type: keyTypeOf(key) };
-    }
-    return { kind: "failed", code: failure?.code, level: failure?.level };
-  }
-}
-
-/**
- * How long a request to the server may go unanswered before the connection is taken for dead: the
- * patience of the handshake (READY_TIMEOUT_MS), and that of the keepalives (3 unanswered, 5 s apart).
- * A server whose connection stays up (it answers the keepalives) but that never answers a read, a
- * listing or a rename would otherwise hold the pass, and `run`, for ever. A transfer that goes on,
- * however slowly, is never cut: each answer starts the wait again.
- */
-export const UNANSWERED_MS = 15_000;
 
 function sessionOf(client: SftpClient, sftp: SFTPWrapper, source: string, server: string): RemoteSession {
   let dead: RemoteSourceUnavailableError | undefined;

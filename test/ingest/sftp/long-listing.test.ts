@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { openSftpSession, UNANSWERED_MS } from "../../../src/ingest/sftp/session.js";
+import { UNANSWERED_MS } from "../../../src/ingest/sftp/connect-once.js";
+import { openSftpSession } from "../../../src/ingest/sftp/session.js";
 import { cleanupsAfterEach } from "../../support/cleanups.js";
 import { startHostileSftpServer } from "../../support/hostile-sftp-server.js";
 
