@@ -22,7 +22,10 @@ const SLOT_WORDS = 2;
 const ENTRY_WORDS = 6; // id hash low word; key as four 32-bit words; first line
 // Entries live in fixed pages, so growing never copies them (a copy would briefly double the memory).
 const PAGE_ENTRIES = 1 << 16;
-const INITIAL_SLOTS = 1 << 12;
+// A file of a few rows (an ERP's one invoice per file) must not pay for a table sized for thousands: the
+// first page starts this small and doubles (a copy, of at most half a page) until it is a whole page.
+const FIRST_PAGE_ENTRIES = 1 << 6;
+const INITIAL_SLOTS = 1 << 6;
 
 export class FileDedupe {
   private slots = new Uint32Array(INITIAL_SLOTS * SLOT_WORDS);
@@ -68,7 +71,9 @@ export class FileDedupe {
   }
 
   private insert(at: number, hi: number, lo: number, key: string, line: number): void {
-    if (this.count % PAGE_ENTRIES === 0) this.pages.push(new Uint32Array(PAGE_ENTRIES * ENTRY_WORDS));
+    if (this.count === 0) this.pages.push(new Uint32Array(FIRST_PAGE_ENTRIES * ENTRY_WORDS));
+    else if (this.count % PAGE_ENTRIES === 0) this.pages.push(new Uint32Array(PAGE_ENTRIES * ENTRY_WORDS));
+    else if (this.count < PAGE_ENTRIES) this.growFirstPage();
     const page = this.page(this.count);
     const base = (this.count % PAGE_ENTRIES) * ENTRY_WORDS;
     page[base] = lo;
@@ -79,6 +84,15 @@ export class FileDedupe {
     this.slots[at + 1] = this.count;
     // Grown at 70% full: linear probing stays short, and the table stays 8 bytes × 1.4–2.9 slots per id.
     if (this.count * 10 > (this.mask + 1) * 7) this.grow();
+  }
+
+  /** Doubles the first page when it is full (until it is a whole page): a small file's table stays small. */
+  private growFirstPage(): void {
+    const first = this.pages[0];
+    if (first === undefined || this.count * ENTRY_WORDS < first.length) return;
+    const grown = new Uint32Array(Math.min(PAGE_ENTRIES, this.count * 2) * ENTRY_WORDS);
+    grown.set(first);
+    this.pages[0] = grown;
   }
 
   /** Doubles the table; slots move by their stored high word alone, so no entry is read. */

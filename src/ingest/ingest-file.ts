@@ -17,6 +17,7 @@ import type { UnreadableFileError } from "./unreadable-file-error.js";
 import { WorkWindow } from "./work-window.js";
 import { IngestWindow, type WindowSettings } from "./ingest-window.js";
 import { firstNames } from "./listed-names.js";
+import type { RegistrationTurn } from "./registration-order.js";
 
 export interface IngestDeps {
   readonly ledger: Ledger;
@@ -86,14 +87,29 @@ export const INGEST_CHUNKS_IN_FLIGHT = 4;
 export async function ingestFile(
   deps: IngestDeps,
   file: ClaimedFile,
-  /** How the batch reads its file: the profile recorded with it (profile-snapshot.ts) and its format. */
-  { profile, format }: { readonly profile: SourceProfile | undefined; readonly format: FileFormat },
+  /**
+   * How the batch reads its file: the profile recorded with it (profile-snapshot.ts) and its format;
+   * with files ingested side by side, its turn to register (registration-order.ts).
+   */
+  {
+    profile,
+    format,
+    turn,
+    bytes,
+  }: {
+    readonly profile: SourceProfile | undefined;
+    readonly format: FileFormat;
+    readonly turn?: RegistrationTurn | undefined;
+    /** The claimed bytes, when the claim read them (claimedBytes): not read from the disk again. */
+    readonly bytes?: Uint8Array | undefined;
+  },
 ): Promise<IngestResult> {
   // Only the bytes claimed are read: a writer still appending is not read into this batch.
   const unusable = await findFileError(file.path, {
     displayName: file.name,
     format,
     length: file.size,
+    bytes,
     profile,
   });
   if (unusable !== undefined) return { kind: "unreadable", error: unusable };
@@ -113,8 +129,9 @@ export async function ingestFile(
           logger: deps.logger,
         });
   // Chunks register in file order, each after the one before (which the ledger's registered_line
-  // relies on), while their look-ups and adds overlap; one that fails stops every later one.
-  let registered: Promise<unknown> = Promise.resolve();
+  // relies on), the first after the files claimed before this one, while their look-ups and adds
+  // overlap; one that fails stops every later one.
+  let registered: Promise<unknown> = turn?.before ?? Promise.resolve();
   /** Registers and enqueues a chunk; answers how many jobs it may have added. */
   const flush = async (chunkRows: readonly RowRef[], chunkJobs: readonly EnqueueItem[]): Promise<number> => {
     // Waits while PostgreSQL does not answer; throws before anything of the chunk is registered when
@@ -169,42 +186,50 @@ export async function ingestFile(
     });
   };
 
-  for await (const batch of readInvoiceFileBatches(file.path, {
-    namespace: deps.namespace,
-    displayName: file.name,
-    format,
-    length: file.size,
-    profile,
-  })) {
-    for (const item of batch) {
-      if (item.kind === "file-error") {
-        await chunks.settle();
-        return { kind: "unreadable", error: item.error };
-      }
-      if (item.kind === "unknown-fields") {
-        unknownFields = item.names;
-        continue;
-      }
-      counts.rows++;
-      if (item.kind === "rejected") counts.rejected++;
-      else if (item.kind === "duplicate") counts.duplicateInFile++;
-      else if (item.kind === "conflict") counts.conflictInFile++;
-      else {
-        counts.valid++;
-        rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id });
-        jobs.push({ key: item.key, data: { invoice: item.invoice, batch: file.batchId, line: item.line } });
-        if (rows.length >= chunkSize) {
-          // Stopping between chunks is safe: a re-run registers each row once and re-adds what is queued.
-          if (deps.signal?.aborted === true) {
-            await chunks.settle();
-            throw new IngestInterruptedError(file.name);
+  try {
+    for await (const batch of readInvoiceFileBatches(file.path, {
+      namespace: deps.namespace,
+      displayName: file.name,
+      format,
+      length: file.size,
+      bytes,
+      profile,
+    })) {
+      for (const item of batch) {
+        if (item.kind === "file-error") {
+          await chunks.settle();
+          return { kind: "unreadable", error: item.error };
+        }
+        if (item.kind === "unknown-fields") {
+          unknownFields = item.names;
+          continue;
+        }
+        counts.rows++;
+        if (item.kind === "rejected") counts.rejected++;
+        else if (item.kind === "duplicate") counts.duplicateInFile++;
+        else if (item.kind === "conflict") counts.conflictInFile++;
+        else {
+          counts.valid++;
+          rows.push({ line: item.line, key: item.key, externalId: item.invoice.external_id });
+          jobs.push({ key: item.key, data: { invoice: item.invoice, batch: file.batchId, line: item.line } });
+          if (rows.length >= chunkSize) {
+            // Stopping between chunks is safe: a re-run registers each row once and re-adds what is queued.
+            if (deps.signal?.aborted === true) {
+              await chunks.settle();
+              throw new IngestInterruptedError(file.name);
+            }
+            await send();
           }
-          await send();
         }
       }
     }
+    await send();
+  } finally {
+    // Every chunk is started: once the last has registered, or failed to, the next file's turn comes,
+    // while this file's adds are still under way.
+    const done = () => turn?.done();
+    registered.then(done, done);
   }
-  await send();
   await chunks.settle();
   await deps.ledger.finishIngest(file.batchId);
   deps.logger.info({ batch: file.batchId, file: file.name, ...counts, enqueued }, "file ingested");

@@ -21,11 +21,30 @@ export function isBatchId(text: string): boolean {
   return BATCH_ID_PATTERN.test(text);
 }
 
-/** A new batch id for a claim at `now`. */
+/**
+ * The ids this process minted within the second of `mintedIn`. Six hex digits are 24 random bits: by
+ * the birthday bound, a pass that claims a few thousand files in one second would give two of them the
+ * same id about once in ten such seconds, and the second file would be read as the first one changed.
+ * Within a process an id is therefore drawn again until it is new.
+ */
+const minted = new Set<string>();
+let mintedIn = "";
+
+/** A new batch id for a claim at `now`, never one this process minted before. */
 export function newBatchId(now = new Date()): string {
   const stamp = now
     .toISOString()
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
-  return `${stamp}-${randomBytes(3).toString("hex")}`;
+  if (stamp !== mintedIn) {
+    minted.clear();
+    mintedIn = stamp;
+  }
+  for (;;) {
+    const id = `${stamp}-${randomBytes(3).toString("hex")}`;
+    if (!minted.has(id)) {
+      minted.add(id);
+      return id;
+    }
+  }
 }

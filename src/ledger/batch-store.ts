@@ -6,82 +6,14 @@ import { Outbox, type OutboxRow } from "./outbox.js";
 import type { RedisClient } from "./redis-client.js";
 import { unpackKeys } from "./redis-ledger.js";
 import { LedgerReplyError } from "./errors/ledger-reply-error.js";
-import { BATCH_STATES, FILE_FORMATS } from "./statuses.js";
-import { fileNameSchema } from "../names/file-name.js";
-import { batchIdSchema } from "./batch-id.js";
+import { batchMetaSchema, type BatchMeta } from "./batch-meta.js";
 
-/** `changed`: the file changed after its claim; kept in processing/, never reported (see FileChangedError). */
+export { batchMetaSchema, type BatchMeta };
 
-const optionalInt = z.coerce.number().int().optional();
 const writeScript = new LuaScript("batch-write");
 type BatchWrite = "open" | "update" | "changed" | "report";
-
-const sameContentSchema = z.object({ batch: batchIdSchema, file: fileNameSchema });
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** A batch (one drop of one file) as kept in its Redis hash. */
-export const batchMetaSchema = z.object({
-  id: z.string(),
-  /** The name the file was dropped under: one path segment, read back as such (paths are made from it). */
-  file: fileNameSchema,
-  format: z.enum(FILE_FORMATS),
-  /** Where the file is now (processing/, archive/ or rejected/). */
-  path: z.string(),
-  state: z.enum(BATCH_STATES),
-  host: z.string().optional(),
-  created_at: z.coerce.number().int(),
-  ingested_at: optionalInt,
-  completed_at: optionalInt,
-  reported_at: optionalInt,
-  rows: optionalInt,
-  valid_rows: optionalInt,
-  pending: optionalInt,
-  /** Bytes claimed and their sha256: every reader of the batch reads exactly these bytes. */
-  size: optionalInt,
-  sha256: z.string().optional(),
-  /** The source profile the file was read with, as named in messages; absent when none matched. */
-  profile: z.string().optional(),
-  /** The profile itself, as src/ingest/profiles/profile-snapshot.ts writes it: every re-read uses it. */
-  profile_json: z.string().optional(),
-  file_error: z.string().optional(),
-  report_csv: z.string().optional(),
-  summary_json: z.string().optional(),
-  /** JSON of the status counts written in the summary. */
-  counts: z.string().optional(),
-  /**
-   * JSON of the rows decided when the file was read, by status (`rejected`, and `duplicate` or
-   * `conflict` within the file): what is known of them before the report counts every row.
-   */
-  read_counts: z.string().optional(),
-  /**
-   * The batch its file was taken again as, whole, after it grew or changed since its claim: that batch's
-   * report covers every row of the file, this one's only the rows it claimed.
-   */
-  replaced_by: z.string().optional(),
-  /**
-   * The earlier batch, and its file, that took the same bytes from the same SFTP source (JSON): this
-   * file was sent again, perhaps under another name; its rows come out as that batch's did.
-   */
-  same_content_as: z
-    .string()
-    .transform((text, ctx) => {
-      const parsed = sameContentSchema.safeParse(safeJson(text));
-      if (parsed.success) return parsed.data;
-      ctx.addIssue({ code: "custom", message: "not a batch and file" });
-      return z.NEVER;
-    })
-    .optional()
-    .catch(undefined),
-});
-
-export type BatchMeta = z.infer<typeof batchMetaSchema>;
+/** Batch records per MULTI (getMany): one uninterrupted block in Redis, bounded as INGEST_CHUNK_ROWS is. */
+const BATCHES_PER_READ = 250;
 
 export interface NewBatch {
   readonly id: string;
@@ -123,12 +55,12 @@ export class BatchStore {
     id: string,
     what: BatchWrite,
     fields: Readonly<Record<string, string | number | undefined>>,
-  ): Promise<void> {
+  ): Promise<unknown> {
     const pairs: string[] = [];
     for (const [name, value] of Object.entries(fields))
       if (value !== undefined) pairs.push(name, String(value));
     const n = this.names;
-    await writeScript.run(
+    return writeScript.run(
       this.redis,
       [n.batch(id), n.batches, n.completed, n.reopened, n.outboxOn, n.outbox],
       [id, nowArgument(this.clock), what, ...pairs],
@@ -140,7 +72,20 @@ export class BatchStore {
    * were measured takes this measure; a measured one keeps its own).
    */
   async open(batch: NewBatch): Promise<BatchMeta> {
-    await this.#write(batch.id, "open", {
+    await this.#open(batch);
+    return this.require(batch.id);
+  }
+
+  /**
+   * Records a batch just claimed under an id minted for it: true when the record is new (it then holds
+   * what was given, so nothing is read back); false when a record of that id was there already.
+   */
+  async openNew(batch: NewBatch): Promise<boolean> {
+    return (await this.#open(batch)) === 1;
+  }
+
+  async #open(batch: NewBatch): Promise<unknown> {
+    return this.#write(batch.id, "open", {
       file: batch.file,
       format: batch.format,
       path: batch.path,
@@ -152,7 +97,6 @@ export class BatchStore {
       profile_json: batch.profileJson,
       same_content_as: batch.sameContentAs === undefined ? undefined : JSON.stringify(batch.sameContentAs),
     });
-    return this.require(batch.id);
   }
 
   /**
@@ -160,30 +104,69 @@ export class BatchStore {
    * `completed_at`, and `ingested` as the state of a reported batch that `retry` or a re-drop reopened.
    */
   async get(id: string): Promise<BatchMeta | undefined> {
-    const replies = await this.redis
-      .multi()
-      .hgetall(this.names.batch(id))
-      .hget(this.names.pending, id)
-      .zscore(this.names.completed, id)
-      .sismember(this.names.reopened, id)
-      .exec();
-    const [fields, pending, completedAt, isReopened] = (replies ?? []).map(([error, value]) => {
+    return (await this.#read([id]))[0]?.meta;
+  }
+
+  /** The records of several batches, as `get` reads each, in the order of `ids`. */
+  async getMany(ids: readonly string[]): Promise<(BatchMeta | undefined)[]> {
+    const chunks: string[][] = [];
+    for (let at = 0; at < ids.length; at += BATCHES_PER_READ)
+      chunks.push(ids.slice(at, at + BATCHES_PER_READ));
+    const read = await Promise.all(chunks.map((chunk) => this.#read(chunk)));
+    return read.flat().map((r) => r?.meta);
+  }
+
+  /** The record as `get` reads it and, read with it, whether the batch is complete and not reported. */
+  async getForReport(
+    id: string,
+  ): Promise<{ meta: BatchMeta; complete: boolean; outbox: boolean } | undefined> {
+    const outbox = { on: false };
+    const [read] = await this.#read([id], outbox);
+    return read === undefined ? undefined : { ...read, outbox: outbox.on };
+  }
+
+  /**
+   * One MULTI for the batches of `ids`: each record as of one instant, in one round trip; with `outbox`,
+   * whether the outbox is on (outboxEnabled) is read in it too.
+   */
+  async #read(
+    ids: readonly string[],
+    outbox?: { on: boolean },
+  ): Promise<({ meta: BatchMeta; complete: boolean } | undefined)[]> {
+    const multi = this.redis.multi();
+    if (outbox !== undefined) multi.exists(this.names.outboxOn);
+    for (const id of ids)
+      multi
+        .hgetall(this.names.batch(id))
+        .hget(this.names.pending, id)
+        .zscore(this.names.completed, id)
+        .sismember(this.names.reopened, id);
+    const replies = (await multi.exec()) ?? [];
+    const values = replies.map(([error, value]) => {
       if (error) throw error;
       return value;
     });
-    const stored = z.record(z.string(), z.string()).parse(fields);
-    if (Object.keys(stored).length === 0) return undefined;
-    const meta = batchMetaSchema.parse(stored);
-    const waiting = typeof pending === "string" ? Math.max(0, Number(pending)) : undefined;
-    // Waiting for keys again (a retry or re-drop requeued one) until its report is written again; a
-    // batch only to be reported again (a key superseded, a late success) is not reopened.
-    const reopened = meta.state === "reported" && (isReopened === 1 || (waiting ?? 0) > 0);
-    return {
-      ...meta,
-      ...(waiting === undefined ? {} : { pending: waiting }),
-      ...(typeof completedAt === "string" ? { completed_at: Number(completedAt) } : {}),
-      ...(reopened ? { state: "ingested" as const } : {}),
-    };
+    if (outbox !== undefined) outbox.on = values.shift() === 1;
+    return ids.map((_, i) => {
+      const [fields, pending, completedAt, isReopened] = values.slice(4 * i, 4 * i + 4);
+      const stored = z.record(z.string(), z.string()).parse(fields);
+      if (Object.keys(stored).length === 0) return undefined;
+      const meta = batchMetaSchema.parse(stored);
+      const waiting = typeof pending === "string" ? Math.max(0, Number(pending)) : undefined;
+      // Waiting for keys again (a retry or re-drop requeued one) until its report is written again; a
+      // batch only to be reported again (a key superseded, a late success) is not reopened.
+      const reopened = meta.state === "reported" && (isReopened === 1 || (waiting ?? 0) > 0);
+      const complete = typeof completedAt === "string";
+      return {
+        meta: {
+          ...meta,
+          ...(waiting === undefined ? {} : { pending: waiting }),
+          ...(complete ? { completed_at: Number(completedAt) } : {}),
+          ...(reopened ? { state: "ingested" as const } : {}),
+        },
+        complete,
+      };
+    });
   }
 
   async require(id: string): Promise<BatchMeta> {

@@ -86,17 +86,19 @@ export async function enqueueInvoices(
     const traced = tracing?.enqueue(
       chunk.map((item) => ({ key: item.key, batch: item.data.batch, line: item.data.line })),
     );
+    const jobs = chunk.map((item, j) => {
+      const trace = traced?.traceparents[j];
+      return {
+        name: INVOICE_JOB_NAME,
+        data: trace === undefined ? item.data : { ...item.data, trace },
+        opts: { jobId: item.key },
+      };
+    });
     try {
-      await queue.addBulk(
-        chunk.map((item, j) => {
-          const trace = traced?.traceparents[j];
-          return {
-            name: INVOICE_JOB_NAME,
-            data: trace === undefined ? item.data : { ...item.data, trace },
-            opts: { jobId: item.key },
-          };
-        }),
-      );
+      // One job (a file of one invoice) is one script run; addBulk would wrap it in a MULTI.
+      const [one] = jobs;
+      if (jobs.length === 1 && one !== undefined) await queue.add(one.name, one.data, one.opts);
+      else await queue.addBulk(jobs);
     } catch (error) {
       traced?.end({ errorType: error instanceof Error ? error.name : "unknown" });
       throw error;

@@ -79,6 +79,12 @@ export async function writeBatchReport(
   deps: BatchRowsDeps,
   batch: BatchMeta,
   reportsDir: string,
+  known: {
+    /** The claimed bytes, read and checked by the caller (checkClaimedBytes): the file is not read again. */
+    readonly bytes?: Uint8Array | undefined;
+    /** Whether the outbox is on, read by the caller with the batch's record (getForReport). */
+    readonly outbox?: boolean | undefined;
+  } = {},
 ): Promise<WrittenReport> {
   const paths = reportPaths(reportsDir, batch);
   const counts = emptyCounts();
@@ -93,13 +99,13 @@ export async function writeBatchReport(
     await out.writeFile(buffered);
     buffered = "";
   };
-  const outbox = batch.state !== "rejected" && (await deps.batches.outboxEnabled());
+  const outbox = batch.state !== "rejected" && (known.outbox ?? (await deps.batches.outboxEnabled()));
   let pending: OutboxRow[] = [];
   // The report's generation in the outbox: the exporter keeps only the newest generation's rows of a batch.
   let report = "";
   try {
     if (batch.state !== "rejected") {
-      for await (const row of batchRows(deps, batch)) {
+      for await (const row of batchRows(deps, batch, known.bytes)) {
         counts[row.status]++;
         rows++;
         buffered += csvLine(row);

@@ -24,13 +24,19 @@ const CHUNK = 500;
  * The report rows of a batch, in file order: the file is read again (same lines, same keys) and each
  * row is joined with the decision taken at ingest and its key's record in the ledger.
  */
-export async function* batchRows(deps: BatchRowsDeps, batch: BatchMeta): AsyncGenerator<ReportRow> {
+export async function* batchRows(
+  deps: BatchRowsDeps,
+  batch: BatchMeta,
+  /** The claimed bytes, when the caller read and checked them (checkClaimedBytes): not read again. */
+  bytes?: Uint8Array,
+): AsyncGenerator<ReportRow> {
   let chunk: RowItem[] = [];
   for await (const items of readInvoiceFileBatches(batch.path, {
     namespace: deps.namespace,
     displayName: batch.file,
     format: batch.format,
     length: batch.size, // the bytes ingested, not what a writer appended since
+    bytes,
     profile: profileOfBatch(batch),
   }))
     for (const item of items) {

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { claimedName, moveClaimed, type DropFolder } from "../ingest/drop-folder.js";
-import { findContentChange } from "../ingest/claimed-content.js";
+import { checkClaimedBytes, type ClaimedContent } from "../ingest/claimed-content.js";
 import { firstExisting } from "../ingest/local-files.js";
 import { BatchLease } from "../ledger/batch-lease.js";
 import type { Logger } from "../log/logger.js";
@@ -8,6 +8,7 @@ import type { BatchMeta } from "../ledger/batch-store.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { writeBatchReport, type WrittenReport } from "./batch-report.js";
 import type { BatchRowsDeps } from "./batch-rows.js";
+import { mapInFlight } from "../ingest/files-in-flight.js";
 
 /** Where a batch's file is on this machine: its recorded path, or processing/ or archive/ by name. */
 function locate(folder: DropFolder, batch: BatchMeta): Promise<string | undefined> {
@@ -15,57 +16,80 @@ function locate(folder: DropFolder, batch: BatchMeta): Promise<string | undefine
   return firstExisting([batch.path, join(folder.processing, name), join(folder.archive, name)]);
 }
 
+/** checkClaimedBytes at `path`; undefined when no file is there. */
+async function checkIfThere(
+  path: string,
+  file: string,
+  claimed: ClaimedContent,
+): Promise<Awaited<ReturnType<typeof checkClaimedBytes>> | undefined> {
+  try {
+    return await checkClaimedBytes(path, file, claimed);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
 /**
  * Writes the report of every batch whose rows are all final and archives its file. Batches whose file
  * is not on this machine are left to the process that has it. Safe to run from several processes.
+ * Several batches are finalized side by side (files-in-flight.ts): a report is a few reads and writes of
+ * Redis and of files, each a short wait.
  */
 export async function finalizeCompleteBatches(
   deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger; readonly redis: RedisClient },
 ): Promise<WrittenReport[]> {
-  const written: WrittenReport[] = [];
-  for (const id of await deps.batches.complete()) {
+  const written = await mapInFlight(await deps.batches.complete(), async (id) => {
     // One process writes a given report at a time; the others skip it this round.
     const lease = new BatchLease(deps.redis, deps.batches.names.reportLease(id));
-    if (!(await lease.acquire())) continue;
+    if (!(await lease.acquire())) return undefined;
     try {
-      const report = await finalizeBatch(deps, id);
-      if (report !== undefined) written.push(report);
+      return await finalizeBatch(deps, id);
     } finally {
       await lease.release();
     }
-  }
-  return written;
+  });
+  return written.filter((report): report is WrittenReport => report !== undefined);
 }
 
 async function finalizeBatch(
   deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger },
   id: string,
 ): Promise<WrittenReport | undefined> {
-  const meta = await deps.batches.get(id);
-  if (meta === undefined || meta.state === "ingesting") return undefined;
-  if (!(await deps.batches.isComplete(id))) return undefined; // another process wrote it meanwhile
+  const read = await deps.batches.getForReport(id);
+  if (read === undefined || read.meta.state === "ingesting") return undefined;
+  if (!read.complete) return undefined; // another process wrote it meanwhile
+  const meta = read.meta;
   if (meta.state === "changed") {
     // Answers that landed since put it back among the complete batches; it is still not reported.
     await deps.batches.markChanged(id, meta.file_error ?? "changed after it was claimed");
     return undefined;
   }
-  const path = await locate(deps.folder, meta);
+  const claimed =
+    meta.size === undefined || meta.sha256 === undefined
+      ? undefined
+      : { size: meta.size, sha256: meta.sha256 };
+  // Reported only if the claimed bytes are still those ingested: a rewritten file has rows other than
+  // those sent. Those of a small file are read once, for this check and for the report, from where the
+  // record says the file is; the other places are looked at only when it is not there.
+  const atRecorded = claimed === undefined ? undefined : await checkIfThere(meta.path, meta.file, claimed);
+  const path = atRecorded === undefined ? await locate(deps.folder, meta) : meta.path;
   if (path === undefined) return undefined;
-  if (meta.size !== undefined && meta.sha256 !== undefined) {
-    // Reported only if the claimed bytes are still those ingested: a rewritten file has rows other than
-    // those sent.
-    const change = await findContentChange(path, meta.file, { size: meta.size, sha256: meta.sha256 });
-    // A file that only grew is reported for the rows it claimed, then taken again whole (take-again.ts).
-    if (change !== undefined && !change.prefixIntact) {
-      deps.logger.error(
-        { batch: id, file: meta.file, err: change.message },
-        "file changed after it was claimed; kept in processing/, not reported",
-      );
-      await deps.batches.markChanged(id, change.message);
-      return undefined;
-    }
+  const checked =
+    atRecorded ?? (claimed === undefined ? {} : await checkClaimedBytes(path, meta.file, claimed));
+  // A file that only grew is reported for the rows it claimed, then taken again whole (take-again.ts).
+  if (checked.change !== undefined && !checked.change.prefixIntact) {
+    deps.logger.error(
+      { batch: id, file: meta.file, err: checked.change.message },
+      "file changed after it was claimed; kept in processing/, not reported",
+    );
+    await deps.batches.markChanged(id, checked.change.message);
+    return undefined;
   }
-  const report = await writeBatchReport(deps, { ...meta, path }, deps.folder.reports);
+  const report = await writeBatchReport(deps, { ...meta, path }, deps.folder.reports, {
+    bytes: checked.bytes,
+    outbox: read.outbox,
+  });
   const archived = path.startsWith(deps.folder.processing)
     ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive")
     : path;

@@ -2,6 +2,8 @@ import { removeStaleCopies } from "../ingest/claim-copy.js";
 import { claim, claimedFiles, readyFiles } from "../ingest/drop-folder.js";
 import { leftFileText } from "../names/file-name.js";
 import { takeChangedFilesAgain } from "./take-again.js";
+import { RegistrationOrder } from "../ingest/registration-order.js";
+import { InFlight } from "../ingest/files-in-flight.js";
 
 import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
 
@@ -12,9 +14,16 @@ export type { PassResult } from "./ingest-claimed.js";
  * Resumes files left in processing/ by a run that did not finish, names each drop file whose name is
  * refused (left where it is: `deps.onLeft`), then claims and ingests ready files,
  * then takes again, whole, each claimed file that grew or changed since its claim and has settled
- * (take-again.ts). Copies into processing/ whose copier died are removed on the way.
+ * (take-again.ts). Copies into processing/ whose copier died are removed on the way. Files are claimed
+ * one by one, oldest first, and ingested side by side (files-in-flight.ts), each registering its rows
+ * after the files claimed before it (registration-order.ts).
  */
-export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<PassedFile[]> {
+export async function dropPass(
+  deps: DropPassDeps,
+  settleMs: number,
+  /** `false`: the caller compares the claimed files with their claims itself, right after. */
+  { takeAgain = true }: { readonly takeAgain?: boolean } = {},
+): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
   const passed = await resumeClaimedFiles(deps);
   const { ready, refused, notFiles } = await readyFiles(deps.folder, settleMs);
@@ -36,14 +45,25 @@ export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<Pa
     deps.logger.error({ file: entry.shown, kind: entry.kind }, leftFileText(left));
     deps.onLeft?.(left);
   }
+  const order = new RegistrationOrder();
+  const window = new InFlight();
+  const claimed: PassedFile[] = [];
   for (const candidate of ready) {
-    if (deps.signal?.aborted === true) break; // stopping: claim nothing more
+    if (deps.signal?.aborted === true || window.failed) break; // stopping: claim nothing more
     const file = await claim(deps.folder, candidate.name);
     if (file === undefined) continue; // another process claimed it first
     deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");
-    passed.push({ file, result: await ingestClaimed(deps, file) });
+    const turn = order.next();
+    const at = claimed.length;
+    claimed.push({ file, result: { kind: "busy" } }); // until its ingest says what came of it
+    await window.start(async () => {
+      claimed[at] = { file, result: await ingestClaimed(deps, file, { turn, fresh: true }) };
+    });
   }
-  if (deps.signal?.aborted !== true) passed.push(...(await takeChangedFilesAgain(deps, settleMs)).passed);
+  await window.settle();
+  passed.push(...claimed);
+  if (takeAgain && deps.signal?.aborted !== true)
+    passed.push(...(await takeChangedFilesAgain(deps, settleMs)).passed);
   return passed;
 }
 
@@ -54,20 +74,32 @@ export async function dropPass(deps: DropPassDeps, settleMs: number): Promise<Pa
  * `busy`.
  */
 export async function resumeClaimedFiles(deps: DropPassDeps): Promise<PassedFile[]> {
-  const passed: PassedFile[] = [];
+  const order = new RegistrationOrder();
+  const window = new InFlight();
+  const passed: (PassedFile | undefined)[] = [];
   for (const file of await claimedFiles(deps.folder)) {
-    if (deps.signal?.aborted === true) break;
-    const meta = await deps.batches.get(file.batchId);
-    if (meta !== undefined && meta.state !== "ingesting") continue; // ingested: waiting for its report
-    if (meta === undefined && deps.pulled?.has(file.batchId) === true)
-      deps.logger.info({ batch: file.batchId, file: file.name }, "claimed (pulled from an SFTP source)");
-    else if (meta === undefined)
-      deps.logger.warn(
-        { batch: file.batchId, file: file.name },
-        "a file in processing/ has no batch in Redis (Redis lost data?); ingesting it again with the same keys",
-      );
-    else deps.logger.info({ batch: file.batchId, file: file.name }, "resuming a file left in processing/");
-    passed.push({ file, result: await ingestClaimed(deps, file) });
+    if (deps.signal?.aborted === true || window.failed) break;
+    const turn = order.next();
+    const at = passed.push(undefined) - 1;
+    await window.start(async () => {
+      try {
+        const meta = await deps.batches.get(file.batchId);
+        if (meta !== undefined && meta.state !== "ingesting") return; // ingested: waiting for its report
+        if (meta === undefined && deps.pulled?.has(file.batchId) === true)
+          deps.logger.info({ batch: file.batchId, file: file.name }, "claimed (pulled from an SFTP source)");
+        else if (meta === undefined)
+          deps.logger.warn(
+            { batch: file.batchId, file: file.name },
+            "a file in processing/ has no batch in Redis (Redis lost data?); ingesting it again with the same keys",
+          );
+        else
+          deps.logger.info({ batch: file.batchId, file: file.name }, "resuming a file left in processing/");
+        passed[at] = { file, result: await ingestClaimed(deps, file, { turn }) };
+      } finally {
+        turn.done();
+      }
+    });
   }
-  return passed;
+  await window.settle();
+  return passed.filter((p): p is PassedFile => p !== undefined);
 }

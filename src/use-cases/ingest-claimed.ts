@@ -8,7 +8,12 @@ import type { BatchStore } from "../ledger/batch-store.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { writeBatchReport } from "../results/batch-report.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { claimedContent, EMPTY_CONTENT, findContentChange } from "../ingest/claimed-content.js";
+import {
+  claimedBytes,
+  claimedBytesUnlessLink,
+  EMPTY_CONTENT,
+  findContentChange,
+} from "../ingest/claimed-content.js";
 import { moveClaimed, type ClaimedFile, type DropFolder } from "../ingest/drop-folder.js";
 import { BatchLease } from "../ledger/batch-lease.js";
 import { ingestFile, type IngestResult } from "../ingest/ingest-file.js";
@@ -22,6 +27,7 @@ import type { WindowSettings } from "../ingest/ingest-window.js";
 import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import type { LeftFile } from "../names/file-name.js";
+import type { RegistrationTurn } from "../ingest/registration-order.js";
 
 export interface DropPassDeps {
   readonly folder: DropFolder;
@@ -83,20 +89,50 @@ export interface PassedFile {
  * Ingests one claimed file under a lease. A file that cannot be used as a whole goes to rejected/ with
  * its report (a summary naming the problem) written at once. What is claimed is measured once, at the
  * claim (length and sha256, in the batch record); only those bytes are read, and a resumed file that is
- * no longer what was claimed is not ingested further (FileChangedError).
+ * no longer what was claimed is not ingested further (FileChangedError). With files ingested side by
+ * side, `turn` keeps its rows registered after those of the files claimed before it; the turn is passed
+ * on however the file ends.
  */
-export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Promise<PassResult> {
-  const link = (await lstat(file.path)).isSymbolicLink();
-  const known = await deps.batches.get(file.batchId);
-  const measured =
+export async function ingestClaimed(
+  deps: DropPassDeps,
+  file: ClaimedFile,
+  { turn, fresh = false }: ClaimedHow = {},
+): Promise<PassResult> {
+  try {
+    return await ingestInTurn(deps, file, turn, fresh);
+  } finally {
+    turn?.done();
+  }
+}
+
+/** How a file comes to be ingested. */
+export interface ClaimedHow {
+  /** Its place in the order files register their rows (registration-order.ts), when several go at once. */
+  readonly turn?: RegistrationTurn | undefined;
+  /** Claimed just now under a batch id minted for it: its batch has no record yet to read. */
+  readonly fresh?: boolean | undefined;
+}
+
+async function ingestInTurn(
+  deps: DropPassDeps,
+  file: ClaimedFile,
+  turn: RegistrationTurn | undefined,
+  fresh: boolean,
+): Promise<PassResult> {
+  // A file just claimed is measured through a handle that refuses a link, with no lstat before it.
+  const fromClaim = fresh ? await claimedBytesUnlessLink(file.path) : undefined;
+  const link = fresh ? fromClaim === undefined : (await lstat(file.path)).isSymbolicLink();
+  const known = fresh ? undefined : await deps.batches.get(file.batchId);
+  const read =
     known?.size !== undefined && known.sha256 !== undefined
-      ? { size: known.size, sha256: known.sha256 }
+      ? { content: { size: known.size, sha256: known.sha256 } }
       : link
-        ? EMPTY_CONTENT // a link is never followed, not even to measure it
-        : await claimedContent(file.path);
+        ? { content: EMPTY_CONTENT } // a link is never followed, not even to measure it
+        : (fromClaim ?? (await claimedBytes(file.path)));
+  const measured = read.content;
   // A resumed batch keeps the profile it was first read with, whatever SOURCES_FILE says now.
   const profile = known === undefined ? profileFor(deps.profiles, file.name) : profileOfBatch(known);
-  const meta = await deps.batches.open({
+  const opened = {
     id: file.batchId,
     file: file.name,
     format: known?.format ?? formatFor(file.name, profile),
@@ -106,7 +142,9 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
     host: hostname(),
     ...measured,
     sameContentAs: deps.pulled?.get(file.batchId)?.sameContentAs,
-  });
+  };
+  // A new record holds what was given; one there already (an id another process minted too) is read.
+  const meta = fresh && (await deps.batches.openNew(opened)) ? opened : await deps.batches.open(opened);
   const claimed = { size: meta.size ?? measured.size, sha256: meta.sha256 ?? measured.sha256 };
   const lease = new BatchLease(deps.redis, deps.batches.names.ingestLease(file.batchId));
   if (!(await lease.acquire())) return { kind: "busy" };
@@ -130,7 +168,17 @@ export async function ingestClaimed(deps: DropPassDeps, file: ClaimedFile): Prom
             "is a symbolic link; links are not followed out of the drop folder, copy the file itself",
           ),
         }
-      : await ingestFile(deps, { ...file, size: claimed.size }, { profile, format: meta.format });
+      : await ingestFile(
+          deps,
+          { ...file, size: claimed.size },
+          // The bytes measured are those ingested, unless the record holds an earlier measure.
+          {
+            profile,
+            format: meta.format,
+            turn,
+            bytes: claimed.sha256 === measured.sha256 ? read.bytes : undefined,
+          },
+        );
     if (result.kind === "unreadable") await rejectFile(deps, file, result.error);
     else {
       await deps.batches.update(file.batchId, {

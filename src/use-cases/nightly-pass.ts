@@ -137,14 +137,15 @@ export async function nightlyPass(
     const passDeps = { ...deps, signal: options.signal, pulled, window: window.window };
     let passed;
     try {
-      passed = await dropPass(passDeps, config.settleMs);
+      // The files that changed since their claim are looked for once, just below, not twice.
+      passed = await dropPass(passDeps, config.settleMs, { takeAgain: false });
     } catch (error) {
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
       if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };
       throw error;
     }
     const targets = new Set(passed.map((p) => p.file.batchId));
-    for (const meta of await unfinishedBatches(deps)) targets.add(meta.id);
+    for (const meta of await unfinishedBatches(deps, targets)) targets.add(meta.id);
     // A claimed file that grew and is still being written keeps the pass until it is taken again.
     const again = await takeChangedFilesAgain(passDeps, config.settleMs);
     for (const taken of again.passed) targets.add(taken.file.batchId);
@@ -257,11 +258,16 @@ async function waitForBatches(
         // Never done while a file of the pass has rows nobody sent: one that grew since its claim (even
         // after its report and archive) is taken again, whole, in this pass once it has settled.
         await options.beforeArchiveCheck?.();
-        const again = await takeChangedFilesAgain(deps, config.settleMs, [...targets]);
+        const again = await takeChangedFilesAgain(deps, config.settleMs, metas);
         for (const passed of again.passed) targets.add(passed.file.batchId);
         growing = again.waiting.map(growingFile);
+        // Read again only when the look just made may have marked a batch changed (a file it found).
         if (again.passed.length === 0 && !growing.some((g) => g.readiness !== "unmarked"))
-          return { kind: "finished", batches: await upkeep.round(targets), growing };
+          return {
+            kind: "finished",
+            batches: again.waiting.length === 0 ? metas : await upkeep.round(targets),
+            growing,
+          };
       }
       const refusal = await readApiKeyRefusal(deps.redis, config.queuePrefix);
       if (refusal !== undefined)
@@ -305,9 +311,13 @@ async function waitForBatches(
  * Batches from earlier runs still waiting on invoices, or whose file changed after its claim and is
  * still kept in processing/ until it settles (each run says so again), their files on this machine.
  */
-async function unfinishedBatches(deps: NightlyPassDeps): Promise<BatchMeta[]> {
-  const ids = await deps.batches.list();
-  const metas = await Promise.all(ids.map((id) => deps.batches.get(id)));
+async function unfinishedBatches(
+  deps: NightlyPassDeps,
+  /** Batches already waited for, not read again. */
+  known: ReadonlySet<string> = new Set(),
+): Promise<BatchMeta[]> {
+  const ids = (await deps.batches.list()).filter((id) => !known.has(id));
+  const metas = await deps.batches.getMany(ids);
   const open = metas.filter(
     (m): m is BatchMeta =>
       m !== undefined &&

@@ -32,17 +32,23 @@ export class PassUpkeep {
   #checkedAt = 0;
   /** Batches seen finished: one gone since has passed its retention (RESULTS_RETENTION), it is not lost. */
   readonly #finished = new Set<string>();
+  /**
+   * Each batch last seen finished, as then read: a round reads only the others, and all of them again
+   * once these are all there is (a `retry` may have reopened one meanwhile), so that a pass of many
+   * files does not read every batch's record at every round.
+   */
+  readonly #lastFinished = new Map<string, BatchMeta>();
 
   constructor(private readonly deps: DropPassDeps) {}
 
   /** One round; returns the batches of `targets` (which it may extend). Throws BatchLostError. */
   async round(targets: Set<string>): Promise<BatchMeta[]> {
     await resumeRequeues(this.deps);
-    let metas = await this.metas(targets);
+    let metas = await this.metas(targets, false);
     if (metas.length < targets.size || metas.every(isFinished)) {
       for (const passed of await resumeClaimedFiles(this.deps)) targets.add(passed.file.batchId);
       for (const file of await claimedFiles(this.deps.folder)) targets.add(file.batchId);
-      metas = await this.metas(targets);
+      metas = await this.metas(targets, true);
       const known = new Set(metas.map((m) => m.id));
       const lost = [...targets].filter((id) => !known.has(id) && !this.#finished.has(id));
       if (lost.length > 0) throw new BatchLostError(lost);
@@ -51,10 +57,22 @@ export class PassUpkeep {
     return metas;
   }
 
-  private async metas(targets: ReadonlySet<string>): Promise<BatchMeta[]> {
-    const metas = await Promise.all([...targets].map((id) => this.deps.batches.get(id)));
-    const found = metas.filter((m): m is BatchMeta => m !== undefined);
-    for (const meta of found) if (isFinished(meta)) this.#finished.add(meta.id);
+  /** The batches of `targets`: each read, or (`all` false) only those not last seen finished. */
+  private async metas(targets: ReadonlySet<string>, all: boolean): Promise<BatchMeta[]> {
+    // The others' records in a few round trips, not one each: a pass of many small files waits on thousands.
+    const ids = [...targets];
+    const unread = all ? ids : ids.filter((id) => !this.#lastFinished.has(id));
+    const read = await this.deps.batches.getMany(unread);
+    const byId = new Map(unread.map((id, i) => [id, read[i]]));
+    const found = ids
+      .map((id) => (byId.has(id) ? byId.get(id) : this.#lastFinished.get(id)))
+      .filter((m): m is BatchMeta => m !== undefined);
+    for (const meta of found) {
+      if (isFinished(meta)) {
+        this.#finished.add(meta.id);
+        this.#lastFinished.set(meta.id, meta);
+      } else this.#lastFinished.delete(meta.id);
+    }
     return found;
   }
 

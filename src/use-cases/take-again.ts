@@ -4,7 +4,7 @@ import type { BatchMeta } from "../ledger/batch-store.js";
 import { BatchLease } from "../ledger/batch-lease.js";
 import { standingOf } from "../ingest/claimed-content.js";
 import { FileChangedError } from "../ingest/errors/file-changed-error.js";
-import { firstExisting } from "../ingest/local-files.js";
+import { firstExistingStat } from "../ingest/local-files.js";
 import {
   claimedName,
   moveClaimed,
@@ -15,6 +15,7 @@ import {
 } from "../ingest/drop-folder.js";
 import { markSummaryReplaced, replacementOf } from "../results/batch-report.js";
 import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
+import { mapInFlight } from "../ingest/files-in-flight.js";
 
 /** A claimed file that is no longer what its batch claimed, found under the batch's own claimed name. */
 export interface ChangedClaim {
@@ -35,24 +36,32 @@ export interface TakenAgain {
 }
 
 /**
- * Compares the file of every batch the ledger keeps (RESULTS_RETENTION), or of the batches `ids`, with
+ * Compares the file of every batch the ledger keeps (RESULTS_RETENTION), or of `batches`, with
  * what the batch claimed: its size, then the SHA-256 of the claimed bytes. A file that grew (a writer's
  * open handle appending after the pass archived it) or was rewritten is taken again, once it has settled,
  * as a new batch of the whole file, and the first batch is marked replaced by it. Rows already sent then
  * come out `duplicate`, rows rewritten in place are decided as a re-drop's are, and only the rest are
  * sent. A rewritten file's first batch is `changed`. See docs/reliability.md, "A file still being written".
+ * The files are compared side by side (files-in-flight.ts), then taken again one by one, in batch order.
  */
 export async function takeChangedFilesAgain(
   deps: DropPassDeps,
   settleMs: number,
-  ids?: Iterable<string>,
+  /** The batches to look at, by id or as just read; every batch the ledger keeps when absent. */
+  batches?: Iterable<string | BatchMeta>,
 ): Promise<TakenAgain> {
   const passed: PassedFile[] = [];
   const waiting: ChangedClaim[] = [];
-  for (const id of ids ?? (await deps.batches.list())) {
-    const meta = await deps.batches.get(id);
-    if (meta === undefined) continue;
-    const changed = await changedClaim(deps, meta, settleMs);
+  const given = [...(batches ?? (await deps.batches.list()))];
+  // The records not given are read many to a round trip (getMany), not one by one.
+  const ids = given.filter((batch): batch is string => typeof batch === "string");
+  const read = await deps.batches.getMany(ids);
+  const byId = new Map(ids.map((id, i) => [id, read[i]]));
+  const metas = given.map((batch) => (typeof batch === "string" ? byId.get(batch) : batch));
+  const claims = await mapInFlight(metas, async (meta) =>
+    meta === undefined ? undefined : changedClaim(deps, meta, settleMs),
+  );
+  for (const changed of claims) {
     if (changed === undefined) continue;
     // Stopping (a signal): nothing more is ingested, but what is left unsent is still said.
     if (changed.readiness !== "settled" || deps.signal?.aborted === true) waiting.push(changed);
@@ -79,10 +88,11 @@ async function changedClaim(
       (await ownFile(deps, { id: meta.replaced_by, file: meta.file })) !== undefined;
     if (taken) return undefined;
   }
-  const path = await ownFile(deps, meta);
-  if (path === undefined) return undefined;
+  const own = await ownFile(deps, meta);
+  if (own === undefined) return undefined;
+  const path = own.path;
   const claimed = { size: meta.size, sha256: meta.sha256 };
-  const standing = await standingOf(path, claimed, meta.created_at);
+  const standing = await standingOf(path, claimed, meta.created_at, own.stats);
   if (standing.kind === "intact") return undefined;
   if (standing.kind === "rewritten" && meta.state === "reported") {
     // Archived, then rewritten: what was sent and reported is no longer what the file says.
@@ -97,9 +107,10 @@ async function changedClaim(
   return { batch: meta, path, kind: standing.kind, size: standing.size, readiness };
 }
 
-function ownFile(deps: DropPassDeps, meta: Pick<BatchMeta, "id" | "file">): Promise<string | undefined> {
+/** Where the batch's file is, found with the `stat` that says whether it changed. */
+function ownFile(deps: DropPassDeps, meta: Pick<BatchMeta, "id" | "file">) {
   const name = claimedName(meta.id, meta.file);
-  return firstExisting([join(deps.folder.archive, name), join(deps.folder.processing, name)]);
+  return firstExistingStat([join(deps.folder.archive, name), join(deps.folder.processing, name)]);
 }
 
 /**

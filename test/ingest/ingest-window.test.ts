@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { INGEST_WINDOW_MIN } from "../../src/config/settings.js";
+import { INGEST_WINDOW_MIN } from "../../src/config/setting-values.js";
 import { IngestInterruptedError } from "../../src/ingest/errors/ingest-interrupted-error.js";
 import { INGEST_CHUNK_ROWS, INGEST_CHUNKS_IN_FLIGHT } from "../../src/ingest/ingest-file.js";
 import { IngestWindow, type WindowSettings } from "../../src/ingest/ingest-window.js";

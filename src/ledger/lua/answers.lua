@@ -25,9 +25,9 @@
     a failover to a stale replica) and its batch is ingested again with the same keys.
   Returns one string per answer: 'ok', 'already', 'already-succeeded' or 'unknown' for a final answer;
   for a retrying one the status the key is left in, or 'unknown'.
-  While the outbox is on, every answer given with its `attempt` writes an `attempt` event, numbered
-  after the key's earlier ones, and every record changed a `record` event; an answer's events share
-  one stream entry (attempt first).
+  The answers' records are read in one MGET and written in one MSET. While the outbox is on, every
+  answer given with its `attempt` writes an `attempt` event, numbered after the key's earlier ones, and
+  every record changed a `record` event; an answer's events share one stream entry (attempt first).
 ]]
 -- @include "clock"
 -- @include "record"
@@ -42,6 +42,10 @@ local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0, superseded 
 local released, released_order = {}, {}
 local out = {}
 local c = tonumber(ARGV[2])
+local rkeys = {}
+for k = 8 + c, #KEYS do rkeys[#rkeys + 1] = KEYS[k] end
+read_records_ahead(rkeys)
+write_records_at_end()
 local i, a = add_counts(8, c, 3), 0
 while i <= #ARGV do
   a = a + 1
@@ -114,6 +118,7 @@ while i <= #ARGV do
     outbox_add(outbox, events)
   end
 end
+flush_record_writes()
 for _, s in ipairs({ 'queued', 'retrying', 'succeeded', 'failed', 'superseded' }) do
   if delta[s] ~= 0 then redis.call('HINCRBY', counts, s, delta[s]) end
 end

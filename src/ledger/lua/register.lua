@@ -25,7 +25,8 @@
   superseded | duplicate | conflict:<earlier key> (see src/ledger/statuses.ts); or, having written
   nothing, {'stale', key...}: the external-id index names keys whose records are not declared; the caller
   declares them and calls again. The batch remembers the last line it registered, so a re-run after a
-  crash gets the same decisions and counts nothing twice, while a first pass skips those look-ups.
+  crash gets the same decisions and counts nothing twice, while a first pass skips those look-ups. The
+  index and the records are read in one call each, and written, like the batch's new keys, in one each.
   While the outbox is on, each record requeued or superseded writes a `record` event; a new one writes
   none (its row reaches the results of record with its first answer).
 ]]
@@ -44,19 +45,29 @@ local batch, now, packed, n = ARGV[1], ledger_now(ARGV[2]), ARGV[3], tonumber(AR
 local declared = {}
 for i = 1, n do declared[ARGV[4 + 3 * i - 1]] = KEYS[13 + i] end
 for j = 5 + 3 * n, #ARGV do declared[ARGV[j]] = KEYS[13 + n + (j - 4 - 3 * n)] end
-local lives, missing = {}, {}
+-- What the index names for the rows' external_ids, read in one HMGET.
+local lives, eids, missing = {}, {}, {}
 for i = 1, n do
   local eid = ARGV[4 + 3 * i]
   if lives[eid] == nil then
-    local live = redis.call('HGET', xkey, eid)
-    lives[eid] = live or false
-    if live and not declared[live] then missing[#missing + 1] = live end
+    lives[eid] = false
+    eids[#eids + 1] = eid
   end
+end
+local named = call_on_list('HMGET', xkey, eids)
+for j, eid in ipairs(eids) do
+  local live = named[j]
+  lives[eid] = live or false
+  if live and not declared[live] then missing[#missing + 1] = live end
 end
 if #missing > 0 then
   table.insert(missing, 1, 'stale')
   return missing
 end
+local rkeys = {}
+for k = 14, #KEYS do rkeys[#rkeys + 1] = KEYS[k] end
+read_records_ahead(rkeys)
+write_records_at_end()
 
 if redis.call('HGET', bkey, 'ingested') ~= '1' then
   redis.call('SADD', g.ingesting, batch)
@@ -65,6 +76,7 @@ end
 local seen = tonumber(redis.call('HGET', bkey, 'registered_line') or '-1')
 local out = {}
 local pending, queued, last = 0, 0, seen
+local added_keys, index_writes = {}, {}
 for i = 1, n do
   local line, key, eid = ARGV[4 + 3 * i - 2], ARGV[4 + 3 * i - 1], ARGV[4 + 3 * i]
   local at = tonumber(line)
@@ -91,7 +103,8 @@ for i = 1, n do
       out[i] = verdict
     else
       if live ~= key then
-        redis.call('HSET', xkey, eid, key)
+        index_writes[#index_writes + 1] = eid
+        index_writes[#index_writes + 1] = key
         lives[eid] = key
         if live then supersede(g, declared[live], live, key, now) end
       end
@@ -121,13 +134,16 @@ for i = 1, n do
           out[i] = 'join'
         end
       end
-      if added then redis.call('APPEND', kkey, string.sub(packed, 16 * i - 15, 16 * i)) end
+      if added then added_keys[#added_keys + 1] = string.sub(packed, 16 * i - 15, 16 * i) end
       write_record(rkey, head, body)
       if out[i] == 'requeue' then outbox_record(g.outbox, key, head, body) end
     end
   end
   if at > last then last = at end
 end
+flush_record_writes()
+call_on_list('HSET', xkey, index_writes)
+if #added_keys > 0 then redis.call('APPEND', kkey, table.concat(added_keys)) end
 if queued > 0 then redis.call('HINCRBY', g.counts, 'queued', queued) end
 if pending > 0 then redis.call('HINCRBY', g.pending, batch, pending) end
 redis.call('HSET', bkey, 'registered_line', last)
