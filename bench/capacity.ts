@@ -1,9 +1,10 @@
 // npm run bench:capacity [-- --matrix] — nights against a service whose limit the relay is not told:
 // `run` and two `worker` processes against the simulator, each night then again with BullMQ's fixed
 // limiter set to the true figure (the anchor). Without --matrix, one shape (300/s, a third of it for 12 s);
-// with it, every shape of src/dev/fleet-model/matrix.ts. Prints one row per shape (capacity used, refused
-// per invoice, seconds to settle after each change, the fixed limiter's beside them), then one JSON line
-// per shape. BENCH_ANCHOR=0 leaves the fixed limiter out.
+// with it, every shape of src/dev/fleet-model/matrix.ts. Prints one row per shape (capacity used over the
+// night and from the first second at 0.8 of the capacity on, refused per invoice, seconds to settle after
+// each change, the fixed limiter's beside them), then one JSON line per shape. BENCH_ANCHOR=0 leaves the fixed limiter out; BENCH_SHAPE=<part of a name> runs the shapes
+// whose name holds it; BENCH_SECONDS=1 prints each night's admitted/refused per second.
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,6 +76,10 @@ async function night(shape: Shape, label: string, relayEnv: Record<string, strin
   if (exit.code !== 0) throw new Error(`${label}: run ${describeExit(exit)}:\n${run.tail()}`);
   const stats = sim.stats();
   const seconds = secondsFrom(stats.capacity.perSecond, await changes.started);
+  if (process.env["BENCH_SECONDS"] === "1")
+    log(
+      `${label}: admitted/refused per second ${seconds.map((x) => `${x.admitted}/${x.refused}`).join(" ")}`,
+    );
   return figures(shape, seconds, stats.faults.throttle);
 }
 
@@ -103,13 +108,17 @@ const settle = (f: ShapeFigures) =>
   f.settleS.length === 0 ? "-" : f.settleS.map((s) => s.toFixed(1)).join("/");
 
 try {
-  const shapes = MATRIX ? SHAPES : SHAPES.filter((s) => s.name.startsWith("300/s, a third"));
+  const only = process.env["BENCH_SHAPE"];
+  const chosen = MATRIX ? SHAPES : SHAPES.filter((s) => s.name.startsWith("300/s, a third"));
+  const shapes = only === undefined ? chosen : SHAPES.filter((s) => s.name.includes(only));
   log(
     `bench:capacity: run + 2 workers; load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")}`,
   );
-  log("shape | used | refused/invoice | settle s | fixed limiter used | fixed refused/invoice");
+  log(
+    "shape | used | steady used (first probe s) | refused/invoice | settle s | fixed limiter used | fixed refused/invoice",
+  );
   const lines: string[] = [];
   for (const shape of shapes) {
     const learned = await night(shape, "learned", {});
@@ -120,13 +129,16 @@ try {
         })
       : undefined;
     log(
-      `${shape.name} | ${r2(learned.used)} | ${learned.refusedPerInvoice.toFixed(3)} | ${settle(learned)} | ` +
+      `${shape.name} | ${r2(learned.used)} | ${r2(learned.steadyUsed)} (${learned.probeS}) | ` +
+        `${learned.refusedPerInvoice.toFixed(3)} | ${settle(learned)} | ` +
         `${fixed === undefined ? "-" : r2(fixed.used)} | ${fixed === undefined ? "-" : fixed.refusedPerInvoice.toFixed(3)}`,
     );
     lines.push(
       JSON.stringify({
         shape: shape.name,
         capacity_used: Math.round(learned.used * 1000) / 1000,
+        steady_used: Math.round(learned.steadyUsed * 1000) / 1000,
+        first_probe_s: learned.probeS,
         refused_per_invoice: Math.round(learned.refusedPerInvoice * 1000) / 1000,
         settle_s: learned.settleS.map((s) => Math.round(s * 10) / 10),
         fixed_capacity_used: fixed === undefined ? null : Math.round(fixed.used * 1000) / 1000,

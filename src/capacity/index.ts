@@ -8,7 +8,8 @@
  * - state: what the rate is a function of (rate.ts RateState), shared through the budget and written
  *   only on events, by compare-and-set; every process computes the same rate from it.
  * - accepted rate: requests per second the service accepted lately, every process's answers together.
- * - slow start: nothing learned yet, the rate is twice the accepted rate (it doubles per round trip).
+ * - slow start: nothing learned yet, the rate is twice the accepted rate (it doubles per round trip);
+ *   past the threshold (the plateau before the service refused everything), a quarter more.
  * - plateau: the accepted rate at the last cut, the capacity as the service showed it.
  * - cut: refusals that speak of capacity take the rate to β of the plateau, once per round trip.
  * - curve: after a cut, CUBIC's: back up to the plateau within K, then past it ever faster (a probe).

@@ -9,21 +9,22 @@ import type { SendPacer, SendTicket } from "./pacer.js";
 /**
  * A submitter that sends each request at its send time in the fleet's budget and tells the pacer what
  * the service answered: a refusal for capacity (429, or 503 with Retry-After) with what it asked to wait,
- * or an acceptance with its latency. Anything else says nothing of capacity.
+ * or an acceptance with its latency. Anything else says nothing of capacity. `onSent`: told its ticket.
  */
-export function withPacing(submitter: Submitter, pacer: SendPacer): Submitter {
+export function withPacing(inner: Submitter, pacer: SendPacer, onSent?: (t: SendTicket) => void): Submitter {
   return {
     submit: async (idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> => {
       const ticket = await pacer.acquire();
+      onSent?.(ticket);
       let answer: Answer | undefined;
       try {
-        answer = await submitter.submit(idempotencyKey, body, trace);
+        answer = await inner.submit(idempotencyKey, body, trace);
         return answer;
       } finally {
         tell(pacer, ticket, answer);
       }
     },
-    close: (abandon) => submitter.close(abandon),
+    close: (abandon) => inner.close(abandon),
   };
 }
 

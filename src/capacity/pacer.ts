@@ -29,37 +29,28 @@ const ROOM_MS = 20;
 /** Redis did not answer: asked again after this long. */
 const RETRY_MS = 250;
 
-/** One request's place in the fleet's schedule: when it went (this process's clock), at what rate. */
-export interface SendTicket {
-  readonly sentAt: number;
-  readonly rate: number;
-}
+/** A request's send time (this process's clock), the rate it went at, and how long it waited for it. */
+export type SendTicket = Readonly<Record<"sentAt" | "rate" | "heldMs", number>>;
 
 /**
  * The rate as this process sees it: what every process together sent and the service accepted per
  * second lately and refused in all, since when it refuses everything and until when it holds the fleet
  * (epoch ms, 0: not), and whether SUBMIT_CONCURRENCY is below what the rate needs (`capped`).
  */
-export interface PacerSnapshot {
-  readonly rate: number;
-  readonly phase: RatePhase;
-  readonly fleetSentPerSec: number;
-  readonly fleetAcceptedPerSec: number;
-  readonly fleetRefused: number;
-  readonly refusingSince: number;
-  readonly heldUntil: number;
-  readonly capped: boolean;
-}
+type SnapshotNumber = "rate" | "fleetSentPerSec" | "fleetAcceptedPerSec" | "fleetRefused" | "refusingSince";
+export type PacerSnapshot = Readonly<Record<SnapshotNumber | "heldUntil", number>> & PacerSaying;
+type PacerSaying = Readonly<{ phase: RatePhase; capped: boolean }>;
 
-interface Waiter {
-  readonly go: (rate: number) => void;
-  readonly stop: (error: Error) => void;
-}
+type Waiter = Readonly<{ go: (rate: number) => void; stop: (error: Error) => void }>;
+
+/** What a call tells the budget of this process's sends and answers since the last (Told). */
+const NOTHING_TOLD = { owed: 0, accepted: 0, refused: 0, waited: 0 };
+type Told = typeof NOTHING_TOLD;
 
 /** The budget as known before its first reply. */
 const UNREAD: BudgetReply = {
   ...{ booked: 0, waitMs: 0, now: 0, hold: 0, v: "0", state: "", seen: 0, capped: 0 },
-  ...{ sentPerSec: 0, acceptedPerSec: 0, refusedPerSec: 0, accepted: 0, refused: 0 },
+  ...{ sentPerSec: 0, acceptedPerSec: 0, refusedPerSec: 0, waitedPerSec: 0, accepted: 0, refused: 0 },
 };
 
 /**
@@ -77,14 +68,12 @@ export class SendPacer {
   #taking = false;
   #writing = false;
   #roomUntil = 0;
-  #nextSend = 0;
+  #lastSend = -Infinity;
   #lastCall = 0;
-  /** Requests sent on room and not yet charged, and when the first went; answers not yet counted. */
-  #owed = 0;
+  /** Requests sent on room and not yet charged (and when the first went), answers not yet counted. */
+  #told = { ...NOTHING_TOLD };
   #owedSince = 0;
-  #accepted = 0;
-  #refused = 0;
-  /** Refusals not yet judged, their send times on the server's clock. */
+  /** Refusals not yet judged: the latest send time among them (the server's clock), the least wait asked. */
   #refusal: policy.Refusal | undefined;
   /** The slowest answer in this window of RECOVER_MS and the one before, and when this one began. */
   #slowest = [0, 0];
@@ -107,7 +96,7 @@ export class SendPacer {
       const go = (rate: number) => {
         const sentAt = this.#clock();
         if (sentAt > asked) this.options.onHeld?.(sentAt - asked);
-        resolve({ sentAt, rate });
+        resolve({ sentAt, rate, heldMs: sentAt - asked });
       };
       this.#waiting.push({ go, stop: reject });
       this.#pump();
@@ -127,24 +116,29 @@ export class SendPacer {
 
   /** A refusal for capacity (429, or 503 with Retry-After) and what it asked to wait (0: nothing). */
   onRefused(ticket: SendTicket, retryAfterMs: number): void {
-    this.#refused++;
+    this.#told.refused++;
     this.#roomUntil = 0;
     // judged as if sent an answer time and the budget's window earlier: the refusals counted lately
-    // are then all of requests sent after the last cut
-    const sentAt = ticket.sentAt + this.#offset - Math.max(...this.#slowest) - LATELY_MS;
-    // judged by the latest sent; the fleet holds for what every refusal since asked at least: one
-    // refusal's longer wait (a 429 at random among the service's) is its own request's
-    const { sentAt: latest = -Infinity, retryAfterMs: least = Infinity } = this.#refusal ?? {};
-    this.#refusal = { sentAt: Math.max(sentAt, latest), retryAfterMs: Math.min(retryAfterMs, least) };
+    // are then all of requests sent after the last cut; a hold emptied the window, so a request sent
+    // since its end needs no such margin
+    const went = ticket.sentAt + this.#offset;
+    const sentAt = Math.max(went - Math.max(...this.#slowest) - LATELY_MS, Math.min(went, this.#reply.hold));
+    // judged by the latest sent, and a hold for the least wait asked since (rate.ts judges the waits)
+    if (retryAfterMs > 0) this.#told.waited++;
+    const last = this.#refusal ?? { sentAt: -Infinity, wentAt: -Infinity, retryAfterMs: Infinity };
+    const wait = retryAfterMs > 0 ? Math.min(retryAfterMs, last.retryAfterMs) : last.retryAfterMs;
+    const [latest, wentAt] = [Math.max(sentAt, last.sentAt), Math.max(went, last.wentAt)];
+    this.#refusal = { sentAt: latest, wentAt, retryAfterMs: wait };
     this.#write(undefined);
   }
 
   /** An accepted request, and how long it took. */
   onAccepted(ticket: SendTicket, latencyMs: number): void {
-    this.#accepted++;
+    this.#told.accepted++;
     this.#roll(ticket.sentAt + latencyMs);
     this.#slowest[0] = Math.max(this.#slowest[0] ?? 0, latencyMs);
-    const state = this.#state === undefined ? undefined : policy.onAccepted(this.#state);
+    const times = [ticket.sentAt + this.#offset, this.#clock() + this.#offset] as const;
+    const state = this.#state && policy.onAccepted(this.#state, times, this.#reply, this.options.settings);
     if (state !== undefined) this.#write(state);
     else this.#pump();
   }
@@ -153,9 +147,13 @@ export class SendPacer {
   concurrency(max: number): number {
     const slowest = Math.max(...this.#slowest);
     if (slowest === 0) return max;
-    const needed = policy.concurrencyFor(this.#rate(), slowest);
-    if (needed > max) this.#cappedAt = this.#clock();
-    return Math.min(needed, max);
+    if (this.needFor(slowest, Infinity) > max) this.#cappedAt = this.#clock();
+    return this.needFor(slowest, max);
+  }
+
+  /** What the learned rate needs in hand for `ms` each (Little's law), within [1, max]. */
+  needFor(ms: number, max: number): number {
+    return Math.min(policy.concurrencyFor(this.#rate(), ms), max);
   }
 
   snapshot(): PacerSnapshot | undefined {
@@ -191,8 +189,8 @@ export class SendPacer {
     if (this.#closed) return;
     const now = this.#clock();
     if (now < this.#roomUntil && now + this.#offset >= this.#reply.hold) this.#sendOnRoom(now);
-    const counts = this.#owed + this.#accepted + this.#refused;
-    if (this.#taking || (this.#waiting.length === 0 && counts === 0)) return;
+    const { owed, accepted, refused } = this.#told;
+    if (this.#taking || (this.#waiting.length === 0 && owed + accepted + refused === 0)) return;
     const due = this.#lastCall + ROOM_MS - now;
     this.#taking = true;
     if (this.#waiting.length === 0 && due > 0) this.#again(due);
@@ -203,13 +201,12 @@ export class SendPacer {
   #sendOnRoom(now: number): void {
     const rate = this.#rate();
     while (this.#waiting.length > 0) {
-      const at = Math.max(this.#nextSend, now);
+      const at = Math.max(this.#lastSend + 1000 / rate, now);
       if (at - now > BOOK_AHEAD_MS) return;
       const waiter = this.#waiting.shift();
       if (waiter === undefined) return;
-      this.#nextSend = at + 1000 / rate;
-      this.#owedSince = this.#owed === 0 ? at : this.#owedSince;
-      this.#owed++;
+      this.#lastSend = at;
+      this.#owedSince = this.#told.owed++ === 0 ? at : this.#owedSince;
       this.#release(waiter, rate, at - now);
     }
   }
@@ -229,11 +226,13 @@ export class SendPacer {
         for (const [i, waiter] of this.#waiting.splice(0, reply.booked).entries())
           this.#release(waiter, rate, reply.waitMs + i * interval);
         const clock = this.#clock();
-        this.#nextSend = Math.max(this.#nextSend, clock + reply.waitMs + reply.booked * interval);
+        const last = clock + reply.waitMs + (reply.booked - 1) * interval;
+        if (reply.booked > 0) this.#lastSend = Math.max(this.#lastSend, last);
         const room = reply.booked === wanted && reply.waitMs <= 0 && reply.hold <= reply.now;
         this.#roomUntil = room ? clock + ROOM_MS : 0;
-        // none booked: asked again when one can be, within K at most (a budget lost meanwhile is found)
-        this.#again(reply.booked > 0 || wanted === 0 ? 0 : Math.min(reply.waitMs, policy.RECOVER_MS));
+        // none booked: asked again when one can be, and within the budget's counting window, so that a
+        // rate another process wrote (the service back, a hold ended) reaches this one as the counts do
+        this.#again(reply.booked > 0 || wanted === 0 ? 0 : Math.min(reply.waitMs, LATELY_MS));
       })
       .catch((error: unknown) => {
         if (this.#failed(call, error)) this.#again(RETRY_MS);
@@ -241,26 +240,23 @@ export class SendPacer {
   }
 
   /** What this process has to tell the budget besides a booking; taken now, given back if the call fails. */
-  #counts(now: number): BudgetCall {
-    const counts = {
-      owed: this.#owed,
-      spanMs: this.#owed === 0 ? 0 : Math.max(0, now - this.#owedSince),
-      accepted: this.#accepted,
-      refused: this.#refused,
+  #counts(now: number): BudgetCall & Told {
+    const told = this.#told;
+    this.#told = { ...NOTHING_TOLD };
+    return {
+      ...told,
+      spanMs: told.owed === 0 ? 0 : Math.max(0, now - this.#owedSince),
       capped: this.#capped(),
     };
-    this.#owed = this.#accepted = this.#refused = 0;
-    return counts;
   }
 
   /** A call failed: what it told is told with the next; false once closed (nothing more is asked). */
-  #failed(call: BudgetCall, error: unknown): boolean {
+  #failed(call: BudgetCall & Told, error: unknown): boolean {
     if (this.#closed) return false;
-    if ((call.owed ?? 0) > 0)
-      this.#owedSince = this.#owed === 0 ? this.#clock() - (call.spanMs ?? 0) : this.#owedSince;
-    this.#owed += call.owed ?? 0;
-    this.#accepted += call.accepted ?? 0;
-    this.#refused += call.refused ?? 0;
+    const told = this.#told;
+    if (call.owed > 0)
+      this.#owedSince = told.owed === 0 ? this.#clock() - (call.spanMs ?? 0) : this.#owedSince;
+    for (const name of Object.keys(told) as (keyof Told)[]) told[name] += call[name];
     this.#roomUntil = 0;
     this.options.onError(error);
     return true;
@@ -268,9 +264,7 @@ export class SendPacer {
 
   /** Under a millisecond, setTimeout's resolution, a send time is now. */
   #release(waiter: Waiter, rate: number, delay: number): void {
-    const go = () => {
-      waiter.go(rate);
-    };
+    const go = waiter.go.bind(waiter, rate);
     if (delay < 1) go();
     else this.#timer(go, delay);
   }

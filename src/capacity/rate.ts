@@ -8,8 +8,8 @@ import { LATELY_MS } from "../ledger/send-budget.js";
  * measurement (what the service accepted), not a guess, so the cut only has to drain the service's queue;
  * and refusals below 1 − β of the answers cost less than a cut would: they are chance, not capacity. */
 export const BETA = 0.9;
-/** The time from a cut back to the plateau (CUBIC's K); a hold's Retry-After, if longer, replaces it: the
- * longer the service asked the fleet to wait, the slower the fleet probes past what it allowed. */
+/** The time from a cut back to the plateau (CUBIC's K); after a hold the cycle's length, if longer,
+ * replaces it: the service showed its long-run rate over that time, so it is probed past no faster. */
 export const RECOVER_MS = 1000;
 /** The lowest rate: a service refusing everything is still asked now and then. */
 export const MIN_RATE = 0.5;
@@ -18,23 +18,22 @@ export const IDLE_MS = 30_000;
 /** Times are written on the server's clock as processes estimate it, off by a round trip at most: a
  * stored time further ahead than this was written by a clock that stepped back, or by no pacer. */
 export const STATE_AHEAD_MS = 1000;
+/** Slow start past the plateau a returning service last showed grows by a quarter per window, not twice
+ * (HyStart++'s conservative slow start, RFC 9406 §4.3): it limited the fleet near there before. */
+export const CAUTIOUS_GROWTH = 1.25;
 /** No ceiling still has one: a rate no HTTP client reaches, so the arithmetic stays finite. */
 const NO_CEILING = 1_000_000;
 
 const [positive, count] = [z.number().positive(), z.number().nonnegative()];
+const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
- * counts at the last event (`at…`) and at the cycle's start (`mark…`), and since when it refuses all. */
+ * counts at the last event (`at…`) and at the cycle's start (`mark…`), since when it refuses all, and the
+ * `threshold` past which slow start grows cautiously (the plateau before it refused all; 0: none). */
+type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
+  ...(Object.fromEntries(COUNTS.map((name) => [name, count])) as Counted),
   version: z.number().int().nonnegative(),
-  rate: positive,
-  at: count,
-  max: count,
-  k: positive,
-  atAccepted: count,
-  atRefused: count,
-  markAt: count,
-  markAccepted: count,
-  refusingSince: count,
+  ...{ rate: positive, k: positive, threshold: count.default(0) },
 });
 
 /** The learned rate's state, as the budget stores it (JSON). */
@@ -50,14 +49,18 @@ export interface RateSettings {
 }
 
 /** What the budget says of the fleet (src/ledger/send-budget.ts): the answers per second lately, and in all. */
-export type Fleet = Readonly<Record<"acceptedPerSec" | "refusedPerSec" | "accepted" | "refused", number>>;
+export type Fleet = Readonly<
+  Record<"acceptedPerSec" | "refusedPerSec" | "waitedPerSec" | "accepted" | "refused", number>
+>;
 
 export type RatePhase = "probing" | "holding" | "backing-off";
 
 type Counts = Pick<Fleet, "accepted" | "refused">;
+type Times = readonly [number, number];
 
-/** Refusals for capacity not yet judged: the latest send time among them and the least Retry-After. */
-export type Refusal = Readonly<Record<"sentAt" | "retryAfterMs", number>>;
+/** Refusals for capacity not yet judged: the latest send time among them, dated back an answer time and
+ * the budget's window (`sentAt`) and not (`wentAt`), and the least Retry-After (Infinity: none asked). */
+export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs", number>>;
 
 /**
  * The stored state, checked: undefined when it is no state a pacer could have written at `now` with the
@@ -80,27 +83,21 @@ const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.acce
 
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
-  const rate = clamp(settings.startRate, settings);
-  return {
-    version,
-    rate,
-    max: 0,
-    k: RECOVER_MS,
-    refusingSince: 0,
-    ...eventAt(now, fleet),
-    ...cycleAt(now, fleet),
-  };
+  const fresh = { version, rate: clamp(settings.startRate, settings), max: 0, k: RECOVER_MS, threshold: 0 };
+  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
 /**
  * The rate at `now`. No plateau yet (slow start): twice what the service accepted lately, as TCP's slow
- * start sends two for every acknowledgement, so a probe is never more than twice the capacity. With a
+ * start sends two for every acknowledgement, so a probe is never more than twice the capacity (past the
+ * threshold, a quarter more). With a
  * plateau, CUBIC's curve: from the cut rate up to the plateau (concave, K), then past it (convex), so a
  * capacity that rose is found. Never above twice the accepted rate (a rate the service never took is
  * not one it accepts), nor below the stored rate, within [MIN_RATE, ceiling].
  */
 export function rateAt(state: RateState, now: number, settings: RateSettings, fleet: Fleet): number {
-  const used = Math.max(state.rate, 2 * fleet.acceptedPerSec);
+  const cautious = state.max <= 0 && state.threshold > 0 && fleet.acceptedPerSec >= state.threshold;
+  const used = Math.max(state.rate, (cautious ? CAUTIOUS_GROWTH : 2) * fleet.acceptedPerSec);
   if (state.max <= 0) return clamp(used, settings);
   const t = Math.max(0, now - state.at);
   const curve =
@@ -111,61 +108,66 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
 }
 
 /**
- * A refusal (429, or 503 with Retry-After), the fleet's answers counting it: the new state and the hold,
- * or undefined when it says nothing new of capacity. Once per round trip: a request sent before the last
- * event was refused at the old rate (the pacer dates it an answer time and the budget's window back). Only
- * refusals more than chance speak of capacity. With a Retry-After the whole fleet holds for exactly that,
- * then goes on at the long-run rate the service allowed over the cycle, the hold included; without, the
- * rate goes to β of what the service accepted, the plateau. A service that mostly refused since the last
- * event teaches no plateau: the rate goes to β of itself.
+ * Refusals (429, or 503 with Retry-After) judged at `now` on the fleet's answers: the new state and the
+ * hold, or undefined when they say nothing new. Once per round trip (a request sent before the last event
+ * was refused at the old rate), and only past chance. When those that asked to wait are past chance by
+ * themselves, the fleet holds for the least wait asked, then goes on at the long-run rate of the cycle,
+ * the hold included (429s at random with a Retry-After are their own requests' waits); else a cut: β of
+ * what the service accepted, the plateau.
  */
 export function onRefused(
   state: RateState,
-  { sentAt, retryAfterMs }: Refusal,
+  { sentAt, wentAt, retryAfterMs }: Refusal,
   fleet: Fleet,
   now: number,
   settings: RateSettings,
-): { readonly state: RateState; readonly holdMs: number } | undefined {
-  if (sentAt < state.at || !pastChance(fleet)) return undefined;
+) {
+  const asked = Number.isFinite(retryAfterMs) && pastChance(fleet, fleet.waitedPerSec);
+  // a hold is asked for in so many words: any refusal of a request sent since the last event asks it
+  if ((asked ? wentAt : sentAt) < state.at || !(asked || pastChance(fleet))) return undefined;
   const current = rateAt(state, now, settings, fleet);
-  const refusingSince = fleet.acceptedPerSec > 0 ? 0 : state.refusingSince || now;
   const version = state.version + 1;
-  const holdMs = Math.min(retryAfterMs, settings.retryAfterCapMs);
+  // since the last event the service mostly refused: that shows no long-run rate; lately it accepted
+  // less than the share 1 − β chance would refuse: it refuses everything
+  const taught = fleet.accepted - state.atAccepted > fleet.refused - state.atRefused;
+  const { acceptedPerSec: accepts, refusedPerSec: refuses } = fleet;
+  const refusingSince = accepts > (1 - BETA) * (accepts + refuses) ? 0 : state.refusingSince || now;
+  const holdMs = asked ? Math.min(retryAfterMs, settings.retryAfterCapMs) : 0;
   if (holdMs > 0) {
     const end = now + holdMs;
-    // since the last event the service mostly refused: that shows no plateau, only that it refused
-    const taught = fleet.accepted - state.atAccepted > fleet.refused - state.atRefused;
     const longRun = taught ? ((fleet.accepted - state.markAccepted) * 1000) / (end - state.markAt) : 0;
-    const rate = longRun > 0 ? clamp(longRun, settings) : clamp(BETA * current, settings);
+    // nothing taught: β of what the service accepted lately, and at least one request when it said
+    const probe = Math.max(1000 / holdMs, BETA * Math.min(current, fleet.acceptedPerSec));
+    const rate = clamp(longRun > 0 ? longRun : probe, settings);
     const max = longRun > 0 ? rate : state.max;
-    const k = Math.max(RECOVER_MS, holdMs);
+    // the service showed its rate over the cycle: the curve probes past it on that time scale, not faster
+    const k = Math.max(RECOVER_MS, end - state.markAt);
     // a hold as long as the cycle so far starts a new one; a shorter one is part of it
     const cycle = holdMs >= now - state.markAt ? cycleAt(end, fleet) : {};
     const held = { ...state, version, rate, max, k, refusingSince, ...eventAt(end, fleet), ...cycle };
     return { state: held, holdMs };
   }
-  // the accepted rate lately, or over the cycle since the last cut if lower: a short window at a low
-  // rate holds a handful of answers, and a plateau one answer too high is refused every cycle
-  const cycle =
-    state.max > 0 && now > state.at
-      ? ((fleet.accepted - state.atAccepted) * 1000) / (now - state.at)
-      : Infinity;
+  // the lower of the accepted rate lately and over the cycle since the last cut: a quarter second holds
+  // a bucket's burst (a plateau above the capacity is refused every cycle), a cycle its long-run rate
+  const since = state.max > 0 && now > state.at;
+  const cycle = since ? ((fleet.accepted - state.atAccepted) * 1000) / (now - state.at) : Infinity;
   const accepted = Math.min(fleet.acceptedPerSec, cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
-  const cut = clamp(BETA * (accepted > 0 ? Math.min(accepted, current) : current), settings);
+  const cut = clamp(BETA * Math.min(accepted, current), settings);
   const next = { ...state, version, rate: cut, max, k: RECOVER_MS, refusingSince, ...eventAt(now, fleet) };
   return { state: next, holdMs: 0 };
 }
 
 /**
- * Whether the refusals lately are more than chance: a service refusing a share 1 − β at random (below
- * what a cut costs) would give that many of the answers lately less often than 1 − β of the time (the
- * binomial tail, summed in logs so that thousands of answers stay finite). Two refusals out of two
- * speak; one out of one does not; 5 % refused at random never does.
+ * Whether the refusals lately (all, or `refusedPerSec` of them) are more than chance: a service refusing
+ * a share 1 − β at random (below what a cut costs) would give that many of the answers lately less often
+ * than 1 − β of the time (the binomial tail, summed in logs so that thousands of answers stay finite).
+ * Two refusals out of two speak; one out of one does not; 5 % refused at random never does.
  */
-export function pastChance(fleet: Fleet): boolean {
-  const refused = Math.round((fleet.refusedPerSec * LATELY_MS) / 1000);
-  const n = refused + Math.round((fleet.acceptedPerSec * LATELY_MS) / 1000);
+export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): boolean {
+  const refused = Math.round((refusedPerSec * LATELY_MS) / 1000);
+  const answers = fleet.refusedPerSec + fleet.acceptedPerSec;
+  const n = Math.max(refused, Math.round((answers * LATELY_MS) / 1000));
   if (refused === 0) return false;
   const p = 1 - BETA;
   let log = n * Math.log(1 - p);
@@ -177,9 +179,18 @@ export function pastChance(fleet: Fleet): boolean {
   return 1 - below < p;
 }
 
-/** An accepted answer while the state says the service refuses everything: it accepts again. */
-export function onAccepted(state: RateState): RateState | undefined {
-  return state.refusingSince === 0 ? undefined : { ...state, version: state.version + 1, refusingSince: 0 };
+/**
+ * An answer accepted at `now` to a request sent (`sentAt`, both the server's clock) since the service
+ * refused everything: it accepts again, at a capacity not known yet (as TCP after a timeout): slow start
+ * from a cut below the plateau learned before (what was seen while it refused does not replace it), with
+ * that plateau as its threshold.
+ */
+export function onAccepted(state: RateState, [sentAt, now]: Times, fleet: Counts, settings: RateSettings) {
+  if (state.refusingSince === 0 || sentAt < state.refusingSince) return undefined;
+  const version = state.version + 1;
+  const rate = state.max > 0 ? clamp(BETA * state.max, settings) : state.rate;
+  const back = { version, rate, max: 0, k: RECOVER_MS, refusingSince: 0, threshold: state.max };
+  return { ...state, ...back, ...eventAt(now, fleet) };
 }
 
 /**

@@ -10,7 +10,7 @@ const FIRST_PROBE_S = 3;
 // this machine (those are `npm run bench:capacity -- --matrix`'s).
 describe("three processes sharing one learned rate, on every shape of limit (virtual time)", () => {
   it.each(SHAPES.map((shape) => [shape.name, shape] as const))(
-    "%s: every invoice is routed once, the fleet is never past the capacity by more than its burst for longer than a second, nor stuck under half of it for 5 s",
+    "%s: every invoice is routed once, the fleet is never past the capacity by more than its burst for longer than a second, nor stuck under half of it for 5 s, and a service refusing everything is asked once per wait",
     async (_name: string, shape: Shape) => {
       const night = await modelNight({ processes: 3, seed: 11, limitMs: 900_000, ...shape });
       expect(night.routed).toBe(shape.invoices);
@@ -25,6 +25,20 @@ describe("three processes sharing one learned rate, on every shape of limit (vir
         const over = seconds.map((s, i) => i > FIRST_PROBE_S && i < last && s.refused > shape.burst);
         const overrun = over.findIndex((o, i) => o && over[i + 1] === true && over[i + 2] === true);
         expect(overrun, JSON.stringify(seconds)).toBe(-1);
+      }
+
+      // while the service refuses everything and says for how long, the fleet asks it once per wait: a
+      // whole second inside the refusal (and a second past its first, for the requests under way then)
+      // sees one refusal, two at a second's edge
+      for (const [i, change] of (shape.changes ?? []).entries()) {
+        const wait = change.patch.retryAfterSeconds;
+        if (change.patch.ratePerSec !== 0 || wait === undefined || wait === null) continue;
+        const end = shape.changes?.[i + 1]?.atMs ?? Infinity;
+        for (let second = Math.ceil(change.atMs / 1000) + 2; (second + 1) * 1000 <= end; second++)
+          expect(
+            seconds[second]?.refused ?? 0,
+            `second ${second}: ${JSON.stringify(seconds)}`,
+          ).toBeLessThanOrEqual(2);
       }
 
       // under half the capacity for 5 s on end while invoices remained; with quota windows the service

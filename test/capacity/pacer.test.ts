@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { SendPacer, parseRateState, type RateSettings, type SendTicket } from "../../src/capacity/index.js";
+import {
+  RECOVER_MS,
+  SendPacer,
+  parseRateState,
+  type RateSettings,
+  type SendTicket,
+} from "../../src/capacity/index.js";
 import { memoryBudget, type StoredState } from "../../src/dev/fleet-model/memory-budget.js";
 import { VirtualTime } from "../../src/dev/fleet-model/virtual-time.js";
 import type { BudgetPort } from "../../src/ledger/send-budget.js";
@@ -151,5 +157,13 @@ describe("a process's pacer and the fleet's budget", () => {
     expect(pacer.snapshot()?.capped).toBe(false);
     expect(pacer.concurrency(32)).toBe(32);
     expect(pacer.snapshot()?.capped).toBe(true);
+  });
+  it("when asked what the rate needs in hand for a time each, then it is rate × time (Little's law), within the ceiling given", async () => {
+    const time = new VirtualTime(START);
+    const pacer = pacerOn(time, countedBudget(time).budget, { startRate: 100, ceiling: 100 });
+    await send(time, pacer, 20, 1, () => "accepted", 30);
+    expect(pacer.needFor(RECOVER_MS, 1024)).toBe(100);
+    expect(pacer.needFor(80, 1024)).toBe(8);
+    expect(pacer.needFor(3000, 64)).toBe(64);
   });
 });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
   BETA,
+  CAUTIOUS_GROWTH,
   IDLE_MS,
+  MIN_RATE,
   RECOVER_MS,
   STATE_AHEAD_MS,
   concurrencyFor,
@@ -21,9 +23,17 @@ import {
 
 const T = 1_800_000_000_000;
 const SETTINGS: RateSettings = { ceiling: 0, startRate: 100, retryAfterCapMs: 60_000 };
-const fleet = (acceptedPerSec: number, refusedPerSec = 0, accepted = 0, refused = 0): Fleet => ({
+/** The fleet's answers lately and in all; `waitedPerSec`: refusals lately that asked to wait. */
+const fleet = (
+  acceptedPerSec: number,
+  refusedPerSec = 0,
+  accepted = 0,
+  refused = 0,
+  waitedPerSec = 0,
+): Fleet => ({
   acceptedPerSec,
   refusedPerSec,
+  waitedPerSec,
   accepted,
   refused,
 });
@@ -62,7 +72,13 @@ describe("the learned rate, on a fake clock", () => {
 
   it("when refusals are more than chance, then the rate goes to β of what the service accepted, which becomes the plateau", () => {
     const state = startState(SETTINGS, T, NONE);
-    const cut = onRefused(state, { sentAt: T + 500, retryAfterMs: 0 }, fleet(1000, 900), T + 600, SETTINGS);
+    const cut = onRefused(
+      state,
+      { sentAt: T + 500, wentAt: T + 500, retryAfterMs: 0 },
+      fleet(1000, 900),
+      T + 600,
+      SETTINGS,
+    );
     expect(cut?.holdMs).toBe(0);
     expect(cut?.state).toMatchObject({ max: 1000, rate: BETA * 1000, at: T + 600, version: 1 });
   });
@@ -70,10 +86,22 @@ describe("the learned rate, on a fake clock", () => {
   it("when a refused request was sent before the last cut, then it cuts nothing more: once per round trip", () => {
     const state = learned({ at: T + 1000 });
     expect(
-      onRefused(state, { sentAt: T + 999, retryAfterMs: 0 }, fleet(300, 300), T + 1100, SETTINGS),
+      onRefused(
+        state,
+        { sentAt: T + 999, wentAt: T + 999, retryAfterMs: 0 },
+        fleet(300, 300),
+        T + 1100,
+        SETTINGS,
+      ),
     ).toBeUndefined();
     expect(
-      onRefused(state, { sentAt: T + 1000, retryAfterMs: 0 }, fleet(300, 300), T + 1100, SETTINGS),
+      onRefused(
+        state,
+        { sentAt: T + 1000, wentAt: T + 1000, retryAfterMs: 0 },
+        fleet(300, 300),
+        T + 1100,
+        SETTINGS,
+      ),
     ).toBeDefined();
   });
 
@@ -86,53 +114,147 @@ describe("the learned rate, on a fake clock", () => {
     expect(pastChance(fleet(30_000, 3000))).toBe(false);
     expect(pastChance(fleet(30_000, 4000))).toBe(true);
     expect(
-      onRefused(learned(), { sentAt: T + 10, retryAfterMs: 0 }, fleet(285, 15), T + 20, SETTINGS),
+      onRefused(
+        learned(),
+        { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 0 },
+        fleet(285, 15),
+        T + 20,
+        SETTINGS,
+      ),
     ).toBeUndefined();
   });
 
-  it("when the service refuses everything, then it teaches no plateau: the last one stays, and the rate goes to β of itself", () => {
+  it("when the service refuses everything, then it teaches no plateau: the last one stays, the rate goes to the floor, and the first request it accepts again starts slow start a cut below that plateau, cautious past it", () => {
     const state = learned({ at: T, rate: 300, max: 300 });
-    const cut = onRefused(state, { sentAt: T + 2000, retryAfterMs: 0 }, fleet(0, 40), T + 2000, SETTINGS);
+    const cut = onRefused(
+      state,
+      { sentAt: T + 2000, wentAt: T + 2000, retryAfterMs: 0 },
+      fleet(0, 40, 0, 40),
+      T + 2000,
+      SETTINGS,
+    );
     expect(cut?.state.max).toBe(300);
     expect(cut?.state.refusingSince).toBe(T + 2000);
-    expect(cut?.state.rate).toBeLessThan(300);
-    const back = onAccepted(cut?.state ?? state);
-    expect(back?.refusingSince).toBe(0);
-    expect(onAccepted(state)).toBeUndefined();
+    expect(cut?.state.rate).toBe(MIN_RATE);
+    const refusing = cut?.state ?? state;
+    // an answer to a request sent before the refusals began says nothing of now
+    expect(onAccepted(refusing, [T + 1999, T + 9000], NONE, SETTINGS)).toBeUndefined();
+    const back = onAccepted(refusing, [T + 8000, T + 9000], { accepted: 7, refused: 90 }, SETTINGS);
+    expect(back).toMatchObject({ refusingSince: 0, rate: BETA * 300, max: 0, threshold: 300, at: T + 9000 });
+    expect(back?.atAccepted).toBe(7);
+    // slow start doubles up to that plateau, then grows a quarter at a time (the service limited it there)
+    const returned = back ?? state;
+    expect(rateAt(returned, T + 9100, SETTINGS, fleet(140))).toBe(280);
+    expect(rateAt(returned, T + 9200, SETTINGS, fleet(320))).toBe(CAUTIOUS_GROWTH * 320);
+    expect(onAccepted(state, [T + 8000, T + 9000], NONE, SETTINGS)).toBeUndefined();
   });
 
-  it("when a refusal asks for a Retry-After, then the fleet holds for exactly that (within the cap), then goes on at the long-run rate of the cycle, the hold included", () => {
+  it("when it accepts a few but fewer than chance would refuse, then it still refuses everything; more, and it does not", () => {
+    const state = learned({ at: T, rate: 300, max: 300 });
+    const few = onRefused(
+      state,
+      { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 0 },
+      fleet(20, 250, 9, 100),
+      T + 20,
+      SETTINGS,
+    );
+    expect(few?.state.refusingSince).toBe(T + 20);
+    const third = onRefused(
+      state,
+      { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 0 },
+      fleet(100, 150, 40, 60),
+      T + 20,
+      SETTINGS,
+    );
+    expect(third?.state.refusingSince).toBe(0);
+    expect(third?.state.max).toBe(100);
+  });
+
+  it("when the refusals that asked to wait are no more than chance among many that did not, then the wait is their own: a cut, no hold", () => {
+    // 5 % of the answers refused at random with Retry-After: 1, and a capacity crossed (Retry-After: 0)
+    const crossing = fleet(300, 60, 1000, 100, 15);
+    const cut = onRefused(
+      learned(),
+      { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 1000 },
+      crossing,
+      T + 20,
+      SETTINGS,
+    );
+    expect(cut?.holdMs).toBe(0);
+    expect(cut?.state.rate).toBeLessThan(300);
+    // the same refusals all asking to wait: the service's hold
+    const asked = fleet(300, 60, 1000, 100, 60);
+    expect(
+      onRefused(learned(), { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 1000 }, asked, T + 20, SETTINGS)
+        ?.holdMs,
+    ).toBe(1000);
+    // asked by chance alone and nothing else past it: nothing at all
+    const random = fleet(285, 15, 1000, 50, 15);
+    expect(
+      onRefused(learned(), { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 1000 }, random, T + 20, SETTINGS),
+    ).toBeUndefined();
+  });
+
+  it("when a refusal asking to wait comes for a request sent after the last cut, then the hold is taken at once, where a cut waits a round trip", () => {
+    const cutAt = learned({ at: T + 1000 });
+    const went = { sentAt: T + 800, wentAt: T + 1050 };
+    const asked = fleet(300, 60, 1000, 100, 60);
+    expect(onRefused(cutAt, { ...went, retryAfterMs: 1000 }, asked, T + 1100, SETTINGS)?.holdMs).toBe(1000);
+    expect(
+      onRefused(cutAt, { ...went, retryAfterMs: 0 }, fleet(300, 60), T + 1100, SETTINGS),
+    ).toBeUndefined();
+  });
+
+  it("when cutting, then the plateau is the lower of the accepted rate lately and over the cycle since the last cut: a quarter second holds a bucket's burst, a cycle its long-run rate", () => {
+    // 1,000 accepted over the 4 s since the last cut (250/s); 300/s lately, a burst drained among them
+    const state = learned({ at: T, atAccepted: 0 });
+    const refusal = { sentAt: T + 3900, wentAt: T + 3900, retryAfterMs: 0 };
+    const burst = onRefused(state, refusal, fleet(300, 100, 1000, 30), T + 4000, SETTINGS);
+    expect(burst?.state.max).toBe(250);
+    expect(burst?.state.rate).toBe(BETA * 250);
+    // the capacity fell: 100/s lately is below the cycle's 250/s
+    const fell = onRefused(state, refusal, fleet(100, 100, 1000, 30), T + 4000, SETTINGS);
+    expect(fell?.state.max).toBe(100);
+    // 40/s lately: 10 answers in the window, the cycle's 10/s
+    const few = onRefused(state, refusal, fleet(40, 40, 40, 30), T + 4000, SETTINGS);
+    expect(few?.state.max).toBe(10);
+  });
+
+  it("when the refusals ask for a Retry-After, then the fleet holds for exactly that (within the cap), then goes on at the long-run rate of the cycle, the hold included, and probes past it on the cycle's time scale", () => {
     // 300 accepted since the last hold's end, 15 s ago, and a Retry-After of 45 s: 5/s
     const state = learned({ markAt: T, markAccepted: 100 });
     const held = onRefused(
       state,
-      { sentAt: T + 15_000, retryAfterMs: 45_000 },
-      fleet(0, 8, 400),
+      { sentAt: T + 15_000, wentAt: T + 15_000, retryAfterMs: 45_000 },
+      fleet(0, 8, 400, 0, 8),
       T + 15_000,
       SETTINGS,
     );
     expect(held?.holdMs).toBe(45_000);
-    expect(held?.state).toMatchObject({ rate: 5, max: 5, at: T + 60_000, k: 45_000, markAt: T + 60_000 });
+    expect(held?.state).toMatchObject({ rate: 5, max: 5, at: T + 60_000, k: 60_000, markAt: T + 60_000 });
     expect(held?.state.markAccepted).toBe(400);
     // a state dated at the hold's end is one a pacer wrote
     const text = JSON.stringify(held?.state);
     expect(parseRateState(text, T + 15_000, T + 60_000)).toEqual(held?.state);
     expect(
-      onRefused(state, { sentAt: T, retryAfterMs: 3_600_000 }, fleet(0, 8, 400), T, SETTINGS)?.holdMs,
+      onRefused(state, { sentAt: T, wentAt: T, retryAfterMs: 3_600_000 }, fleet(0, 8, 400, 0, 8), T, SETTINGS)
+        ?.holdMs,
     ).toBe(60_000);
   });
 
-  it("when a hold comes while the service accepted nothing over the cycle, then the plateau learned before stays", () => {
-    const state = learned({ markAt: T, markAccepted: 100 });
+  it("when a hold comes while the service accepted nothing over the cycle, then the plateau learned before stays, and one request goes when the service said", () => {
+    const state = learned({ markAt: T, markAccepted: 100, atAccepted: 100 });
     const held = onRefused(
       state,
-      { sentAt: T + 1000, retryAfterMs: 1000 },
-      fleet(0, 8, 100),
+      { sentAt: T + 1000, wentAt: T + 1000, retryAfterMs: 2000 },
+      fleet(0, 8, 100, 50, 8),
       T + 1000,
       SETTINGS,
     );
+    expect(held?.holdMs).toBe(2000);
     expect(held?.state.max).toBe(300);
-    expect(held?.state.rate).toBeLessThan(300);
+    expect(held?.state.rate).toBe(0.5);
+    expect(held?.state.refusingSince).toBe(T + 1000);
   });
 
   it("when slow start reaches twice the stored rate, then it is noted, so a pass after a pause starts from it", () => {

@@ -26,14 +26,16 @@ const bucket = (capacity: number, invoices: number): Shape => ({
   burst: Math.max(1, Math.round(capacity / 10)),
 });
 
+/** Each night lasts 12 s or more at its capacity, so that the probe from the start rate (SUBMIT_RATE_START)
+ * is a small part of it and what is measured is the steady rate; the probe stays counted. */
 export const SHAPES: readonly Shape[] = [
   bucket(50, 1500),
   bucket(300, 6000),
-  bucket(1000, 6000),
-  bucket(3000, 18_000),
+  bucket(1000, 12_000),
+  bucket(3000, 36_000),
   {
     name: "1000/s, answers in 0–400 ms",
-    invoices: 6000,
+    invoices: 12_000,
     capacity: 1000,
     burst: 100,
     latencyMs: { min: 0, max: 400 },
@@ -83,6 +85,10 @@ export function capacityAt(shape: Shape, ms: number): number {
 export interface ShapeFigures {
   /** Accepted over what the capacity allowed while invoices remained. */
   readonly used: number;
+  /** The same from the first whole second at 0.8 of the capacity on (`probeS`: seconds until then): the
+   * steady rate, apart from the first probe from SUBMIT_RATE_START and the processes' start. */
+  readonly steadyUsed: number;
+  readonly probeS: number;
   readonly refusedPerInvoice: number;
   /** Seconds from each change until a whole second accepted ≥ 0.8 of the capacity. */
   readonly settleS: readonly number[];
@@ -113,17 +119,22 @@ export function secondsFrom(
  * `alsoRefused` refusals besides (at random, counted apart).
  */
 export function figures(shape: Shape, perSecond: readonly Second[], alsoRefused = 0): ShapeFigures {
-  let allowed = 0;
-  let accepted = 0;
-  let refused = alsoRefused;
-  perSecond.forEach((s, i) => {
-    allowed += Math.min(capacityAt(shape, i * 1000), 1e9);
-    accepted += s.admitted;
-    refused += s.refused;
-  });
-  // the last second is partial: the night ended in it
-  const last = perSecond.at(-1);
-  if (last !== undefined) allowed -= capacityAt(shape, (perSecond.length - 1) * 1000) - last.admitted;
+  const reached = perSecond.findIndex((s, i) => s.admitted >= 0.8 * capacityAt(shape, i * 1000));
+  const probeS = reached < 0 ? perSecond.length : reached;
+  const usedFrom = (from: number) => {
+    let [allowed, accepted] = [0, 0];
+    perSecond.forEach((s, i) => {
+      if (i < from) return;
+      allowed += Math.min(capacityAt(shape, i * 1000), 1e9);
+      accepted += s.admitted;
+    });
+    // the last second is partial: the night ended in it
+    const last = perSecond.at(-1);
+    if (last !== undefined && perSecond.length > from)
+      allowed -= capacityAt(shape, (perSecond.length - 1) * 1000) - last.admitted;
+    return allowed > 0 ? accepted / allowed : 1;
+  };
+  const refused = perSecond.reduce((sum, s) => sum + s.refused, alsoRefused);
   const settleS = (shape.changes ?? []).map((change) => {
     const after = Math.ceil(change.atMs / 1000);
     const target = 0.8 * capacityAt(shape, change.atMs);
@@ -131,5 +142,6 @@ export function figures(shape: Shape, perSecond: readonly Second[], alsoRefused 
       if ((perSecond[i]?.admitted ?? 0) >= target) return i - change.atMs / 1000 + 1;
     return Infinity;
   });
-  return { used: allowed > 0 ? accepted / allowed : 1, refusedPerInvoice: refused / shape.invoices, settleS };
+  const refusedPerInvoice = refused / shape.invoices;
+  return { used: usedFrom(0), steadyUsed: usedFrom(probeS), probeS, refusedPerInvoice, settleS };
 }

@@ -25,36 +25,37 @@ export function memoryBudget(
   traces?: BudgetTrace[],
   stored: StoredState = { v: "0", state: "" },
 ): BudgetPort {
-  const b = { tat: 0, hold: 0, seen: 0, capped: 0, sent: 0, accepted: 0, refused: 0 };
+  const b = { last: 0, hold: 0, seen: 0, capped: 0, sent: 0, accepted: 0, refused: 0 };
   let quarter = 0;
-  let cur = { s: 0, a: 0, r: 0 };
-  let prev = { s: 0, a: 0, r: 0 };
+  let cur = { s: 0, a: 0, r: 0, w: 0 };
+  let prev = { s: 0, a: 0, r: 0, w: 0 };
   const call = (c: BudgetCall): BudgetReply => {
     const now = Math.floor(time.now);
     const q = Math.floor(now / QUARTER_MS);
     if (q !== quarter) {
-      prev = q === quarter + 1 ? cur : { s: 0, a: 0, r: 0 };
-      cur = { s: 0, a: 0, r: 0 };
+      prev = q === quarter + 1 ? cur : { s: 0, a: 0, r: 0, w: 0 };
+      cur = { s: 0, a: 0, r: 0, w: 0 };
       quarter = q;
     }
     const { wanted = 0, intervalMs = 1, aheadMs = 0, owed = 0, spanMs = 0, accepted = 0, refused = 0 } = c;
-    let tat = b.tat;
-    if (owed > 0) tat = Math.max(tat, now - spanMs) + owed * intervalMs;
-    const go = Math.max(tat, now, b.hold);
+    let last = b.last;
+    if (owed > 0) last = Math.max(last + intervalMs, now - spanMs) + (owed - 1) * intervalMs;
+    const go = Math.max(last + intervalMs, now, b.hold);
     let wait = go - now;
     let booked = 0;
     if (wait <= aheadMs) {
       booked = Math.min(wanted, Math.floor((aheadMs - wait) / intervalMs) + 1);
-      tat = go + booked * intervalMs;
+      if (booked > 0) last = go + (booked - 1) * intervalMs;
     } else wait -= aheadMs;
     const seen = b.seen;
     if (booked + owed > 0) {
-      b.tat = tat;
+      b.last = last;
       b.seen = now;
     }
     cur.s += booked + owed;
     cur.a += accepted;
     cur.r += refused;
+    cur.w += c.waited ?? 0;
     b.sent += booked + owed;
     b.accepted += accepted;
     b.refused += refused;
@@ -79,6 +80,7 @@ export function memoryBudget(
       sentPerSec: lately(cur.s, prev.s),
       acceptedPerSec: lately(cur.a, prev.a),
       refusedPerSec: lately(cur.r, prev.r),
+      waitedPerSec: lately(cur.w, prev.w),
       accepted: b.accepted,
       refused: b.refused,
       capped: b.capped,
