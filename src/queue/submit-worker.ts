@@ -6,6 +6,7 @@ import { RequestHeldBackError } from "../submit/errors/request-held-back-error.j
 import { RetryableSubmitError } from "../submit/errors/retryable-submit-error.js";
 import { FlowControl } from "../submit/flow-control.js";
 import { withPacing, type SendPacer } from "../capacity/index.js";
+import { TimeInHand } from "./time-in-hand.js";
 import { RequestSlots, withRequestSlots } from "../submit/request-slots.js";
 import { submitInvoice, type SubmitDeps, type SubmitOutcome } from "../submit/submit-invoice.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
@@ -82,24 +83,37 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
   const { pacer } = options;
   // The send time first, then a slot: a request waiting for its time holds no slot.
   const slotted = withRequestSlots(deps.submitter, slots);
-  const attemptDeps: SubmitDeps = {
-    ...deps,
-    submitter: pacer === undefined ? slotted : withPacing(slotted, pacer),
+  const attemptDeps: SubmitDeps = { ...deps, submitter: slotted };
+  const timeInHand = new TimeInHand();
+  /** With a budget, each attempt's request is paced, and its time in hand apart from that wait noted. */
+  const pacedAttempt = (): { deps: SubmitDeps; handled: () => void } => {
+    if (pacer === undefined) return { deps: attemptDeps, handled: () => undefined };
+    const [started, sent] = [Date.now(), { heldMs: 0 }];
+    const submitter = withPacing(slotted, pacer, (ticket) => (sent.heldMs = ticket.heldMs));
+    return {
+      deps: { ...attemptDeps, submitter },
+      handled: () => {
+        timeInHand.handled(Date.now() - started - sent.heldMs);
+      },
+    };
   };
   /**
    * Requests in flight follow the flow-control window and, with a budget, what the learned rate needs at
-   * the latency seen (rate × latency). The invoices taken follow the flow-control window only: an
-   * invoice's time in the worker is its request and its Redis round trips, so invoices in hand sized to
-   * the request's latency alone held an unlimited service to two thirds of the relay's speed; those
-   * waiting for their send time hold no request slot and are sent at the fleet's rate whatever their number.
+   * the latency seen (rate × latency). The invoices taken, two per request, follow the flow-control
+   * window and, with a budget, what the rate needs in hand: rate × the longest an invoice was in hand
+   * with its Redis work (src/queue/time-in-hand.ts; the request's latency alone held an unlimited
+   * service to two thirds of the relay's speed), so that a night's first seconds, sent at the start
+   * rate, take no thousands of invoices whose Redis work delays the sends.
    */
+  const invoicesInHand = (): number =>
+    (pacer === undefined ? flow.concurrency : pacer.needFor(timeInHand.ms, flow.concurrency)) *
+    INVOICES_PER_REQUEST_SLOT;
   const followWindow = (): void => {
+    const window = flow.concurrency;
     slots.setLimit(
-      pacer === undefined
-        ? flow.concurrency
-        : Math.min(flow.concurrency, pacer.concurrency(options.maxConcurrency)),
+      pacer === undefined ? window : Math.min(window, pacer.concurrency(options.maxConcurrency)),
     );
-    worker.concurrency = flow.concurrency * INVOICES_PER_REQUEST_SLOT;
+    worker.concurrency = invoicesInHand();
   };
 
   const processor = async (job: Job<InvoiceJobData>, token?: string): Promise<string> => {
@@ -114,8 +128,9 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     const { batch, line } = parsed.data;
     const trace = options.tracing?.attempt({ key, batch, line, attempt, traceparent: parsed.data.trace });
     let outcome: SubmitOutcome;
+    const paced = pacedAttempt();
     try {
-      outcome = await submitInvoice(attemptDeps, {
+      outcome = await submitInvoice(paced.deps, {
         key,
         invoice: parsed.data.invoice,
         attempt,
@@ -133,6 +148,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
       trace?.end("error", error instanceof Error ? error.name : "unknown");
       throw error;
     }
+    paced.handled();
     trace?.end(outcome.kind, UNSUCCESSFUL.has(outcome.kind) ? outcome.kind : undefined);
     options.onOutcome?.(key, outcome);
     // The job's child logger is made only when a line is written: the common outcomes log at debug,
@@ -196,7 +212,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
   const worker: Worker<InvoiceJobData> = new Worker<InvoiceJobData>(INVOICE_QUEUE, processor, {
     connection: options.connection,
     prefix: options.prefix,
-    concurrency: flow.concurrency * INVOICES_PER_REQUEST_SLOT,
+    concurrency: invoicesInHand(),
     // A job whose worker died is picked up again once its lock lapses, and it must never be failed for
     // that: the service dedupes by key, so re-sending after a crash is safe, while failing would need
     // a manual retry. Hence an effectively unlimited stall count.
