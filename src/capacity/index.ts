@@ -7,7 +7,7 @@
  *   schedule of send times, the hold, the state, and the fleet's answers counted.
  * - state: what the rate is a function of (rate.ts RateState), shared through the budget and written
  *   only on events, by compare-and-set; every process computes the same rate from it.
- * - accepted rate: requests per second the service accepted lately, every process's answers together.
+ * - accepted rate: what the service took per second lately (any answer but a refusal), fleet-wide.
  * - slow start: nothing learned yet, the rate is twice the accepted rate (it doubles per round trip);
  *   past the threshold (the plateau before the service refused everything), a quarter more.
  * - plateau: the accepted rate at the last cut, the capacity as the service showed it.
@@ -21,7 +21,7 @@
  * docs/capacity.md says why each rule is what it is.
  */
 export { SendPacer, type PacerSnapshot, type SendTicket } from "./pacer.js";
-export { withPacing } from "./paced-submitter.js";
+export { tellPacer, withPacing } from "./paced-submitter.js";
 export {
   RECOVER_MS,
   parseRateState,

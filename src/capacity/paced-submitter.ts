@@ -9,7 +9,8 @@ import type { SendPacer, SendTicket } from "./pacer.js";
 /**
  * A submitter that sends each request at its send time in the fleet's budget and tells the pacer what
  * the service answered: a refusal for capacity (429, or 503 with Retry-After) with what it asked to wait,
- * or an acceptance with its latency. Anything else says nothing of capacity. `onSent`: told its ticket.
+ * or else an acceptance with its latency (a 422 or a 500 took the service's work as a 201 did); no answer
+ * says nothing of capacity. `onSent`: told its ticket.
  */
 export function withPacing(inner: Submitter, pacer: SendPacer, onSent?: (t: SendTicket) => void): Submitter {
   return {
@@ -21,17 +22,16 @@ export function withPacing(inner: Submitter, pacer: SendPacer, onSent?: (t: Send
         answer = await inner.submit(idempotencyKey, body, trace);
         return answer;
       } finally {
-        tell(pacer, ticket, answer);
+        tellPacer(pacer, ticket, answer);
       }
     },
     close: (abandon) => inner.close(abandon),
   };
 }
 
-function tell(pacer: SendPacer, ticket: SendTicket, answer: Answer | undefined): void {
+export function tellPacer(pacer: SendPacer, ticket: SendTicket, answer: Answer | undefined): void {
   if (answer?.kind !== "response") return;
   const retryAfterMs = parseRetryAfter(firstHeaderValue(answer.headers["retry-after"]), Date.now());
   if (refusedForCapacity(answer.status, retryAfterMs)) pacer.onRefused(ticket, retryAfterMs ?? 0);
-  else if (answer.status >= 200 && answer.status < 300)
-    pacer.onAccepted(ticket, answer.timing?.durationMs ?? Date.now() - ticket.sentAt);
+  else pacer.onAccepted(ticket, answer.timing?.durationMs ?? Date.now() - ticket.sentAt);
 }

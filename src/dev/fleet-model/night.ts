@@ -1,8 +1,9 @@
 import { CapacityModel, type Capacity, type CapacityPatch } from "../../simulator/capacity.js";
 import { mulberry32 } from "../../simulator/prng.js";
-import { SendPacer, type RateSettings } from "../../capacity/index.js";
+import { SendPacer, tellPacer, type RateSettings } from "../../capacity/index.js";
 import { memoryBudget, type BudgetTrace } from "./memory-budget.js";
 import { VirtualTime } from "./virtual-time.js";
+import type { Answer } from "../../submit/answer.js";
 
 /** A model night: a fleet of processes sends invoices to a service with a capacity, on virtual time. */
 export interface NightOptions {
@@ -21,6 +22,9 @@ export interface NightOptions {
   readonly changes?: readonly { readonly atMs: number; readonly patch: NonNullable<CapacityPatch> }[];
   /** A share of admitted requests refused with a 429 at random besides (the chaos suite's: 0.05). */
   readonly random429?: number;
+  /** A share of admitted requests answered 503 without Retry-After besides, and sent again a second later
+   * (the chaos suite's server errors: 0.2). */
+  readonly errors?: number;
   readonly seed: number;
   /** SUBMIT_RATE_PER_SEC and the like; the relay's defaults otherwise. */
   readonly settings?: Partial<RateSettings>;
@@ -129,20 +133,33 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     if (admitted.admitted && !refusedAtRandom) tenth.admitted++;
     else if (!admitted.admitted) tenth.refused++;
     tenth.rate = ticket.rate;
+    // answered as the service would, and heard by the pacer as the relay hears it (tellPacer)
+    const answer = (status: number, retryAfterMs?: number): Answer => ({
+      kind: "response",
+      status,
+      headers: retryAfterMs === undefined ? {} : { "retry-after": String(retryAfterMs / 1000) },
+      body: "",
+      timing: { startedAt: ticket.sentAt, durationMs: time.now - ticket.sentAt },
+    });
+    const again = (ms: number) => {
+      time.at(ms, () => {
+        waiting++;
+      });
+    };
     if (!admitted.admitted || refusedAtRandom) {
       await time.sleep(0.5 + draw());
       const retryAfterMs = admitted.admitted ? 1000 : admitted.retryAfterSeconds * 1000;
       inFlight[i] = (inFlight[i] ?? 0) - 1;
-      pacer.onRefused(ticket, retryAfterMs);
-      time.at(retryAfterMs, () => {
-        waiting++;
-      });
+      tellPacer(pacer, ticket, answer(admitted.admitted ? 429 : admitted.status, retryAfterMs));
+      again(retryAfterMs);
     } else {
       await time.sleep(latency.min + (latency.max - latency.min) * draw() + admitted.extraLatencyMs);
       capacity.release();
       inFlight[i] = (inFlight[i] ?? 0) - 1;
-      pacer.onAccepted(ticket, time.now - ticket.sentAt);
-      routed++;
+      const failed = draw() < (options.errors ?? 0);
+      tellPacer(pacer, ticket, answer(failed ? 503 : 201));
+      if (failed) again(1000);
+      else routed++;
     }
     await time.sleep(HANDLING_MS);
   };
