@@ -13,8 +13,11 @@ const cleanups = cleanupsAfterEach();
 const HEADER = "external_id,currency,destination_country,archive_policy\n";
 const row = (id: string) => `${id},EUR,DE,eu-10y\n`;
 
-/** A drop folder whose one SFTP source is the hostile server, serving `files` with their lies. */
-async function world(files: [string, string, Lies][], options: HostileOptions = {}) {
+/**
+ * A drop folder whose one SFTP source is the hostile server, serving `files` with their lies; `patience`:
+ * the source's timeout_seconds, short where the server is silent so that the source fails in seconds.
+ */
+async function world(files: [string, string, Lies][], options: HostileOptions = {}, patience?: number) {
   const tree = await mkdtemp(join(tmpdir(), "relay-lying-"));
   cleanups.push(() => rm(tree, { recursive: true, force: true }));
   const dropDir = join(tree, "drop");
@@ -34,6 +37,7 @@ async function world(files: [string, string, Lies][], options: HostileOptions = 
       `    url: "${server.url()}"`,
       `    key_file: "${server.clientKeyFile}"`,
       `    host_key: "${server.fingerprint}"`,
+      ...(patience === undefined ? [] : [`    timeout_seconds: ${patience}`]),
       "",
     ].join("\n"),
   );
@@ -60,14 +64,14 @@ describe("an SFTP server that lies about its files", () => {
 
   it("when the server keeps the connection up but never answers a read, then run gives up on the source with a message naming the server and what it was asked, exits non-zero, and takes the file at a later run once the server answers", async () => {
     const content = HEADER + row("STALL-1") + row("STALL-2");
-    const { server, sim, env } = await world([["stall.csv", content, { stallFrom: 10 }]]);
+    const { server, sim, env } = await world([["stall.csv", content, { stallFrom: 10 }]], {}, 2);
 
-    const stalled = await runCli(["run"], env, 150_000);
+    const stalled = await runCli(["run"], env, 60_000);
 
     expect(stalled.signal, stalled.output).toBeNull();
     expect(stalled.code, stalled.output).toBe(1);
     expect(stalled.output).toMatch(
-      /SFTP source acme: 127\.0\.0\.1:\d+ answered nothing for 15 s while asked to read \/inbox\/stall\.csv/,
+      /SFTP source acme: 127\.0\.0\.1:\d+ answered nothing for 2 s while asked to read \/inbox\/stall\.csv/,
     );
     expect(sim.stats().effects.total).toBe(0);
 
@@ -75,13 +79,13 @@ describe("an SFTP server that lies about its files", () => {
     const later = await runCli(["run"], env, 60_000);
     expect(later.code, later.output).toBe(0);
     expect(sim.stats().effects).toMatchObject({ total: 2, keysWithMultipleEffects: 0 });
-  }, 200_000);
+  });
 
   it("when the server accepts the login but never opens the SFTP session, then run gives up on the source with a message saying so, and exits non-zero", async () => {
     const content = HEADER + row("SESSION-1");
-    const { sim, env } = await world([["session.csv", content, {}]], { answerSessions: false });
+    const { sim, env } = await world([["session.csv", content, {}]], { answerSessions: false }, 2);
 
-    const { code, signal, output } = await runCli(["run"], env, 150_000);
+    const { code, signal, output } = await runCli(["run"], env, 60_000);
 
     expect(signal, output).toBeNull();
     expect(code, output).toBe(1);
@@ -89,7 +93,7 @@ describe("an SFTP server that lies about its files", () => {
       /SFTP source acme: 127\.0\.0\.1:\d+ accepted the login but opened no SFTP session/,
     );
     expect(sim.stats().effects.total).toBe(0);
-  }, 200_000);
+  });
 
   it("when the server lists a symbolic link with a drop file's name, then it is not followed, and every run names it as left on the server and does not exit 0", async () => {
     const { sim, env } = await world([

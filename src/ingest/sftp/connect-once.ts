@@ -5,19 +5,24 @@ import type { Credentials } from "./credentials.js";
 import { fingerprintOf, keyTypeOf, type AcceptedKeys } from "./host-key.js";
 import type { RemoteSource } from "./remote-source.js";
 
-const READY_TIMEOUT_MS = 15_000;
-
 /** ssh2's stage of a failure (`level`), for the one stage it has none for: logged in, no SFTP session. */
 export const NO_SESSION = "sftp-session";
 
 /**
- * How long a request to the server may go unanswered before the connection is taken for dead: the
- * patience of the handshake (READY_TIMEOUT_MS), and that of the keepalives (3 unanswered, 5 s apart).
- * A server whose connection stays up (it answers the keepalives) but that never answers a read, a
- * listing or a rename would otherwise hold the pass, and `run`, for ever. A transfer that goes on,
- * however slowly, is never cut: each answer starts the wait again.
+ * How long a request to the server may go unanswered before the connection is taken for dead, unless
+ * the source sets `timeout_seconds`: the patience of the handshake, of the SFTP session's opening, of
+ * each request, and of the keepalives (KEEPALIVES unanswered, spread over it). A server whose connection
+ * stays up (it answers the keepalives) but that never answers a read, a listing or a rename would
+ * otherwise hold the pass, and `run`, for ever. A transfer that goes on, however slowly, is never cut:
+ * each answer starts the wait again. 15 s: OpenSSH's keepalive default patience (3 × 5 s) and well
+ * beyond a round trip across the world.
  */
 export const UNANSWERED_MS = 15_000;
+/** Keepalives left unanswered before the connection is dead: OpenSSH's ServerAliveCountMax default. */
+const KEEPALIVES = 3;
+
+/** The source's patience (`timeout_seconds`), UNANSWERED_MS unless set. */
+export const patienceOf = (source: RemoteSource): number => source.unansweredMs ?? UNANSWERED_MS;
 
 /** One connection's outcome: open, a host key not pinned or revoked, or a failure at ssh2's stage `level`. */
 export type Attempt =
@@ -56,7 +61,7 @@ export async function connectOnce(
     });
   let key: Buffer | undefined;
   // ssh2-sftp-client waits for the SFTP channel without a limit: a server that takes the login but never
-  // answers the session would hold the pass for ever. Once logged in, it answers within UNANSWERED_MS.
+  // answers the session would hold the pass for ever. Once logged in, it answers within its patience.
   let noSession: NodeJS.Timeout | undefined;
   const unopened = new Promise<never>((_, reject) => {
     if (ssh instanceof EventEmitter)
@@ -65,7 +70,7 @@ export async function connectOnce(
           failure = { code: undefined, level: NO_SESSION };
           (ssh as EventEmitter & { destroy?: () => void }).destroy?.();
           reject(new Error("no SFTP session"));
-        }, UNANSWERED_MS);
+        }, patienceOf(source));
       });
   });
   unopened.catch(() => undefined);
@@ -75,9 +80,9 @@ export async function connectOnce(
       port: source.port,
       username: source.user,
       ...login,
-      readyTimeout: READY_TIMEOUT_MS,
-      keepaliveInterval: 5_000,
-      keepaliveCountMax: 3,
+      readyTimeout: patienceOf(source),
+      keepaliveInterval: patienceOf(source) / KEEPALIVES,
+      keepaliveCountMax: KEEPALIVES,
       retries: 0,
       algorithms: { serverHostKey: [...algorithms] },
       hostVerifier: (offered: Buffer) => {

@@ -15,8 +15,10 @@ export const REMOTE_SOURCE_FIELDS = [
   "done_marker",
   "after_claim",
   "reports",
+  "timeout_seconds",
 ] as const;
 
+const TIMEOUT_MESSAGE = "must be a whole number of seconds from 1 to 600 (15 if absent)";
 const text = (what: string) =>
   z.string({ error: (i) => (i.input === undefined ? `is required: ${what}` : `must be ${what}`) });
 
@@ -52,6 +54,13 @@ export const rawRemoteSourceSchema = z.strictObject({
     .enum(["move", "delete"], { error: () => "must be move (to processing/, then archive/) or delete" })
     .optional(),
   reports: z.enum(["yes", "no", "true", "false"], { error: () => "must be yes or no" }).optional(),
+  // read as text (YAML's failsafe schema): decimal digits only, so 1e3, 0x10 and 1.5 are refused
+  timeout_seconds: z
+    .string({ error: () => TIMEOUT_MESSAGE })
+    .regex(/^\d+$/, TIMEOUT_MESSAGE)
+    .transform(Number)
+    .pipe(z.number().min(1, TIMEOUT_MESSAGE).max(600, TIMEOUT_MESSAGE))
+    .optional(),
 });
 
 export type RawRemoteSource = z.infer<typeof rawRemoteSourceSchema>;
@@ -106,6 +115,7 @@ export function checkRemoteSource(raw: SomeRemoteSource): CheckedSource {
       doneMarker: raw.done_marker,
       afterClaim: raw.after_claim ?? "move",
       reports: raw.reports === "yes" || raw.reports === "true",
+      unansweredMs: raw.timeout_seconds === undefined ? undefined : raw.timeout_seconds * 1000,
     },
   };
 }

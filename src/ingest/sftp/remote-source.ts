@@ -21,6 +21,11 @@ export interface RemoteSource {
   readonly afterClaim: "move" | "delete";
   /** Upload each batch's results CSV and summary to reports/. */
   readonly reports: boolean;
+  /**
+   * `timeout_seconds`: how long the server may leave the handshake, the session or a request unanswered
+   * before the connection is taken for dead (UNANSWERED_MS, 15 s, if absent).
+   */
+  readonly unansweredMs?: number | undefined;
 }
 
 export type RemoteAuth =

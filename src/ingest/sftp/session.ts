@@ -4,7 +4,7 @@ import type { FileEntryWithStats, SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
 import { admitName, type FileName, type RefusedName } from "../../names/file-name.js";
-import { connectOnce, UNANSWERED_MS } from "./connect-once.js";
+import { connectOnce, patienceOf } from "./connect-once.js";
 import { connectionProblem } from "./connection-problem.js";
 import { credentials } from "./credentials.js";
 import { HostKeyRefusedError } from "./errors/host-key-refused-error.js";
@@ -76,7 +76,7 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
     const attempt = await connectOnce(source, login, algorithms, accepted);
     if (attempt.kind === "open") {
       if (accepted.probe) metWith.set(known, attempt.type);
-      return sessionOf(attempt.client, attempt.sftp, source.name, server);
+      return sessionOf(attempt.client, attempt.sftp, source.name, server, patienceOf(source));
     }
     if (attempt.kind === "revoked")
       throw new HostKeyRevokedError(source.name, server, attempt.fingerprint, attempt.where);
@@ -107,10 +107,16 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
   }
 }
 
-function sessionOf(client: SftpClient, sftp: SFTPWrapper, source: string, server: string): RemoteSession {
+function sessionOf(
+  client: SftpClient,
+  sftp: SFTPWrapper,
+  source: string,
+  server: string,
+  patienceMs: number,
+): RemoteSession {
   let dead: RemoteSourceUnavailableError | undefined;
   /**
-   * Runs one operation; when the server answers nothing for UNANSWERED_MS (`answer` tells each answer
+   * Runs one operation; when the server answers nothing for `patienceMs` (`answer` tells each answer
    * of a long one), the connection is closed and the operation fails as the source's (`transfer`, tried
    * again with backoff), so the other sources and the drop folder go on.
    */
@@ -127,13 +133,13 @@ function sessionOf(client: SftpClient, sftp: SFTPWrapper, source: string, server
         dead = new RemoteSourceUnavailableError(
           source,
           "transfer",
-          `${server} answered nothing for ${UNANSWERED_MS / 1000} s while asked to ${what}; the connection ` +
+          `${server} answered nothing for ${patienceMs / 1000} s while asked to ${what}; the connection ` +
             "was closed. If it happens again, ask the server's operator whether it is overloaded or stuck",
         );
         const ssh: unknown = Reflect.get(client, "client");
         if (ssh instanceof EventEmitter) (ssh as EventEmitter & { destroy?: () => void }).destroy?.();
         fail(dead);
-      }, UNANSWERED_MS);
+      }, patienceMs);
     };
     answer();
     try {

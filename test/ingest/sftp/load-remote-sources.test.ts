@@ -51,6 +51,17 @@ describe("SFTP sources in sources.yaml", () => {
     });
   });
 
+  it("when a source sets timeout_seconds, then its connection waits that long for an answer; 0, 1.5 or 601 are refused naming the field and the line", async () => {
+    const source = (timeout: string) =>
+      `sftp:\n  - name: acme\n    url: sftp://u@h/x\n    key_file: ${key}\n    host_key: ${FINGERPRINT}\n    timeout_seconds: ${timeout}\n`;
+    const [patient] = await load(source("120"));
+    expect(patient?.unansweredMs).toBe(120_000);
+    for (const wrong of ["0", "1.5", "601", "soon"])
+      expect((await refusal(source(wrong))).message).toContain(
+        "field timeout_seconds (line 6): must be a whole number of seconds from 1 to 600",
+      );
+  });
+
   it("when the file has profiles and sources, then the profiles are read as ever beside them", async () => {
     const text = `profiles:\n  - match: "sap-*.csv"\n    delimiter: ";"\nsftp:\n  - name: acme\n    url: sftp://u@h/x\n    key_file: ${key}\n    host_key: ${FINGERPRINT}\n`;
     expect(await load(text)).toHaveLength(1);
