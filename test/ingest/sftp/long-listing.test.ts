@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { UNANSWERED_MS } from "../../../src/ingest/sftp/connect-once.js";
 import { openSftpSession } from "../../../src/ingest/sftp/session.js";
 import { cleanupsAfterEach } from "../../support/cleanups.js";
 import { startHostileSftpServer } from "../../support/hostile-sftp-server.js";
@@ -7,10 +6,11 @@ import { startHostileSftpServer } from "../../support/hostile-sftp-server.js";
 const cleanups = cleanupsAfterEach();
 
 describe("a folder whose listing takes longer than a request may go unanswered", () => {
-  it("when each answer of a slow server comes in time but the whole listing takes longer than UNANSWERED_MS, then every name is listed, never taken for a stalled server", async () => {
+  it("when each answer of a slow server comes in time but the whole listing takes longer than the source's timeout, then every name is listed, never taken for a stalled server", async () => {
     const answerMs = 100;
-    // A hundred names an answer: enough answers that the listing outlasts UNANSWERED_MS by a second.
-    const names = ((UNANSWERED_MS + 1000) / answerMs) * 100;
+    const unansweredMs = 2000;
+    // A hundred names an answer: enough answers that the listing outlasts the timeout by a second.
+    const names = ((unansweredMs + 1000) / answerMs) * 100;
     const server = await startHostileSftpServer({ listingAnswerMs: answerMs });
     cleanups.push(() => server.close());
     for (let i = 0; i < names; i++) server.list(`n-${i}.csv`, "x\n");
@@ -25,6 +25,7 @@ describe("a folder whose listing takes longer than a request may go unanswered",
       match: [],
       afterClaim: "move",
       reports: false,
+      unansweredMs,
     });
     cleanups.push(() => session.close());
 
@@ -32,5 +33,5 @@ describe("a folder whose listing takes longer than a request may go unanswered",
 
     expect(listing).toHaveLength(names);
     expect(new Set(listing.map((e) => e.listed)).size).toBe(names);
-  }, 60_000);
+  });
 });
