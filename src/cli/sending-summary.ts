@@ -4,7 +4,7 @@ import type { AttemptObservation, PacerSnapshot } from "../queue/submission-serv
  * What `run` says at its end about how the service took its sending, in an operator's words: the
  * requests it refused for capacity ("not now"), counted as this process received them (the fleet's count
  * in Redis is written a little later and would miss the last ones); when the fleet met the service's
- * capacity, how many requests a second the service accepted (the fleet's accepted rate, the median once
+ * capacity, how many requests a second the service took (the fleet's accepted rate, the median once
  * the capacity was met: never the learned rate, which may stand above what the service took); and when
  * SUBMIT_CONCURRENCY held the sending below what the rate needed.
  */
@@ -44,8 +44,8 @@ export class SendingSummary {
       said.push(
         accepted === undefined
           ? "the fleet met the service's capacity"
-          : `the fleet met the service's capacity; the service accepted about ${Math.round(accepted)} ` +
-              "requests/s (every process together)",
+          : `the fleet met the service's capacity; the service took about ${Math.round(accepted)} ` +
+              "requests/s (every process together, answered without a refusal)",
       );
     }
     if (this.#capped)

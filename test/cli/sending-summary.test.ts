@@ -44,7 +44,7 @@ describe("the end of run's word on sending", () => {
     for (const fleetAcceptedPerSec of [290, 300, 310])
       sending.observe(snapshot({ rate: 1323, phase: "holding", fleetSentPerSec: 400, fleetAcceptedPerSec }));
     const said = sending.summary() ?? "";
-    expect(said).toMatch(/the service accepted about 300 requests\/s/);
+    expect(said).toMatch(/the service took about 300 requests\/s/);
     expect(said).not.toContain("1323");
   });
 
