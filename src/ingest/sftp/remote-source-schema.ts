@@ -18,7 +18,12 @@ export const REMOTE_SOURCE_FIELDS = [
   "timeout_seconds",
 ] as const;
 
-const TIMEOUT_MESSAGE = "must be a whole number of seconds from 1 to 600 (15 if absent)";
+/**
+ * timeout_seconds: at least a second (a round trip anywhere), at most ten minutes (a server silent longer
+ * is down, and a pass waiting on it holds every other source and the drop folder).
+ */
+const [LEAST_TIMEOUT_S, MOST_TIMEOUT_S] = [1, 600];
+const TIMEOUT_MESSAGE = `must be a whole number of seconds from ${LEAST_TIMEOUT_S} to ${MOST_TIMEOUT_S} (15 if absent)`;
 const text = (what: string) =>
   z.string({ error: (i) => (i.input === undefined ? `is required: ${what}` : `must be ${what}`) });
 
@@ -59,7 +64,7 @@ export const rawRemoteSourceSchema = z.strictObject({
     .string({ error: () => TIMEOUT_MESSAGE })
     .regex(/^\d+$/, TIMEOUT_MESSAGE)
     .transform(Number)
-    .pipe(z.number().min(1, TIMEOUT_MESSAGE).max(600, TIMEOUT_MESSAGE))
+    .pipe(z.number().min(LEAST_TIMEOUT_S, TIMEOUT_MESSAGE).max(MOST_TIMEOUT_S, TIMEOUT_MESSAGE))
     .optional(),
 });
 
