@@ -10,7 +10,7 @@ import type { SendPacer, SendTicket } from "./pacer.js";
  * A submitter that sends each request at its send time in the fleet's budget and tells the pacer what
  * the service answered: a refusal for capacity (429, or 503 with Retry-After) with what it asked to wait,
  * or else an acceptance with its latency (a 422 or a 500 took the service's work as a 201 did); no answer
- * says nothing of capacity. `onSent`: told its ticket.
+ * says nothing of capacity (AWS SDKs' adaptive mode measures its rate on every answer). `onSent`: the ticket.
  */
 export function withPacing(inner: Submitter, pacer: SendPacer, onSent?: (t: SendTicket) => void): Submitter {
   return {
