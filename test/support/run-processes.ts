@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 
 /**
  * The processes a test run started, found by the folder the run gave them: every process started after
  * the run's global setup inherits `TMPDIR=<the run's folder>`, and the servers it starts name a folder
- * under it in their arguments (redis-server's `--dir`, postgres' `-D`, sshd's `-f`). Read from /proc,
+ * under it in their arguments (postgres' `-D`, sshd's `-f`) or work in one (redis-server's `--dir`). Read from /proc,
  * synchronously, so that a run being interrupted can still do it on its way out (Linux; elsewhere there
  * is no /proc and nothing is found).
  */
@@ -24,11 +24,24 @@ function readText(file: string): string | undefined {
   }
 }
 
-/** Whether a `/proc/<pid>` belongs to a process started inside `dir`. */
+/** The folder a process works in, as the kernel names it (" (deleted)" once it is removed). */
+function workingFolder(pid: string): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, "");
+  } catch {
+    return undefined; // gone meanwhile, or another user's process
+  }
+}
+
+/**
+ * Whether a `/proc/<pid>` belongs to a process started inside `dir`: by its arguments, its TMPDIR, or
+ * the folder it works in. redis-server writes its process title over both its arguments and its
+ * environment, so only the last names it: it works in its `--dir`.
+ */
 function startedIn(pid: string, dir: string): string | undefined {
   const args = readText(`/proc/${pid}/cmdline`)?.split("\0").join(" ").trim();
   if (args === undefined || args === "") return undefined; // a zombie has neither
-  if (args.includes(`${dir}/`)) return args;
+  if (args.includes(`${dir}/`) || workingFolder(pid)?.startsWith(`${dir}/`) === true) return args;
   const env = readText(`/proc/${pid}/environ`)?.split("\0") ?? [];
   const tmp = env.find((entry) => entry.startsWith("TMPDIR="))?.slice("TMPDIR=".length);
   return tmp === dir || tmp?.startsWith(`${dir}/`) === true ? args : undefined;
