@@ -156,7 +156,9 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
       await time.sleep(latency.min + (latency.max - latency.min) * draw() + admitted.extraLatencyMs);
       capacity.release();
       inFlight[i] = (inFlight[i] ?? 0) - 1;
-      const failed = draw() < (options.errors ?? 0);
+      // drawn only when asked for, so that a seed's night without errors is the one it always was
+      const errors = options.errors ?? 0;
+      const failed = errors > 0 && draw() < errors;
       tellPacer(pacer, ticket, answer(failed ? 503 : 201));
       if (failed) again(1000);
       else routed++;
