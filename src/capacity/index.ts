@@ -10,7 +10,7 @@
  * - accepted rate: what the service took per second lately (any answer but a refusal), fleet-wide.
  * - slow start: nothing learned yet, the rate is twice the accepted rate (it doubles per round trip);
  *   past the threshold (the plateau before the service refused everything), a quarter more.
- * - plateau: the accepted rate at the last cut, the capacity as the service showed it.
+ * - plateau: the accepted rate at the last cut (the least its count allows), the capacity as shown.
  * - cut: refusals that speak of capacity take the rate to β of the plateau, once per round trip.
  * - curve: after a cut, CUBIC's: back up to the plateau within K, then past it ever faster (a probe).
  * - hold: a Retry-After honoured by every process, for exactly what was asked; after it the fleet goes on

@@ -90,10 +90,10 @@ export function startState(settings: RateSettings, now: number, fleet: Counts, v
 /**
  * The rate at `now`. No plateau yet (slow start): twice what the service accepted lately, as TCP's slow
  * start sends two for every acknowledgement, so a probe is never more than twice the capacity (past the
- * threshold, a quarter more). With a
- * plateau, CUBIC's curve: from the cut rate up to the plateau (concave, K), then past it (convex), so a
- * capacity that rose is found. Never above twice the accepted rate (a rate the service never took is
- * not one it accepts), nor below the stored rate, within [MIN_RATE, ceiling].
+ * threshold, a quarter more). With a plateau, CUBIC's curve: from the cut rate up to the plateau
+ * (concave, K), then past it (convex), so a capacity that rose is found. Never above twice the accepted
+ * rate (a rate the service never took is not one it accepts), nor below the stored rate, within
+ * [MIN_RATE, ceiling].
  */
 export function rateAt(state: RateState, now: number, settings: RateSettings, fleet: Fleet): number {
   const cautious = state.max <= 0 && state.threshold > 0 && fleet.acceptedPerSec >= state.threshold;
@@ -147,11 +147,13 @@ export function onRefused(
     const held = { ...state, version, rate, max, k, refusingSince, ...eventAt(end, fleet), ...cycle };
     return { state: held, holdMs };
   }
-  // the lower of the accepted rate lately and over the cycle since the last cut: a quarter second holds
-  // a bucket's burst (a plateau above the capacity is refused every cycle), a cycle its long-run rate
+  // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and over the cycle
+  // since the last cut (its long-run rate), each the least its count allows: n paced requests in a span
+  // show n − 1 per span at least (the first may open it, the last close it), never less than a cut's β n
+  const least = (n: number, ms: number) => (Math.max(n - 1, BETA * n) * 1000) / ms;
   const since = state.max > 0 && now > state.at;
-  const cycle = since ? ((fleet.accepted - state.atAccepted) * 1000) / (now - state.at) : Infinity;
-  const accepted = Math.min(fleet.acceptedPerSec, cycle);
+  const cycle = since ? least(fleet.accepted - state.atAccepted, now - state.at) : Infinity;
+  const accepted = Math.min(least((fleet.acceptedPerSec * LATELY_MS) / 1000, LATELY_MS), cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
   const cut = clamp(BETA * Math.min(accepted, current), settings);
   const next = { ...state, version, rate: cut, max, k: RECOVER_MS, refusingSince, ...eventAt(now, fleet) };

@@ -19,13 +19,11 @@ const fields = z.object({
 });
 
 /** The script's name, value pairs, checked. */
+const named = (pairs: (string | number)[]): Record<string, unknown> =>
+  Object.fromEntries(pairs.flatMap((x, i) => (i % 2 === 1 ? [] : [[String(x), pairs[i + 1] ?? ""]])));
 const replySchema = z
   .array(z.union([z.string(), z.number()]))
-  .transform((pairs): Record<string, unknown> => {
-    const named: Record<string, unknown> = {};
-    for (let i = 0; i + 1 < pairs.length; i += 2) named[String(pairs[i])] = pairs[i + 1] ?? "";
-    return named;
-  })
+  .transform(named)
   .pipe(fields);
 
 /** What the budget says after a call: send-budget.lua's reply, by name (times are the server's ms). */

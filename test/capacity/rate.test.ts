@@ -80,7 +80,8 @@ describe("the learned rate, on a fake clock", () => {
       SETTINGS,
     );
     expect(cut?.holdMs).toBe(0);
-    expect(cut?.state).toMatchObject({ max: 1000, rate: BETA * 1000, at: T + 600, version: 1 });
+    // 250 accepted in the quarter second: 249 per quarter at least (the first may open it, the last close it)
+    expect(cut?.state).toMatchObject({ max: 996, rate: BETA * 996, at: T + 600, version: 1 });
   });
 
   it("when a refused request was sent before the last cut, then it cuts nothing more: once per round trip", () => {
@@ -167,7 +168,7 @@ describe("the learned rate, on a fake clock", () => {
       SETTINGS,
     );
     expect(third?.state.refusingSince).toBe(0);
-    expect(third?.state.max).toBe(100);
+    expect(third?.state.max).toBe(96); // 25 in the quarter second: 24 at least
   });
 
   it("when the refusals that asked to wait are no more than chance among many that did not, then the wait is their own: a cut, no hold", () => {
@@ -205,19 +206,25 @@ describe("the learned rate, on a fake clock", () => {
     ).toBeUndefined();
   });
 
-  it("when cutting, then the plateau is the lower of the accepted rate lately and over the cycle since the last cut: a quarter second holds a bucket's burst, a cycle its long-run rate", () => {
-    // 1,000 accepted over the 4 s since the last cut (250/s); 300/s lately, a burst drained among them
+  it("when cutting, then the plateau is the lower of the accepted rate lately and over the cycle since the last cut, each the least its count allows: a quarter second holds a bucket's burst, a cycle its long-run rate", () => {
+    // 1,001 accepted over the 4 s since the last cut (250/s at least); 300/s lately, a burst drained among them
     const state = learned({ at: T, atAccepted: 0 });
     const refusal = { sentAt: T + 3900, wentAt: T + 3900, retryAfterMs: 0 };
-    const burst = onRefused(state, refusal, fleet(300, 100, 1000, 30), T + 4000, SETTINGS);
+    const burst = onRefused(state, refusal, fleet(300, 100, 1001, 30), T + 4000, SETTINGS);
     expect(burst?.state.max).toBe(250);
     expect(burst?.state.rate).toBe(BETA * 250);
-    // the capacity fell: 100/s lately is below the cycle's 250/s
-    const fell = onRefused(state, refusal, fleet(100, 100, 1000, 30), T + 4000, SETTINGS);
-    expect(fell?.state.max).toBe(100);
-    // 40/s lately: 10 answers in the window, the cycle's 10/s
-    const few = onRefused(state, refusal, fleet(40, 40, 40, 30), T + 4000, SETTINGS);
-    expect(few?.state.max).toBe(10);
+    // the capacity fell: 101/s lately (25.25 in the quarter second, 24.25 at least) is below the cycle's
+    const fell = onRefused(state, refusal, fleet(101, 100, 1001, 30), T + 4000, SETTINGS);
+    expect(fell?.state.max).toBe(97);
+    // 12 paced requests in a quarter second show 11 per quarter at least: 44/s, not 48/s
+    const paced = onRefused(state, refusal, fleet(48, 48, 1001, 30), T + 4000, SETTINGS);
+    expect(paced?.state.max).toBe(44);
+    // 4 in the quarter second: one less would be more than a cut takes; β of them, 14.4/s
+    const few = onRefused(state, refusal, fleet(16, 40, 1001, 30), T + 4000, SETTINGS);
+    expect(few?.state.max).toBeCloseTo(BETA * 16);
+    // 41 over the cycle's 4 s: 10/s at least
+    const slow = onRefused(state, refusal, fleet(40, 40, 41, 30), T + 4000, SETTINGS);
+    expect(slow?.state.max).toBe(10);
   });
 
   it("when the refusals ask for a Retry-After, then the fleet holds for exactly that (within the cap), then goes on at the long-run rate of the cycle, the hold included, and probes past it on the cycle's time scale", () => {
