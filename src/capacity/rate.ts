@@ -112,8 +112,7 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
  * hold, or undefined when they say nothing new. Once per round trip (a request sent before the last event
  * was refused at the old rate), and only past chance. When those that asked to wait are past chance by
  * themselves, the fleet holds for the least wait asked, then goes on at the long-run rate of the cycle,
- * the hold included (429s at random with a Retry-After are their own requests' waits); else a cut: β of
- * what the service accepted, the plateau.
+ * the hold included; else a cut: β of what the service accepted, the plateau.
  */
 export function onRefused(
   state: RateState,
@@ -140,10 +139,10 @@ export function onRefused(
     const probe = Math.max(1000 / holdMs, BETA * Math.min(current, fleet.acceptedPerSec));
     const rate = clamp(longRun > 0 ? longRun : probe, settings);
     const max = longRun > 0 ? rate : state.max;
-    // the service showed its rate over the cycle: the curve probes past it on that time scale, not faster
-    const k = Math.max(RECOVER_MS, end - state.markAt);
-    // a hold as long as the cycle so far starts a new one; a shorter one is part of it
-    const cycle = holdMs >= now - state.markAt ? cycleAt(end, fleet) : {};
+    // a hold as long as the cycle so far ends it (the service's window): the curve probes past its rate on
+    // that time scale; a shorter one is part of it and keeps K, else K grew with the night, and so the probe
+    const ends = holdMs >= now - state.markAt;
+    const [k, cycle] = ends ? [Math.max(RECOVER_MS, end - state.markAt), cycleAt(end, fleet)] : [state.k, {}];
     const held = { ...state, version, rate, max, k, refusingSince, ...eventAt(end, fleet), ...cycle };
     return { state: held, holdMs };
   }

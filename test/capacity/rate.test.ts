@@ -227,6 +227,28 @@ describe("the learned rate, on a fake clock", () => {
     expect(slow?.state.max).toBe(10);
   });
 
+  it("when a hold shorter than the cycle so far comes, then it is part of the cycle: the fleet goes on at the cycle's long-run rate and K stays, so short holds night-long never slow the probe to a crawl", () => {
+    // a cycle begun 600 s ago (K = 1 s), 120,000 accepted since; a 1 s Retry-After past chance
+    const state = learned({ markAt: T, markAccepted: 0, at: T + 599_000, atAccepted: 100_000 });
+    const refusal = { sentAt: T + 600_000, wentAt: T + 600_000, retryAfterMs: 1000 };
+    const held = onRefused(state, refusal, fleet(200, 60, 120_000, 10, 60), T + 600_000, SETTINGS);
+    expect(held?.holdMs).toBe(1000);
+    expect(held?.state).toMatchObject({ k: RECOVER_MS, markAt: T, at: T + 601_000 });
+    expect(held?.state.rate).toBeCloseTo(120_000 / 601);
+    // a hold as long as the cycle so far ends it: K becomes the cycle's length
+    const long = onRefused(
+      state,
+      { ...refusal, retryAfterMs: 600_000 },
+      fleet(200, 60, 120_000, 10, 60),
+      T + 600_000,
+      {
+        ...SETTINGS,
+        retryAfterCapMs: 600_000,
+      },
+    );
+    expect(long?.state).toMatchObject({ k: 1_200_000, markAt: T + 1_200_000 });
+  });
+
   it("when the refusals ask for a Retry-After, then the fleet holds for exactly that (within the cap), then goes on at the long-run rate of the cycle, the hold included, and probes past it on the cycle's time scale", () => {
     // 300 accepted since the last hold's end, 15 s ago, and a Retry-After of 45 s: 5/s
     const state = learned({ markAt: T, markAccepted: 100 });
