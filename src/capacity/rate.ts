@@ -140,7 +140,7 @@ export function onRefused(
     const rate = clamp(longRun > 0 ? longRun : probe, settings);
     const max = longRun > 0 ? rate : state.max;
     // a hold as long as the cycle so far ends it (the service's window): the curve probes past its rate on
-    // that time scale; a shorter one is part of it and keeps K, else K grew with the night, and so the probe
+    // that time scale; a shorter one is part of it and keeps K (grown by each, K slowed the probe to a crawl)
     const ends = holdMs >= now - state.markAt;
     const [k, cycle] = ends ? [Math.max(RECOVER_MS, end - state.markAt), cycleAt(end, fleet)] : [state.k, {}];
     const held = { ...state, version, rate, max, k, refusingSince, ...eventAt(end, fleet), ...cycle };
