@@ -89,15 +89,16 @@ export function startState(settings: RateSettings, now: number, fleet: Counts, v
 
 /**
  * The rate at `now`. No plateau yet (slow start): twice what the service accepted lately, as TCP's slow
- * start sends two for every acknowledgement, so a probe is never more than twice the capacity (past the
- * threshold, a quarter more). With a plateau, CUBIC's curve: from the cut rate up to the plateau
- * (concave, K), then past it (convex), so a capacity that rose is found. Never above twice the accepted
- * rate (a rate the service never took is not one it accepts), nor below the stored rate, within
- * [MIN_RATE, ceiling].
+ * start sends two for every acknowledgement, so a probe is never more than twice the capacity; up to the
+ * threshold and not past it in one step, past it a quarter more at a time. With a plateau, CUBIC's curve:
+ * from the cut rate up to the plateau (concave, K), then past it (convex), so a capacity that rose is
+ * found. Never above twice the accepted rate (a rate the service never took is not one it accepts), nor
+ * below the stored rate, within [MIN_RATE, ceiling].
  */
 export function rateAt(state: RateState, now: number, settings: RateSettings, fleet: Fleet): number {
-  const cautious = state.max <= 0 && state.threshold > 0 && fleet.acceptedPerSec >= state.threshold;
-  const used = Math.max(state.rate, (cautious ? CAUTIOUS_GROWTH : 2) * fleet.acceptedPerSec);
+  const [a, threshold] = [fleet.acceptedPerSec, state.max > 0 ? 0 : state.threshold];
+  const grown = threshold > 0 ? Math.min(2 * a, Math.max(threshold, CAUTIOUS_GROWTH * a)) : 2 * a;
+  const used = Math.max(state.rate, grown);
   if (state.max <= 0) return clamp(used, settings);
   const t = Math.max(0, now - state.at);
   const curve =

@@ -146,6 +146,8 @@ describe("the learned rate, on a fake clock", () => {
     // slow start doubles up to that plateau, then grows a quarter at a time (the service limited it there)
     const returned = back ?? state;
     expect(rateAt(returned, T + 9100, SETTINGS, fleet(140))).toBe(280);
+    // doubling 200 would send a third past that plateau: it stops at the plateau
+    expect(rateAt(returned, T + 9150, SETTINGS, fleet(200))).toBe(300);
     expect(rateAt(returned, T + 9200, SETTINGS, fleet(320))).toBe(CAUTIOUS_GROWTH * 320);
     expect(onAccepted(state, [T + 8000, T + 9000], NONE, SETTINGS)).toBeUndefined();
   });
