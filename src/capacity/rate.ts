@@ -89,8 +89,8 @@ export function startState(settings: RateSettings, now: number, fleet: Counts, v
 
 /**
  * The rate at `now`. No plateau yet (slow start): twice what the service accepted lately, as TCP's slow
- * start sends two for every acknowledgement, so a probe is never more than twice the capacity; up to the
- * threshold and not past it in one step, past it a quarter more at a time. With a plateau, CUBIC's curve:
+ * start sends two for every acknowledgement, so a probe is never more than twice the capacity; doubling
+ * while that stays under the threshold, then a quarter more at a time. With a plateau, CUBIC's curve:
  * from the cut rate up to the plateau (concave, K), then past it (convex), so a capacity that rose is
  * found. Never above twice the accepted rate (a rate the service never took is not one it accepts), nor
  * below the stored rate, within [MIN_RATE, ceiling].
