@@ -9,7 +9,7 @@
  *   only on events, by compare-and-set; every process computes the same rate from it.
  * - accepted rate: what the service took per second lately (any answer but a refusal), fleet-wide.
  * - slow start: nothing learned yet, the rate is twice the accepted rate (it doubles per round trip);
- *   past the threshold (the plateau before the service refused everything), a quarter more.
+ *   past the threshold (the plateau last measured), a quarter more.
  * - plateau: the accepted rate at the last cut (the least its count allows), the capacity as shown.
  * - cut: refusals that speak of capacity take the rate to β of the plateau, once per round trip.
  * - curve: after a cut, CUBIC's: back up to the plateau within K, then past it ever faster (a probe).

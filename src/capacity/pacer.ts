@@ -243,19 +243,15 @@ export class SendPacer {
   #counts(now: number): BudgetCall & Told {
     const told = this.#told;
     this.#told = { ...NOTHING_TOLD };
-    return {
-      ...told,
-      spanMs: told.owed === 0 ? 0 : Math.max(0, now - this.#owedSince),
-      capped: this.#capped(),
-    };
+    const spanMs = told.owed === 0 ? 0 : Math.max(0, now - this.#owedSince);
+    return { ...told, spanMs, capped: this.#capped() };
   }
 
   /** A call failed: what it told is told with the next; false once closed (nothing more is asked). */
   #failed(call: BudgetCall & Told, error: unknown): boolean {
     if (this.#closed) return false;
     const told = this.#told;
-    if (call.owed > 0)
-      this.#owedSince = told.owed === 0 ? this.#clock() - (call.spanMs ?? 0) : this.#owedSince;
+    if (call.owed > 0 && told.owed === 0) this.#owedSince = this.#clock() - (call.spanMs ?? 0);
     for (const name of Object.keys(told) as (keyof Told)[]) told[name] += call[name];
     this.#roomUntil = 0;
     this.options.onError(error);

@@ -28,7 +28,7 @@ const [positive, count] = [z.number().positive(), z.number().nonnegative()];
 const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
  * counts at the last event (`at…`) and at the cycle's start (`mark…`), since when it refuses all, and the
- * `threshold` past which slow start grows cautiously (the plateau before it refused all; 0: none). */
+ * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none). */
 type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
   ...(Object.fromEntries(COUNTS.map((name) => [name, count])) as Counted),
@@ -139,12 +139,12 @@ export function onRefused(
     // nothing taught: β of what the service accepted lately, and at least one request when it said
     const probe = Math.max(1000 / holdMs, BETA * Math.min(current, fleet.acceptedPerSec));
     const rate = clamp(longRun > 0 ? longRun : probe, settings);
-    const max = longRun > 0 ? rate : state.max;
+    const taken = longRun > 0 ? { max: rate, threshold: rate } : {}; // the plateau: a cycle's long-run rate
     // a hold as long as the cycle so far ends it (the service's window): the curve probes past its rate on
     // that time scale; a shorter one is part of it and keeps K (grown by each, K slowed the probe to a crawl)
     const ends = holdMs >= now - state.markAt;
     const [k, cycle] = ends ? [Math.max(RECOVER_MS, end - state.markAt), cycleAt(end, fleet)] : [state.k, {}];
-    const held = { ...state, version, rate, max, k, refusingSince, ...eventAt(end, fleet), ...cycle };
+    const held = { ...state, version, rate, ...taken, k, refusingSince, ...eventAt(end, fleet), ...cycle };
     return { state: held, holdMs };
   }
   // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and over the cycle
@@ -156,8 +156,11 @@ export function onRefused(
   const accepted = Math.min(least((fleet.acceptedPerSec * LATELY_MS) / 1000, LATELY_MS), cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
   const cut = clamp(BETA * Math.min(accepted, current), settings);
-  const next = { ...state, version, rate: cut, max, k: RECOVER_MS, refusingSince, ...eventAt(now, fleet) };
-  return { state: next, holdMs: 0 };
+  // a cut out of slow start, or once the curve got back to its plateau, measured the service's capacity;
+  // one sooner measured a service failing: it lowers the plateau, not the threshold a return stops at
+  const threshold = state.max <= 0 || now - state.at >= state.k ? max : state.threshold;
+  const next = { ...state, version, rate: cut, max, threshold, k: RECOVER_MS, refusingSince };
+  return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
 }
 
 /**
@@ -182,16 +185,16 @@ export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): b
 }
 
 /**
- * An answer accepted at `now` to a request sent (`sentAt`, both the server's clock) since the service
- * refused everything: it accepts again, at a capacity not known yet (as TCP after a timeout): slow start
- * from a cut below the plateau learned before (what was seen while it refused does not replace it), with
- * that plateau as its threshold.
+ * An answer accepted at `now` to a request sent (`sentAt`, the server's clock) since the service refused
+ * everything: it accepts again, at a capacity not known yet (as TCP after a timeout): slow start from a
+ * cut below the threshold, the plateau last measured (what was seen as it failed does not replace it).
  */
 export function onAccepted(state: RateState, [sentAt, now]: Times, fleet: Counts, settings: RateSettings) {
   if (state.refusingSince === 0 || sentAt < state.refusingSince) return undefined;
   const version = state.version + 1;
-  const rate = state.max > 0 ? clamp(BETA * state.max, settings) : state.rate;
-  const back = { version, rate, max: 0, k: RECOVER_MS, refusingSince: 0, threshold: state.max };
+  const threshold = state.threshold || state.max;
+  const rate = threshold > 0 ? clamp(BETA * threshold, settings) : state.rate;
+  const back = { version, rate, max: 0, k: RECOVER_MS, refusingSince: 0, threshold };
   return { ...state, ...back, ...eventAt(now, fleet) };
 }
 

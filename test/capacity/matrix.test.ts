@@ -14,7 +14,7 @@ const INVARIANTS =
 /**
  * Shapes the matrix (and so the benchmark) never uses, on seeds it never runs: a burst of a whole second
  * or of one request, 40/s, long answers, a high rate with a small burst, 503 overload and random 429s at
- * other rates.
+ * other rates, a service refusing everything without saying for how long and coming back faster.
  */
 const UNTUNED: readonly Shape[] = [
   { name: "40/s, burst 4", invoices: 1200, capacity: 40, burst: 4 },
@@ -35,6 +35,16 @@ const UNTUNED: readonly Shape[] = [
     capacity: 500,
     burst: 50,
     limit: { refuseWith: 503 },
+  },
+  {
+    name: "1000/s, refusing everything for 10 s without Retry-After, back at 3000/s",
+    invoices: 30_000,
+    capacity: 1000,
+    burst: 100,
+    changes: [
+      { atMs: 3000, patch: { ratePerSec: 0, retryAfterSeconds: 0 } },
+      { atMs: 13_000, patch: { ratePerSec: 3000, retryAfterSeconds: null } },
+    ],
   },
 ];
 

@@ -152,6 +152,26 @@ describe("the learned rate, on a fake clock", () => {
     expect(onAccepted(state, [T + 8000, T + 9000], NONE, SETTINGS)).toBeUndefined();
   });
 
+  it("when the service fails over several round trips before it refuses everything, then their cuts lower the plateau but the return starts from the plateau measured before them", () => {
+    const refusal = (at: number) => ({ sentAt: at, wentAt: at, retryAfterMs: 0 });
+    const steady = learned({ at: T, rate: 900, max: 1000, threshold: 1000 });
+    // past K: the curve got back to its plateau, so this cut measured the capacity
+    const first = onRefused(steady, refusal(T + 1990), fleet(1000, 200, 2000, 50), T + 2000, SETTINGS);
+    const measured = first?.state.max ?? 0;
+    expect(measured).toBeGreaterThan(900);
+    expect(first?.state.threshold).toBe(measured);
+    // a round trip later, a fifth accepted: a service failing, not a capacity the return should stop at
+    const failing = first?.state ?? steady;
+    const second = onRefused(failing, refusal(T + 2300), fleet(200, 800, 2060, 250), T + 2300, SETTINGS);
+    expect(second?.state.max).toBeLessThan(200);
+    expect(second?.state.threshold).toBe(measured);
+    const dark = second?.state ?? steady;
+    const third = onRefused(dark, refusal(T + 2600), fleet(0, 800, 2060, 450), T + 2600, SETTINGS);
+    expect(third?.state).toMatchObject({ refusingSince: T + 2600, threshold: measured, rate: MIN_RATE });
+    const back = onAccepted(third?.state ?? steady, [T + 9000, T + 9010], NONE, SETTINGS);
+    expect(back).toMatchObject({ rate: BETA * measured, max: 0, threshold: measured });
+  });
+
   it("when it accepts a few but fewer than chance would refuse, then it still refuses everything; more, and it does not", () => {
     const state = learned({ at: T, rate: 300, max: 300 });
     const few = onRefused(
