@@ -156,9 +156,9 @@ export function onRefused(
   const accepted = Math.min(least((fleet.acceptedPerSec * LATELY_MS) / 1000, LATELY_MS), cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
   const cut = clamp(BETA * Math.min(accepted, current), settings);
-  // a cut out of slow start, or once the curve got back to its plateau, measured the service's capacity;
-  // one sooner measured a service failing: it lowers the plateau, not the threshold a return stops at
-  const threshold = state.max <= 0 || now - state.at >= state.k ? max : state.threshold;
+  // a cut out of slow start or once the curve got back to its plateau measured the capacity (if it saw
+  // any accepted); one sooner measured a service failing: it lowers the plateau, not the threshold
+  const threshold = accepted > 0 && (state.max <= 0 || now - state.at >= state.k) ? max : state.threshold;
   const next = { ...state, version, rate: cut, max, threshold, k: RECOVER_MS, refusingSince };
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
 }

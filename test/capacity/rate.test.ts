@@ -168,7 +168,16 @@ describe("the learned rate, on a fake clock", () => {
     const dark = second?.state ?? steady;
     const third = onRefused(dark, refusal(T + 2600), fleet(0, 800, 2060, 450), T + 2600, SETTINGS);
     expect(third?.state).toMatchObject({ refusingSince: T + 2600, threshold: measured, rate: MIN_RATE });
-    const back = onAccepted(third?.state ?? steady, [T + 9000, T + 9010], NONE, SETTINGS);
+    // refusals that speak while it refuses everything measure nothing, however long after the last cut
+    const asked = onRefused(
+      third?.state ?? steady,
+      refusal(T + 8000),
+      fleet(0, 8, 2060, 460),
+      T + 8000,
+      SETTINGS,
+    );
+    expect(asked?.state).toMatchObject({ threshold: measured, max: second?.state.max });
+    const back = onAccepted(asked?.state ?? steady, [T + 9000, T + 9010], NONE, SETTINGS);
     expect(back).toMatchObject({ rate: BETA * measured, max: 0, threshold: measured });
   });
 
