@@ -123,15 +123,17 @@ export function onRefused(
   settings: RateSettings,
 ) {
   const asked = Number.isFinite(retryAfterMs) && pastChance(fleet, fleet.waitedPerSec);
+  // it accepted less than the share 1 − β chance refuses, lately or since the last event (two refusals or
+  // more: past chance at any count; a quarter second at a low rate may hold fewer): it refuses everything
+  const [gotSince, refusedSince] = [fleet.accepted - state.atAccepted, fleet.refused - state.atRefused];
+  const dark = refusedSince > 1 && gotSince <= (1 - BETA) * (gotSince + refusedSince);
+  const { acceptedPerSec: accepts, refusedPerSec: refuses } = fleet;
+  const refusingSince = accepts > (1 - BETA) * (accepts + refuses) && !dark ? 0 : state.refusingSince || now;
   // a hold is asked for in so many words: any refusal of a request sent since the last event asks it
-  if ((asked ? wentAt : sentAt) < state.at || !(asked || pastChance(fleet))) return undefined;
+  if ((asked ? wentAt : sentAt) < state.at || !(asked || dark || pastChance(fleet))) return undefined;
   const current = rateAt(state, now, settings, fleet);
   const version = state.version + 1;
-  // since the last event the service mostly refused: that shows no long-run rate; lately it accepted
-  // less than the share 1 − β chance would refuse: it refuses everything
-  const taught = fleet.accepted - state.atAccepted > fleet.refused - state.atRefused;
-  const { acceptedPerSec: accepts, refusedPerSec: refuses } = fleet;
-  const refusingSince = accepts > (1 - BETA) * (accepts + refuses) ? 0 : state.refusingSince || now;
+  const taught = gotSince > refusedSince; // mostly refused since the last event: no long-run rate shown
   const holdMs = asked ? Math.min(retryAfterMs, settings.retryAfterCapMs) : 0;
   if (holdMs > 0) {
     const end = now + holdMs;
@@ -156,9 +158,10 @@ export function onRefused(
   const accepted = Math.min(least((fleet.acceptedPerSec * LATELY_MS) / 1000, LATELY_MS), cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
   const cut = clamp(BETA * Math.min(accepted, current), settings);
-  // a cut out of slow start or once the curve got back to its plateau measured the capacity (if it saw
-  // any accepted); one sooner measured a service failing: it lowers the plateau, not the threshold
-  const threshold = accepted > 0 && (state.max <= 0 || now - state.at >= state.k) ? max : state.threshold;
+  // a cut out of the night's slow start or once the curve got back to its plateau measured the capacity
+  // (if it saw any accepted); one sooner, or out of a return's slow start, may measure a service failing
+  const first = state.max <= 0 && state.threshold <= 0;
+  const threshold = accepted > 0 && (first || now - state.at >= state.k) ? max : state.threshold;
   const next = { ...state, version, rate: cut, max, threshold, k: RECOVER_MS, refusingSince };
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
 }
@@ -186,16 +189,14 @@ export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): b
 
 /**
  * An answer accepted at `now` to a request sent (`sentAt`, the server's clock) since the service refused
- * everything: it accepts again, at a capacity not known yet (as TCP after a timeout): slow start from a
- * cut below the threshold, the plateau last measured (what was seen as it failed does not replace it).
+ * everything: it accepts again, at a capacity not known yet: slow start from a cut below the plateau, up
+ * to the threshold, the plateau last measured (as TCP after a timeout: from low, up to ssthresh).
  */
 export function onAccepted(state: RateState, [sentAt, now]: Times, fleet: Counts, settings: RateSettings) {
   if (state.refusingSince === 0 || sentAt < state.refusingSince) return undefined;
-  const version = state.version + 1;
-  const threshold = state.threshold || state.max;
-  const rate = threshold > 0 ? clamp(BETA * threshold, settings) : state.rate;
-  const back = { version, rate, max: 0, k: RECOVER_MS, refusingSince: 0, threshold };
-  return { ...state, ...back, ...eventAt(now, fleet) };
+  const rate = state.max > 0 ? clamp(BETA * state.max, settings) : state.rate;
+  const back = { version: state.version + 1, rate, max: 0, k: RECOVER_MS, refusingSince: 0 };
+  return { ...state, ...back, threshold: state.threshold || state.max, ...eventAt(now, fleet) };
 }
 
 /**

@@ -152,7 +152,7 @@ describe("the learned rate, on a fake clock", () => {
     expect(onAccepted(state, [T + 8000, T + 9000], NONE, SETTINGS)).toBeUndefined();
   });
 
-  it("when the service fails over several round trips before it refuses everything, then their cuts lower the plateau but the return starts from the plateau measured before them", () => {
+  it("when the service fails over several round trips before it refuses everything, then their cuts lower the plateau the return starts from, not the threshold its slow start doubles up to", () => {
     const refusal = (at: number) => ({ sentAt: at, wentAt: at, retryAfterMs: 0 });
     const steady = learned({ at: T, rate: 900, max: 1000, threshold: 1000 });
     // past K: the curve got back to its plateau, so this cut measured the capacity
@@ -177,8 +177,44 @@ describe("the learned rate, on a fake clock", () => {
       SETTINGS,
     );
     expect(asked?.state).toMatchObject({ threshold: measured, max: second?.state.max });
+    const lowered = second?.state.max ?? 0;
     const back = onAccepted(asked?.state ?? steady, [T + 9000, T + 9010], NONE, SETTINGS);
-    expect(back).toMatchObject({ rate: BETA * measured, max: 0, threshold: measured });
+    expect(back).toMatchObject({ rate: BETA * lowered, max: 0, threshold: measured });
+    // slow start from low (as TCP after a timeout), doubling up to the plateau measured before
+    const returned = back ?? steady;
+    expect(rateAt(returned, T + 9300, SETTINGS, fleet(300))).toBe(600);
+    expect(rateAt(returned, T + 9600, SETTINGS, fleet(900))).toBe(CAUTIOUS_GROWTH * 900);
+    // a cut out of that slow start (the service failing again, or back lower) leaves the threshold
+    const again = onRefused(returned, refusal(T + 9700), fleet(300, 300, 2400, 760), T + 9700, SETTINGS);
+    expect(again?.state.max).toBeLessThan(measured);
+    expect(again?.state.threshold).toBe(measured);
+  });
+
+  it("when the service refuses everything at a rate too low for two refusals in a quarter second, then the refusals since the last event show it, and the next accepted answer starts a return", () => {
+    const slow = learned({ at: T, rate: 4, max: 5, threshold: 300, atAccepted: 100, atRefused: 10 });
+    // lately one refusal of one answer: no more than chance; since the last cut, three of three
+    const cut = onRefused(
+      slow,
+      { sentAt: T + 900, wentAt: T + 900, retryAfterMs: 0 },
+      fleet(0, 4, 100, 13),
+      T + 1000,
+      SETTINGS,
+    );
+    expect(cut?.state).toMatchObject({ refusingSince: T + 1000, rate: MIN_RATE, threshold: 300 });
+    expect(onAccepted(cut?.state ?? slow, [T + 3000, T + 3040], NONE, SETTINGS)).toMatchObject({
+      refusingSince: 0,
+      threshold: 300,
+    });
+    // one refusal since the last event does not speak either
+    expect(
+      onRefused(
+        slow,
+        { sentAt: T + 900, wentAt: T + 900, retryAfterMs: 0 },
+        fleet(0, 4, 100, 11),
+        T + 1000,
+        SETTINGS,
+      ),
+    ).toBeUndefined();
   });
 
   it("when it accepts a few but fewer than chance would refuse, then it still refuses everything; more, and it does not", () => {
