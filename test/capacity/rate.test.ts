@@ -38,6 +38,8 @@ const fleet = (
   refused,
 });
 const NONE = { accepted: 0, refused: 0 };
+/** A refusal for capacity without Retry-After of a request sent at `at`. */
+const refusedAt = (at: number) => ({ sentAt: at, wentAt: at, retryAfterMs: 0 });
 const learned = (over: Partial<RateState> = {}): RateState => ({
   ...startState(SETTINGS, T, NONE),
   rate: 270,
@@ -72,13 +74,7 @@ describe("the learned rate, on a fake clock", () => {
 
   it("when refusals are more than chance, then the rate goes to β of what the service accepted, which becomes the plateau", () => {
     const state = startState(SETTINGS, T, NONE);
-    const cut = onRefused(
-      state,
-      { sentAt: T + 500, wentAt: T + 500, retryAfterMs: 0 },
-      fleet(1000, 900),
-      T + 600,
-      SETTINGS,
-    );
+    const cut = onRefused(state, refusedAt(T + 500), fleet(1000, 900), T + 600, SETTINGS);
     expect(cut?.holdMs).toBe(0);
     // 250 accepted in the quarter second: 249 per quarter at least (the first may open it, the last close it)
     expect(cut?.state).toMatchObject({ max: 996, rate: BETA * 996, at: T + 600, version: 1 });
@@ -86,24 +82,8 @@ describe("the learned rate, on a fake clock", () => {
 
   it("when a refused request was sent before the last cut, then it cuts nothing more: once per round trip", () => {
     const state = learned({ at: T + 1000 });
-    expect(
-      onRefused(
-        state,
-        { sentAt: T + 999, wentAt: T + 999, retryAfterMs: 0 },
-        fleet(300, 300),
-        T + 1100,
-        SETTINGS,
-      ),
-    ).toBeUndefined();
-    expect(
-      onRefused(
-        state,
-        { sentAt: T + 1000, wentAt: T + 1000, retryAfterMs: 0 },
-        fleet(300, 300),
-        T + 1100,
-        SETTINGS,
-      ),
-    ).toBeDefined();
+    expect(onRefused(state, refusedAt(T + 999), fleet(300, 300), T + 1100, SETTINGS)).toBeUndefined();
+    expect(onRefused(state, refusedAt(T + 1000), fleet(300, 300), T + 1100, SETTINGS)).toBeDefined();
   });
 
   it("when refusals are no more than chance would give (5 % at random), then they cut nothing", () => {
@@ -114,26 +94,12 @@ describe("the learned rate, on a fake clock", () => {
     expect(pastChance(fleet(250, 50))).toBe(true);
     expect(pastChance(fleet(30_000, 3000))).toBe(false);
     expect(pastChance(fleet(30_000, 4000))).toBe(true);
-    expect(
-      onRefused(
-        learned(),
-        { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 0 },
-        fleet(285, 15),
-        T + 20,
-        SETTINGS,
-      ),
-    ).toBeUndefined();
+    expect(onRefused(learned(), refusedAt(T + 10), fleet(285, 15), T + 20, SETTINGS)).toBeUndefined();
   });
 
   it("when the service refuses everything, then it teaches no plateau: the last one stays, the rate goes to the floor, and the first request it accepts again starts slow start a cut below that plateau, cautious past it", () => {
     const state = learned({ at: T, rate: 300, max: 300 });
-    const cut = onRefused(
-      state,
-      { sentAt: T + 2000, wentAt: T + 2000, retryAfterMs: 0 },
-      fleet(0, 40, 0, 40),
-      T + 2000,
-      SETTINGS,
-    );
+    const cut = onRefused(state, refusedAt(T + 2000), fleet(0, 40, 0, 40), T + 2000, SETTINGS);
     expect(cut?.state.max).toBe(300);
     expect(cut?.state.refusingSince).toBe(T + 2000);
     expect(cut?.state.rate).toBe(MIN_RATE);
@@ -153,25 +119,24 @@ describe("the learned rate, on a fake clock", () => {
   });
 
   it("when the service fails over several round trips before it refuses everything, then their cuts lower the plateau the return starts from, not the threshold its slow start doubles up to", () => {
-    const refusal = (at: number) => ({ sentAt: at, wentAt: at, retryAfterMs: 0 });
     const steady = learned({ at: T, rate: 900, max: 1000, threshold: 1000 });
     // past K: the curve got back to its plateau, so this cut measured the capacity
-    const first = onRefused(steady, refusal(T + 1990), fleet(1000, 200, 2000, 50), T + 2000, SETTINGS);
+    const first = onRefused(steady, refusedAt(T + 1990), fleet(1000, 200, 2000, 50), T + 2000, SETTINGS);
     const measured = first?.state.max ?? 0;
     expect(measured).toBeGreaterThan(900);
     expect(first?.state.threshold).toBe(measured);
     // a round trip later, a fifth accepted: a service failing, not a capacity the return should stop at
     const failing = first?.state ?? steady;
-    const second = onRefused(failing, refusal(T + 2300), fleet(200, 800, 2060, 250), T + 2300, SETTINGS);
+    const second = onRefused(failing, refusedAt(T + 2300), fleet(200, 800, 2060, 250), T + 2300, SETTINGS);
     expect(second?.state.max).toBeLessThan(200);
     expect(second?.state.threshold).toBe(measured);
     const dark = second?.state ?? steady;
-    const third = onRefused(dark, refusal(T + 2600), fleet(0, 800, 2060, 450), T + 2600, SETTINGS);
+    const third = onRefused(dark, refusedAt(T + 2600), fleet(0, 800, 2060, 450), T + 2600, SETTINGS);
     expect(third?.state).toMatchObject({ refusingSince: T + 2600, threshold: measured, rate: MIN_RATE });
     // refusals that speak while it refuses everything measure nothing, however long after the last cut
     const asked = onRefused(
       third?.state ?? steady,
-      refusal(T + 8000),
+      refusedAt(T + 8000),
       fleet(0, 8, 2060, 460),
       T + 8000,
       SETTINGS,
@@ -185,7 +150,7 @@ describe("the learned rate, on a fake clock", () => {
     expect(rateAt(returned, T + 9300, SETTINGS, fleet(300))).toBe(600);
     expect(rateAt(returned, T + 9600, SETTINGS, fleet(900))).toBe(CAUTIOUS_GROWTH * 900);
     // a cut out of that slow start (the service failing again, or back lower) leaves the threshold
-    const again = onRefused(returned, refusal(T + 9700), fleet(300, 300, 2400, 760), T + 9700, SETTINGS);
+    const again = onRefused(returned, refusedAt(T + 9700), fleet(300, 300, 2400, 760), T + 9700, SETTINGS);
     expect(again?.state.max).toBeLessThan(measured);
     expect(again?.state.threshold).toBe(measured);
   });
@@ -193,47 +158,21 @@ describe("the learned rate, on a fake clock", () => {
   it("when the service refuses everything at a rate too low for two refusals in a quarter second, then the refusals since the last event show it, and the next accepted answer starts a return", () => {
     const slow = learned({ at: T, rate: 4, max: 5, threshold: 300, atAccepted: 100, atRefused: 10 });
     // lately one refusal of one answer: no more than chance; since the last cut, three of three
-    const cut = onRefused(
-      slow,
-      { sentAt: T + 900, wentAt: T + 900, retryAfterMs: 0 },
-      fleet(0, 4, 100, 13),
-      T + 1000,
-      SETTINGS,
-    );
+    const cut = onRefused(slow, refusedAt(T + 900), fleet(0, 4, 100, 13), T + 1000, SETTINGS);
     expect(cut?.state).toMatchObject({ refusingSince: T + 1000, rate: MIN_RATE, threshold: 300 });
     expect(onAccepted(cut?.state ?? slow, [T + 3000, T + 3040], NONE, SETTINGS)).toMatchObject({
       refusingSince: 0,
       threshold: 300,
     });
     // one refusal since the last event does not speak either
-    expect(
-      onRefused(
-        slow,
-        { sentAt: T + 900, wentAt: T + 900, retryAfterMs: 0 },
-        fleet(0, 4, 100, 11),
-        T + 1000,
-        SETTINGS,
-      ),
-    ).toBeUndefined();
+    expect(onRefused(slow, refusedAt(T + 900), fleet(0, 4, 100, 11), T + 1000, SETTINGS)).toBeUndefined();
   });
 
   it("when it accepts a few but fewer than chance would refuse, then it still refuses everything; more, and it does not", () => {
     const state = learned({ at: T, rate: 300, max: 300 });
-    const few = onRefused(
-      state,
-      { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 0 },
-      fleet(20, 250, 9, 100),
-      T + 20,
-      SETTINGS,
-    );
+    const few = onRefused(state, refusedAt(T + 10), fleet(20, 250, 9, 100), T + 20, SETTINGS);
     expect(few?.state.refusingSince).toBe(T + 20);
-    const third = onRefused(
-      state,
-      { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 0 },
-      fleet(100, 150, 40, 60),
-      T + 20,
-      SETTINGS,
-    );
+    const third = onRefused(state, refusedAt(T + 10), fleet(100, 150, 40, 60), T + 20, SETTINGS);
     expect(third?.state.refusingSince).toBe(0);
     expect(third?.state.max).toBe(96); // 25 in the quarter second: 24 at least
   });
@@ -276,7 +215,7 @@ describe("the learned rate, on a fake clock", () => {
   it("when cutting, then the plateau is the lower of the accepted rate lately and over the cycle since the last cut, each the least its count allows: a quarter second holds a bucket's burst, a cycle its long-run rate", () => {
     // 1,001 accepted over the 4 s since the last cut (250/s at least); 300/s lately, a burst drained among them
     const state = learned({ at: T, atAccepted: 0 });
-    const refusal = { sentAt: T + 3900, wentAt: T + 3900, retryAfterMs: 0 };
+    const refusal = refusedAt(T + 3900);
     const burst = onRefused(state, refusal, fleet(300, 100, 1001, 30), T + 4000, SETTINGS);
     expect(burst?.state.max).toBe(250);
     expect(burst?.state.rate).toBe(BETA * 250);
