@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CapacityModel, type Capacity } from "../../src/simulator/capacity.js";
@@ -128,6 +129,8 @@ describe("a simulator with a capacity, over HTTP", () => {
       '{"ratePerSec":1000,"burst":5}',
     );
     expect(json(changed)).toMatchObject({ capacity: { ratePerSec: 1000, burst: 5 } });
+    // the bucket keeps its tokens across a change (it was empty): the new rate refills one a millisecond
+    await delay(5);
     expect((await submit(sim)).status).toBe(201);
 
     const stats = simulatorStatsSchema.parse(json(await send(`${sim.url}/__sim/stats`, "GET")));
