@@ -157,7 +157,9 @@ export function onRefused(
   const cycle = since ? least(fleet.accepted - state.atAccepted, now - state.at) : Infinity;
   const accepted = Math.min(least((fleet.acceptedPerSec * LATELY_MS) / 1000, LATELY_MS), cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
-  const cut = clamp(BETA * Math.min(accepted, current), settings);
+  // out of slow start, no higher than the rate it last saw accepted (TCP's ssthresh: the window that last
+  // fit), as the quarter second it measured may end with a bucket's burst, drained at up to twice the rate
+  const cut = clamp(BETA * Math.min(accepted, current, state.max > 0 ? Infinity : state.rate), settings);
   // a cut out of the night's slow start or once the curve got back to its plateau measured the capacity
   // (if it saw any accepted); one sooner, or out of a return's slow start, may measure a service failing
   const first = state.max <= 0 && state.threshold <= 0;
@@ -174,8 +176,7 @@ export function onRefused(
  */
 export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): boolean {
   const refused = Math.round((refusedPerSec * LATELY_MS) / 1000);
-  const answers = fleet.refusedPerSec + fleet.acceptedPerSec;
-  const n = Math.max(refused, Math.round((answers * LATELY_MS) / 1000));
+  const n = Math.max(refused, Math.round(((fleet.refusedPerSec + fleet.acceptedPerSec) * LATELY_MS) / 1000));
   if (refused === 0) return false;
   const p = 1 - BETA;
   let log = n * Math.log(1 - p);
@@ -230,8 +231,7 @@ export function phaseAt(state: RateState, now: number, heldUntil: number): RateP
   if (now < heldUntil) return "backing-off";
   if (state.max <= 0) return "probing";
   const t = now - state.at;
-  if (t < state.k) return "backing-off";
-  return t <= 2 * state.k ? "holding" : "probing";
+  return t < state.k ? "backing-off" : t <= 2 * state.k ? "holding" : "probing";
 }
 
 /**

@@ -73,11 +73,22 @@ describe("the learned rate, on a fake clock", () => {
   });
 
   it("when refusals are more than chance, then the rate goes to β of what the service accepted, which becomes the plateau", () => {
-    const state = startState(SETTINGS, T, NONE);
+    const state = { ...startState(SETTINGS, T, NONE), rate: 1000 }; // slow start saw 1,000/s accepted
     const cut = onRefused(state, refusedAt(T + 500), fleet(1000, 900), T + 600, SETTINGS);
     expect(cut?.holdMs).toBe(0);
     // 250 accepted in the quarter second: 249 per quarter at least (the first may open it, the last close it)
     expect(cut?.state).toMatchObject({ max: 996, rate: BETA * 996, at: T + 600, version: 1 });
+  });
+
+  it("when slow start ends, then the cut goes no higher than β of the rate it last saw accepted, as TCP's ssthresh: the quarter second it measured may end with a bucket's burst", () => {
+    // noted at 800/s; then 1,250/s accepted lately, a burst drained at twice the rate in it
+    const state = { ...startState(SETTINGS, T, NONE), rate: 800 };
+    const cut = onRefused(state, refusedAt(T + 500), fleet(1250, 600), T + 600, SETTINGS);
+    expect(cut?.state).toMatchObject({ rate: BETA * 800, max: 1246, threshold: 1246 });
+    // with a plateau, the cut is β of what was accepted whatever the stored rate
+    const after = learned({ rate: 100, max: 1300, at: T - 5000 });
+    const curveCut = onRefused(after, refusedAt(T + 500), fleet(1250, 600, 10_000, 500), T + 600, SETTINGS);
+    expect(curveCut?.state.rate).toBeCloseTo(BETA * 1246);
   });
 
   it("when a refused request was sent before the last cut, then it cuts nothing more: once per round trip", () => {
