@@ -54,7 +54,6 @@ export type Fleet = Readonly<
 >;
 
 export type RatePhase = "probing" | "holding" | "backing-off";
-
 type Counts = Pick<Fleet, "accepted" | "refused">;
 type Times = readonly [number, number];
 
@@ -157,9 +156,10 @@ export function onRefused(
   const cycle = since ? least(fleet.accepted - state.atAccepted, now - state.at) : Infinity;
   const accepted = Math.min(least((fleet.acceptedPerSec * LATELY_MS) / 1000, LATELY_MS), cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
-  // out of slow start, no higher than the rate it last saw accepted (TCP's ssthresh: the window that last
-  // fit), as the quarter second it measured may end with a bucket's burst, drained at up to twice the rate
-  const cut = clamp(BETA * Math.min(accepted, current, state.max > 0 ? Infinity : state.rate), settings);
+  // out of slow start, no higher than the rate it last saw accepted (the quarter second it measured may end
+  // with a bucket's burst, drained at twice the rate) nor under half the accepted rate (it sends twice that)
+  const fit = state.max > 0 ? Infinity : Math.max(state.rate, accepted / 2);
+  const cut = clamp(BETA * Math.min(accepted, current, fit), settings);
   // a cut out of the night's slow start or once the curve got back to its plateau measured the capacity
   // (if it saw any accepted); one sooner, or out of a return's slow start, may measure a service failing
   const first = state.max <= 0 && state.threshold <= 0;

@@ -85,6 +85,12 @@ describe("the learned rate, on a fake clock", () => {
     const state = { ...startState(SETTINGS, T, NONE), rate: 800 };
     const cut = onRefused(state, refusedAt(T + 500), fleet(1250, 600), T + 600, SETTINGS);
     expect(cut?.state).toMatchObject({ rate: BETA * 800, max: 1246, threshold: 1246 });
+    // nor under half the accepted rate: a state replaced mid-night (the start rate), a hold's probe (the floor)
+    for (const rate of [100, MIN_RATE]) {
+      const fresh = { ...startState(SETTINGS, T, NONE), rate };
+      const reset = onRefused(fresh, refusedAt(T + 500), fleet(2000, 1000), T + 600, SETTINGS);
+      expect(reset?.state).toMatchObject({ rate: BETA * 998, max: 1996 });
+    }
     // with a plateau, the cut is β of what was accepted whatever the stored rate
     const after = learned({ rate: 100, max: 1300, at: T - 5000 });
     const curveCut = onRefused(after, refusedAt(T + 500), fleet(1250, 600, 10_000, 500), T + 600, SETTINGS);
