@@ -80,7 +80,7 @@ describe("the learned rate, on a fake clock", () => {
     expect(cut?.state).toMatchObject({ max: 996, rate: BETA * 996, at: T + 600, version: 1 });
   });
 
-  it("when slow start ends, then the cut goes no higher than β of the rate it last saw accepted, as TCP's ssthresh: the quarter second it measured may end with a bucket's burst", () => {
+  it("when slow start ends, then the cut goes no higher than β of the rate it last saw accepted (the quarter second it measured may end with a bucket's burst), nor under β of half the accepted rate", () => {
     // noted at 800/s; then 1,250/s accepted lately, a burst drained at twice the rate in it
     const state = { ...startState(SETTINGS, T, NONE), rate: 800 };
     const cut = onRefused(state, refusedAt(T + 500), fleet(1250, 600), T + 600, SETTINGS);
