@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { headingAnchors } from "../support/heading-anchors.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -16,33 +17,6 @@ async function pages(): Promise<string[]> {
 /** Markdown without what is not rendered as links: fenced code blocks and inline code spans. */
 function prose(markdown: string): string {
   return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "").replace(/`[^`\n]*`/g, "");
-}
-
-/**
- * The anchor GitHub gives a heading (github-slugger): its text as rendered (code spans, emphasis and
- * links reduced to their text), lower-cased, without punctuation or symbols (letters, marks, digits,
- * `_`, `-` and spaces stay), spaces turned into `-`; a repeated slug gets `-1`, `-2`, ….
- */
-export function headingAnchors(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const anchors = new Set<string>();
-  const withoutFences = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "");
-  for (const [, heading] of withoutFences.matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)) {
-    const text = (heading ?? "")
-      .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
-      .replace(/<[^>]+>/g, "")
-      .replace(/[`*]/g, "")
-      .replace(/(^|\s)_+|_+(\s|$)/g, "$1$2");
-    const base = text
-      .toLowerCase()
-      .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, "")
-      .replace(/ /g, "-");
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    anchors.add(n === 0 ? base : `${base}-${n}`);
-  }
-  for (const [, id] of withoutFences.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(id ?? "");
-  return anchors;
 }
 
 /** The places a citation may name: every heading's text and every bold label, lower-cased. */
