@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 export const PLATFORM_TOOLS = {
   promtool: { path: "/usr/bin/promtool", debianPackage: "prometheus" },
   systemdAnalyze: { path: "/usr/bin/systemd-analyze", debianPackage: "systemd" },
+  systemdSysusers: { path: "/usr/bin/systemd-sysusers", debianPackage: "systemd" },
+  systemdTmpfiles: { path: "/usr/bin/systemd-tmpfiles", debianPackage: "systemd" },
 } as const;
 
 export type PlatformTool = keyof typeof PLATFORM_TOOLS;
