@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { maskSecrets } from "../log/logger.js";
 import { ExitCode } from "./exit-codes.js";
+import { packageVersion } from "./package-version.js";
 
 /** A command module: builds its commander Command; its action sets process.exitCode. */
 export type CommandFactory = () => Command;
@@ -17,6 +18,7 @@ export function buildProgram(commands: readonly CommandFactory[]): Command {
     .description(
       "Durable batch submission of invoice files (CSV, JSON, NDJSON) to the invoice routing service, exactly once.",
     )
+    .version(packageVersion(), "-V, --version", "print the version of invoice-relay")
     .showHelpAfterError()
     .exitOverride();
   for (const factory of commands) program.addCommand(factory().exitOverride());

@@ -24,11 +24,12 @@ export const commandLoaders: readonly {
 ];
 
 /**
- * The commands `argv` needs: the one it names, or every one (for `--help`, `--version`, or a name that is
- * no command, which commander answers with the list).
+ * The commands `argv` needs: the one it names, none for `--version`, or every one (for `--help`, or a name
+ * that is no command, which commander answers with the list).
  */
 export async function commandsFor(argv: readonly string[]): Promise<CommandFactory[]> {
   const named = commandLoaders.find((c) => c.name === argv[2]);
   if (named !== undefined) return [await named.load()];
+  if (argv.length === 3 && (argv[2] === "--version" || argv[2] === "-V")) return [];
   return Promise.all(commandLoaders.map((c) => c.load()));
 }
