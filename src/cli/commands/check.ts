@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { Command } from "commander";
 import { resolveNamespace } from "../../invoice/key.js";
 import { checkFile, type CheckedFile } from "../../use-cases/check-file.js";
@@ -8,6 +9,7 @@ import type { CommandFactory } from "../program.js";
 import { commandConfig, commandLogger, overridesFrom } from "../runtime.js";
 import { checkText } from "../check-text.js";
 import { FlagError } from "../errors/flag-error.js";
+import { SourcesFileMissingError } from "../../ingest/profiles/errors/sources-file-missing-error.js";
 import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
 import { openSftpSession } from "../../ingest/sftp/session.js";
 import { checkRemoteSource } from "../../use-cases/remote-check.js";
@@ -38,7 +40,16 @@ export const checkCommand: CommandFactory = () =>
       if (!Number.isInteger(show) || show < 0)
         throw new FlagError("--show must be a whole number, 0 or more");
       // A broken profiles file stops here with its message (exit 1), as it stops `run`.
-      const profiles = await loadSourceProfiles(config, commandLogger(config, "invoice-relay-check"));
+      const profiles = await loadSourceProfiles(config, commandLogger(config, "invoice-relay-check")).catch(
+        (error: unknown) => {
+          const file = options["sources"];
+          if (!(error instanceof SourcesFileMissingError) || typeof file !== "string") throw error;
+          throw new FlagError(
+            `--sources ${file}: ${error.reason}; --sources names the source profiles file ` +
+              `(docs/configuration.md, "Source profiles")${lookalikeHint("--sources", file)}`,
+          );
+        },
+      );
       if (typeof options["source"] === "string") {
         process.exitCode = await checkSource(config, options["source"], options["json"] === true);
         return;
@@ -69,7 +80,8 @@ async function checkSource(config: Config, name: string, json: boolean): Promise
       `--source ${name}: no SFTP source of that name in the sources file; ` +
         (sources.length === 0
           ? "it has none (docs/sftp.md)"
-          : `it has ${sources.map((s) => s.name).join(", ")}`),
+          : `it has ${sources.map((s) => s.name).join(", ")}`) +
+        lookalikeHint("--source", name),
     );
   const files = await checkRemoteSource(source, openSftpSession, config.settleMs);
   if (json) process.stdout.write(`${JSON.stringify({ source: name, files })}\n`);
@@ -83,4 +95,18 @@ async function checkSource(config: Config, name: string, json: boolean): Promise
       );
   }
   return ExitCode.Ok;
+}
+
+/**
+ * `--source` (an SFTP source, by name) and `--sources` (the profiles file) differ by one letter and both
+ * take any text, so commander cannot tell one typed for the other: the value can. A value naming a file
+ * (a path, a YAML name) was meant for `--sources`; a bare name for `--source`.
+ */
+function lookalikeHint(flag: "--source" | "--sources", value: string): string {
+  const looksLikeFile = value.includes("/") || /\.ya?ml$/i.test(value) || existsSync(value);
+  if (flag === "--source" && looksLikeFile)
+    return `. Did you mean --sources ${value} (the source profiles file)?`;
+  if (flag === "--sources" && !looksLikeFile && /^[\w-]+$/.test(value))
+    return `. Did you mean --source ${value} (the SFTP source of that name)?`;
+  return "";
 }
