@@ -1,5 +1,4 @@
 import type { Queue, Worker } from "bullmq";
-import type { RedisClient } from "../ledger/redis-client.js";
 import type { SubmitConfig } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
 import { liveSecret } from "../config/live-secret.js";
@@ -8,14 +7,13 @@ import type { Logger } from "../log/logger.js";
 import { BatchStore } from "../ledger/batch-store.js";
 import type { LedgerClock } from "../ledger/clock.js";
 import { RedisLedger } from "../ledger/redis-ledger.js";
-import { FleetCounts, FLUSH_MS } from "../ledger/fleet-counts.js";
 import { Retention } from "../ledger/retention.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { HttpSubmitter } from "../submit/http-submitter.js";
 import type { Submitter } from "../submit/submitter.js";
 import type { AttemptObservation } from "../submit/attempt-labels.js";
 import { observeAttempts } from "../submit/observed-submitter.js";
-import { finalStatusWritten, type SubmitOutcome } from "../submit/submit-invoice.js";
+import type { SubmitOutcome } from "../submit/submit-invoice.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { createRedis, endConnection } from "./connection.js";
 import { closeWithin } from "./leave-jobs.js";
@@ -81,12 +79,8 @@ export async function startSubmission(
   const connection = createRedis(target, "worker", "invoice-relay-worker");
   const commands = createRedis(target, "worker", "invoice-relay-store");
   const clock = hooks.now;
-  // What this process counts of its requests goes to the fleet's totals and series with its answers.
-  const tally = new FleetCounts();
-  const ledger = new RedisLedger(commands, config.queuePrefix, clock, {
-    tally,
-    retentionMs: config.resultsRetention,
-  });
+  // Each request is counted in the fleet's totals and series by the write that records its answer.
+  const ledger = new RedisLedger(commands, config.queuePrefix, clock, config.resultsRetention);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
   const logged = loggedSecretEvents(logger);
   const apiKey = liveSecret(config, "invoiceApiKey", {
@@ -116,10 +110,7 @@ export async function startSubmission(
     });
   // Observed inside the worker's request slots: the time measured is the request's, not the wait for a
   // slot (metrics, and the attempt the ledger's outbox exports).
-  const submitter = observeAttempts(service, (attempt) => {
-    tally.attempt(attempt.statusClass, attempt.retryReason);
-    hooks.onAttempt?.(attempt);
-  });
+  const submitter = observeAttempts(service, hooks.onAttempt);
 
   // A new process with (possibly) a new key gives the service another chance.
   if (await clearApiKeyRefusal(commands, queue, config.queuePrefix)) {
@@ -187,29 +178,9 @@ export async function startSubmission(
       });
       hooks.onApiKeyRefused?.(httpStatus, detail, first);
     },
-    onOutcome: (key, outcome) => {
-      const final = finalStatusWritten(outcome);
-      if (final !== undefined) tally.final(final);
-      hooks.onOutcome?.(key, outcome);
-    },
+    ...(hooks.onOutcome === undefined ? {} : { onOutcome: hooks.onOutcome }),
     tracing: hooks.tracing,
   });
-  // Counts no answer took within FLUSH_MS (the fleet went quiet) are written by themselves, one write
-  // at a time (while Redis is away a write waits for it).
-  let flushing = false;
-  const flushes = setInterval(() => {
-    if (flushing) return;
-    flushing = true;
-    ledger
-      .flushCounts()
-      .catch((error: unknown) => {
-        logger.debug({ err: error }, "the fleet's counts could not be written; they go with the next write");
-      })
-      .finally(() => {
-        flushing = false;
-      });
-  }, FLUSH_MS);
-  flushes.unref();
   // Ready before closable: closing a worker whose blocking connection is still starting crashed the
   // process (BullMQ re-emits the aborted start as an "error" after removing its listeners), as a `run`
   // with nothing to do closed it at once.
@@ -239,8 +210,6 @@ export async function startSubmission(
         );
       // The ledger's connection, ended below, fails what the jobs left still wait for.
       await sweeps.stop();
-      clearInterval(flushes);
-      await lastCounts(ledger, commands, logger);
       apiKey.close();
       // Past the grace, requests the service does not answer are dropped, not waited for.
       await submitter.close(!closedInGrace);
@@ -261,33 +230,3 @@ export function apiKeySetting(config: SubmitConfig): string {
 
 /** The budget unreachable is said once per this long (as the worker's own errors are), not four times a second. */
 const BUDGET_ERROR_LOG_EVERY_MS = 10_000;
-
-/** How long closing waits for Redis to take the process's last counts: a process whose Redis is away exits anyway. */
-const LAST_COUNTS_WAIT_MS = 1000;
-
-/** Writes what the process counted and no write has taken yet, if Redis answers in time; else says so. */
-async function lastCounts(ledger: RedisLedger, redis: RedisClient, logger: Logger): Promise<void> {
-  const lost = (why: unknown) => {
-    logger.warn({ err: why }, "the last counts of this process are not in the fleet's totals (Redis away)");
-  };
-  if (redis.status !== "ready") {
-    lost(new Error(`Redis connection ${redis.status}`));
-    return;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => {
-      resolve("late");
-    }, LAST_COUNTS_WAIT_MS);
-  });
-  try {
-    const written = ledger.flushCounts(true).then(() => "written" as const);
-    written.catch(() => undefined); // a late failure, after the wait ended, is nobody's to handle
-    if ((await Promise.race([written, late])) === "late")
-      lost(new Error(`Redis did not answer within ${LAST_COUNTS_WAIT_MS} ms`));
-  } catch (error) {
-    lost(error);
-  } finally {
-    clearTimeout(timer);
-  }
-}
