@@ -10,7 +10,7 @@ export interface PassStatus {
   readonly files: number;
   readonly invoices: PassRecord["invoices"];
   readonly refused: number | null;
-  readonly rate_reached: number | null;
+  readonly busiest_second: number | null;
   readonly learned_rate: number | null;
   readonly exit_code: number | null;
 }
@@ -25,7 +25,7 @@ export function passStatus(p: PassRecord): PassStatus {
     files: p.batches.length,
     invoices: p.invoices,
     refused: p.refused ?? null,
-    rate_reached: p.rateReached ?? null,
+    busiest_second: p.busiestSecond ?? null,
     learned_rate: p.learnedRate ?? null,
     exit_code: p.exitCode ?? null,
   };
@@ -33,7 +33,17 @@ export function passStatus(p: PassRecord): PassStatus {
 
 /** The last passes: when, how long, what they came to. */
 export function passTable(passes: readonly PassStatus[]): string {
-  const header = ["pass", "kind", "started", "took", "files", "refused", "rate", "exit", "invoices"];
+  const header = [
+    "pass",
+    "kind",
+    "started",
+    "took",
+    "files",
+    "refused",
+    "busiest second",
+    "exit",
+    "invoices",
+  ];
   const rows = passes.map((p) => [
     p.id,
     p.kind,
@@ -41,7 +51,7 @@ export function passTable(passes: readonly PassStatus[]): string {
     p.ended_at === null ? "running" : spokenDuration(Date.parse(p.ended_at) - Date.parse(p.started_at)),
     String(p.files),
     p.refused === null ? "-" : String(p.refused),
-    p.rate_reached === null ? "-" : `${Math.round(p.rate_reached)}/s`,
+    p.busiest_second === null ? "-" : `${p.busiest_second} requests`,
     p.exit_code === null ? "-" : String(p.exit_code),
     Object.entries(p.invoices)
       .map(([status, n]) => `${n} ${status}`)

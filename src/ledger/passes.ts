@@ -33,8 +33,11 @@ export const passRecordSchema = z.object({
   invoices: z.partialRecord(z.enum(PASS_OUTCOMES), count),
   /** Requests the service refused for capacity (429) while it ran, every process together. */
   refused: count.optional(),
-  /** The most requests per second every process together sent while it ran. */
-  rateReached: z.number().nonnegative().optional(),
+  /**
+   * The requests answered in its busiest whole second, every process together (the answers per second of
+   * src/ledger/send-series.ts): a count measured, never a rate inferred from a shorter span.
+   */
+  busiestSecond: count.optional(),
   /** The learned rate (requests per second) when it ended. */
   learnedRate: z.number().nonnegative().optional(),
   /** The pass's exit code (README.md, the exit codes of `run`); a scan's is what `run` would have said. */

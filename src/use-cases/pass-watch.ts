@@ -2,7 +2,7 @@ import type { BatchMeta } from "../ledger/batch-store.js";
 import { newBatchId } from "../ledger/batch-id.js";
 import { Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
 import type { RedisClient } from "../ledger/redis-client.js";
-import { readSendSeries } from "../ledger/send-series.js";
+import { readSendSeries, type SecondPoint } from "../ledger/send-series.js";
 import type { Logger } from "../log/logger.js";
 import { outcomesOf } from "../results/batch-counts.js";
 
@@ -21,8 +21,8 @@ export interface PassWatchDeps {
  * One pass as it is recorded (docs/operations.md, "The night at a glance"): written when it starts
  * (a scan of `start`: once it has taken files) and again when it ends, with its files, its invoices by
  * outcome, what the fleet sent meanwhile and its exit code. What it sent is read at its end from the
- * fleet's series (src/ledger/send-series.ts): the requests refused, the highest sending rate the
- * learned rate's read model saw (src/use-cases/rate-sampler.ts notes it), the learned rate at the end.
+ * fleet's answers per second (src/ledger/send-series.ts): the requests refused, the answers of the
+ * busiest whole second, the learned rate at the end (src/use-cases/rate-sampler.ts notes it).
  * Redis being away at either write is logged and never changes the pass's outcome.
  */
 export class PassWatch {
@@ -75,26 +75,9 @@ export class PassWatch {
   }
 
   /** What the fleet sent over the pass, from its series; nothing when Redis does not answer in time. */
-  async #sending(now: number): Promise<Pick<PassRecord, "refused" | "rateReached" | "learnedRate">> {
+  async #sending(now: number): Promise<Pick<PassRecord, "refused" | "busiestSecond" | "learnedRate">> {
     const read = await inTime(readSendSeries(this.deps.redis, this.deps.prefix, this.startedAt, now));
-    if (!read.ok) return {};
-    const points = read.value;
-    let refused = 0;
-    let answered = 0;
-    let sampled: number | undefined;
-    let learned: number | undefined;
-    for (const p of points) {
-      refused += p.refused;
-      answered = Math.max(answered, p.accepted + p.refused + p.other);
-      if (p.sent !== undefined) sampled = Math.max(sampled ?? 0, p.sent);
-      if (p.learned !== undefined) learned = p.learned;
-    }
-    return {
-      refused,
-      // The read model's figure where it was sampled; else the most answers heard in one second.
-      rateReached: sampled ?? answered,
-      ...(learned === undefined ? {} : { learnedRate: learned }),
-    };
+    return read.ok ? sendingOver(read.value) : {};
   }
 
   async #write(record: PassRecord, what: string): Promise<void> {
@@ -108,6 +91,24 @@ export class PassWatch {
     if (!written.ok)
       logger.warn({ ...context, err: written.error }, `could not record ${what} of the pass in Redis`);
   }
+}
+
+/**
+ * What the fleet's answers per second over a pass come to: the requests refused for capacity, the
+ * answers of its busiest whole second, the learned rate last sampled. Pure.
+ */
+export function sendingOver(
+  points: readonly SecondPoint[],
+): Pick<PassRecord, "refused" | "busiestSecond" | "learnedRate"> {
+  let refused = 0;
+  let busiest = 0;
+  let learned: number | undefined;
+  for (const p of points) {
+    refused += p.refused;
+    busiest = Math.max(busiest, p.accepted + p.refused + p.other);
+    if (p.learned !== undefined) learned = p.learned;
+  }
+  return { refused, busiestSecond: busiest, ...(learned === undefined ? {} : { learnedRate: learned }) };
 }
 
 function nonZero(counts: Readonly<Record<string, number>>): PassRecord["invoices"] {

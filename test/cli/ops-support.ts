@@ -201,7 +201,7 @@ const statusJsonSchema = z.strictObject({
       files: z.number(),
       invoices: z.partialRecord(z.enum([...ROW_STATUSES, "pending"]), z.number()),
       refused: z.number().nullable(),
-      rate_reached: z.number().nullable(),
+      busiest_second: z.number().nullable(),
       learned_rate: z.number().nullable(),
       exit_code: z.number().nullable(),
     }),

@@ -51,7 +51,7 @@ describe("the console's passes", () => {
       batches: [batch],
       invoices: { succeeded: 4, rejected: 1 },
       refused: 1,
-      rateReached: 3,
+      busiestSecond: 3,
       learnedRate: 40,
       exitCode: 2,
     };
@@ -68,6 +68,7 @@ describe("the console's passes", () => {
     expect(list.body).toContain("2 finished with problems");
     expect(list.body).toContain("scan of start");
     expect(list.body).toMatch(/status-running/);
+    expect(list.body).toMatch(/Busiest second[\s\S]*>3 requests</);
 
     const page = await c.app.inject({ url: `/passes/${ended.id}`, headers: { host: HOST } });
     expect(page.statusCode).toBe(200);
@@ -76,6 +77,7 @@ describe("the console's passes", () => {
       expect(page.body, drawn).toContain(`class="${drawn}"`);
     expect(page.body).toContain("4 accepted, 1 refused for capacity, 1 other");
     expect(page.body).toContain("learned rate at the end 40/s");
+    expect(page.body).toContain("3 requests answered in one whole second, every process together");
     expect(page.body).toContain(`href="/batches/${batch}"`);
     expect(page.body).toContain("&lt;b&gt;night&lt;b&gt;&amp;amp;.csv");
     expect(page.body).not.toMatch(/<script/i);
