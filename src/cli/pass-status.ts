@@ -13,6 +13,8 @@ export interface PassStatus {
   readonly busiest_second: number | null;
   readonly learned_rate: number | null;
   readonly exit_code: number | null;
+  /** Its process stopped without recording its end (killed): exit_code is 1, ended_at its last sign. */
+  readonly ended_without_word: boolean;
 }
 
 export function passStatus(p: PassRecord): PassStatus {
@@ -28,6 +30,7 @@ export function passStatus(p: PassRecord): PassStatus {
     busiest_second: p.busiestSecond ?? null,
     learned_rate: p.learnedRate ?? null,
     exit_code: p.exitCode ?? null,
+    ended_without_word: p.endedWithoutWord === true,
   };
 }
 
@@ -52,7 +55,7 @@ export function passTable(passes: readonly PassStatus[]): string {
     String(p.files),
     p.refused === null ? "-" : String(p.refused),
     p.busiest_second === null ? "-" : `${p.busiest_second} requests`,
-    p.exit_code === null ? "-" : String(p.exit_code),
+    p.exit_code === null ? "-" : `${p.exit_code}${p.ended_without_word ? " (ended without a word)" : ""}`,
     Object.entries(p.invoices)
       .map(([status, n]) => `${n} ${status}`)
       .join(", "),

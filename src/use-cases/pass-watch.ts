@@ -1,5 +1,6 @@
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { newBatchId } from "../ledger/batch-id.js";
+import { leaseOwner, PASS_RENEW_MS } from "../ledger/pass-lease.js";
 import { Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { readSendSeries, type SecondPoint } from "../ledger/send-series.js";
@@ -23,10 +24,13 @@ export interface PassWatchDeps {
  * outcome, what the fleet sent meanwhile and its exit code. What it sent is read at its end from the
  * fleet's answers per second (src/ledger/send-series.ts): the requests refused, the answers of the
  * busiest whole second, the learned rate at the end (src/use-cases/rate-sampler.ts notes it).
- * Redis being away at either write is logged and never changes the pass's outcome.
+ * Redis being away at either write is logged and never changes the pass's outcome. A `run` holds a
+ * lease while it runs (src/ledger/pass-lease.ts): killed, it reads as ended with exit 1 to the next
+ * process that looks, this one's start included.
  */
 export class PassWatch {
   #batches: readonly string[] = [];
+  #renewal: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly deps: PassWatchDeps,
@@ -51,10 +55,18 @@ export class PassWatch {
     return this.#batches;
   }
 
-  /** Records the pass as running, with the batches known so far. */
+  /** Records the pass as running, with the batches known so far; a `run` takes its lease. */
   async open(batches: readonly string[] = []): Promise<void> {
     this.#batches = [...batches];
-    await this.#write({ ...this.#base(), invoices: {} }, "its start");
+    const passes = new Passes(this.deps.redis, this.deps.prefix);
+    if (this.deps.redis.status === "ready") await inTime(passes.endLapsed());
+    const holder = this.kind === "run" ? leaseOwner() : "";
+    await this.#write({ ...this.#base(), invoices: {} }, "its start", holder);
+    if (holder === "" || this.#renewal !== undefined) return;
+    this.#renewal = setInterval(() => {
+      passes.renew(this.id, holder).catch(() => undefined); // the next renewal tries again
+    }, PASS_RENEW_MS);
+    this.#renewal.unref();
   }
 
   /** The batches the pass waits for, as they become known (kept for its end). */
@@ -64,6 +76,7 @@ export class PassWatch {
 
   /** Records the end: the batches as they stand, the fleet's sending over the pass, the exit code. */
   async end(metas: readonly BatchMeta[], exitCode: number, now = Date.now()): Promise<void> {
+    clearInterval(this.#renewal);
     if (metas.length > 0) this.#batches = metas.map((m) => m.id);
     const ended = { ...this.#base(), endedAt: now, exitCode, invoices: nonZero(outcomesOf(metas)) };
     const sent = await this.#sending(now);
@@ -80,14 +93,16 @@ export class PassWatch {
     return read.ok ? sendingOver(read.value) : {};
   }
 
-  async #write(record: PassRecord, what: string): Promise<void> {
+  async #write(record: PassRecord, what: string, leaseHolder = ""): Promise<void> {
     const { redis, prefix, retentionMs, logger } = this.deps;
     const context = { pass: this.id, kind: this.kind, exitCode: record.exitCode };
     if (redis.status !== "ready") {
       logger.warn({ ...context, redis: redis.status }, `Redis is away: the pass's record misses ${what}`);
       return;
     }
-    const written = await inTime(new Passes(redis, prefix).write(record, retentionMs));
+    const written = await inTime(
+      new Passes(redis, prefix).write(record, retentionMs, Date.now(), leaseHolder),
+    );
     if (!written.ok)
       logger.warn({ ...context, err: written.error }, `could not record ${what} of the pass in Redis`);
   }

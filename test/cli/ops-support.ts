@@ -203,6 +203,7 @@ const statusJsonSchema = z.strictObject({
       refused: z.number().nullable(),
       busiest_second: z.number().nullable(),
       learned_rate: z.number().nullable(),
+      ended_without_word: z.boolean(),
       exit_code: z.number().nullable(),
     }),
   ),

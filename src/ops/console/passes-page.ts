@@ -152,7 +152,8 @@ function outcomes(pass: PassRecord): SafeHtml {
 function exit(pass: PassRecord): SafeHtml {
   if (pass.exitCode === undefined) return statusBadge("running");
   const known = EXITS[pass.exitCode];
-  return html`<span class="status status-${known?.badge ?? "failed"}">${known?.text ?? String(pass.exitCode)}</span>`;
+  const text = `${known?.text ?? String(pass.exitCode)}${pass.endedWithoutWord === true ? ": ended without a word (killed)" : ""}`;
+  return html`<span class="status status-${known?.badge ?? "failed"}">${text}</span>`;
 }
 
 function rate(perSecond: number): string {
