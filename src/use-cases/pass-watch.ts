@@ -55,21 +55,31 @@ export class PassWatch {
     return this.#batches;
   }
 
-  /** Records the pass as running, with the batches known so far; a `run` takes its lease. */
+  /**
+   * Records the pass as running, with the batches known so far. A `run` takes its lease and renews it
+   * every PASS_RENEW_MS, with the batches noted since when there are new ones: killed, its record still
+   * names its files.
+   */
   async open(batches: readonly string[] = []): Promise<void> {
     this.#batches = [...batches];
     const passes = new Passes(this.deps.redis, this.deps.prefix);
     if (this.deps.redis.status === "ready") await inTime(passes.endLapsed());
     const holder = this.kind === "run" ? leaseOwner() : "";
-    await this.#write({ ...this.#base(), invoices: {} }, "its start", holder);
+    const running = () => ({ ...this.#base(), invoices: {} });
+    await this.#write(running(), "its start", holder);
     if (holder === "" || this.#renewal !== undefined) return;
+    let written = this.#batches;
     this.#renewal = setInterval(() => {
-      passes.renew(this.id, holder).catch(() => undefined); // the next renewal tries again
+      const noted = this.#batches;
+      const renewed =
+        noted === written ? passes.renew(this.id, holder) : this.#write(running(), "its files", holder);
+      written = noted;
+      renewed.catch(() => undefined); // the next renewal tries again
     }, PASS_RENEW_MS);
     this.#renewal.unref();
   }
 
-  /** The batches the pass waits for, as they become known (kept for its end). */
+  /** The batches the pass waits for, as they become known (kept for its end, and a run's lease). */
   note(batches: readonly string[]): void {
     this.#batches = [...batches];
   }
