@@ -6,7 +6,6 @@ import type { RedisClient } from "./redis-client.js";
 import { ROW_STATUSES } from "./statuses.js";
 
 const writeScript = new LuaScript("pass-write");
-const renewScript = new LuaScript("pass-renew");
 const lapseScript = new LuaScript("pass-lapse");
 
 /** A pass: one `run`, or one scan of `start` that took files (or was the schedule's). */
@@ -69,7 +68,8 @@ export class Passes {
 
   /**
    * Writes the record (a new pass, or one that ended); removes passes older than `retentionMs`. A pass
-   * starting with a `leaseHolder` (`<host>:<pid>`, src/ledger/pass-lease.ts) holds a lease until its end.
+   * written running with a `leaseHolder` (`<host>:<pid>`, src/ledger/pass-lease.ts) takes or renews its
+   * lease (and is running again if it was found lapsed: its process is alive); its end removes it.
    */
   async write(pass: PassRecord, retentionMs: number, now = Date.now(), leaseHolder = ""): Promise<void> {
     const n = this.names;
@@ -85,12 +85,6 @@ export class Passes {
         leaseHolder,
       ],
     );
-  }
-
-  /** Says the pass's process is alive; false when the pass has ended or was found ended without a word. */
-  async renew(id: string, leaseHolder: string): Promise<boolean> {
-    const n = this.names;
-    return (await renewScript.run(this.redis, [n.openPasses, n.passLeases], [id, leaseHolder])) === 1;
   }
 
   /**

@@ -57,24 +57,19 @@ export class PassWatch {
 
   /**
    * Records the pass as running, with the batches known so far. A `run` takes its lease and renews it
-   * every PASS_RENEW_MS, with the batches noted since when there are new ones: killed, its record still
-   * names its files.
+   * every PASS_RENEW_MS with its record, which names the batches noted since: killed, it names its files.
    */
   async open(batches: readonly string[] = []): Promise<void> {
     this.#batches = [...batches];
-    const passes = new Passes(this.deps.redis, this.deps.prefix);
-    if (this.deps.redis.status === "ready") await inTime(passes.endLapsed());
+    const { redis, prefix, retentionMs } = this.deps;
+    const passes = new Passes(redis, prefix);
+    if (redis.status === "ready") await inTime(passes.endLapsed());
     const holder = this.kind === "run" ? leaseOwner() : "";
     const running = () => ({ ...this.#base(), invoices: {} });
     await this.#write(running(), "its start", holder);
     if (holder === "" || this.#renewal !== undefined) return;
-    let written = this.#batches;
     this.#renewal = setInterval(() => {
-      const noted = this.#batches;
-      const renewed =
-        noted === written ? passes.renew(this.id, holder) : this.#write(running(), "its files", holder);
-      written = noted;
-      renewed.catch(() => undefined); // the next renewal tries again
+      passes.write(running(), retentionMs, Date.now(), holder).catch(() => undefined); // the next one tries again
     }, PASS_RENEW_MS);
     this.#renewal.unref();
   }

@@ -318,9 +318,8 @@ async function drivePasses(via: Interposer): Promise<void> {
   await passes.write({ ...pass, id: "p1", startedAt: 1000, endedAt: 1500, exitCode: 0 }, DAY, 2000);
   await passes.write({ ...pass, id: "p2", startedAt: 2 * DAY }, DAY, 2 * DAY + 1);
   expect((await passes.newest(5)).map((p) => p.id)).toEqual(["p2"]);
-  // a run's lease: renewed, then lapsed (its holder silent for longer than the lease)
+  // a run's lease, lapsed (its holder silent for longer than the lease)
   await passes.write({ ...pass, id: "p3", startedAt: 2 * DAY + 2 }, DAY, 2 * DAY + 3, "elsewhere.example:1");
-  expect(await passes.renew("p3", "elsewhere.example:1")).toBe(true);
   await via.client.hset(passes.names.passLeases, "p3", "1 elsewhere.example:1");
   expect((await passes.newest(1)).map((p) => [p.id, p.exitCode])).toEqual([["p3", 1]]);
 }
