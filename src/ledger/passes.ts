@@ -119,7 +119,9 @@ export class Passes {
     }
   }
 
+  /** The pass's record; one ended without a word is found so first, as in `newest`. */
   async get(id: string): Promise<PassRecord | undefined> {
+    await this.endLapsed();
     return (await this.#records([id]))[0];
   }
 
