@@ -54,6 +54,8 @@ export interface SubmissionHooks {
   readonly onAttempt?: (attempt: AttemptObservation) => void;
   /** A request waited this long for its send time in the fleet's budget (metrics). */
   readonly onHeld?: (ms: number) => void;
+  /** How often a key file (INVOICE_API_KEY_FILE) is read again unprompted; POLL_MS when absent (tests). */
+  readonly keyFilePollMs?: number;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
   /** With tracing on (OTEL_* settings): each attempt and POST is a span of the invoice's trace. */
@@ -89,22 +91,28 @@ export async function startSubmission(
   });
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
   const logged = loggedSecretEvents(logger);
-  const apiKey = liveSecret(config, "invoiceApiKey", {
-    ...logged,
-    // A new key in the file gives the service another chance, as a new process does.
-    changed: (value, variable, file) => {
-      logged.changed(value, variable, file);
-      clearApiKeyRefusal(commands, queue, config.queuePrefix).then(
-        (cleared) => {
-          if (cleared)
-            logger.info(`the API key was refused earlier; resuming submission with the new ${variable}`);
-        },
-        (error: unknown) => {
-          logger.warn({ err: error }, "could not resume submission with the new key; restart the process");
-        },
-      );
+  const apiKey = liveSecret(
+    config,
+    "invoiceApiKey",
+    {
+      ...logged,
+      // A new key in the file gives the service another chance, as a new process does.
+      changed: (value, variable, file) => {
+        logged.changed(value, variable, file);
+        clearApiKeyRefusal(commands, queue, config.queuePrefix).then(
+          (cleared) => {
+            if (cleared)
+              logger.info(`the API key was refused earlier; resuming submission with the new ${variable}`);
+          },
+          (error: unknown) => {
+            logger.warn({ err: error }, "could not resume submission with the new key; restart the process");
+          },
+        );
+      },
     },
-  });
+    hooks.keyFilePollMs,
+  );
+  const keyFile = config.secretFiles.invoiceApiKey;
   const service =
     hooks.submitter ??
     new HttpSubmitter({
@@ -113,6 +121,14 @@ export async function startSubmission(
       connections: config.submitConcurrency,
       requestTimeoutMs: config.requestTimeoutMs,
       responseBodyMaxBytes: config.responseBodyMaxBytes,
+      onKeyKept: (httpStatus) => {
+        logger.warn(
+          { variable: "INVOICE_API_KEY_FILE", file: keyFile, httpStatus },
+          `the invoice service refuses the key INVOICE_API_KEY_FILE (${keyFile ?? ""}) holds now ` +
+            `(HTTP ${httpStatus}); still sending with the key it accepted before. Revoke the old key only ` +
+            "once the service takes the new one, and write the file whole (rename a temporary file over it)",
+        );
+      },
     });
   // Observed inside the worker's request slots: the time measured is the request's, not the wait for a
   // slot (metrics, and the attempt the ledger's outbox exports).
