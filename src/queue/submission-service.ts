@@ -2,6 +2,7 @@ import type { Queue, Worker } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import type { SubmitConfig } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
+import { apiKeySetting } from "../config/api-key-setting.js";
 import { liveSecret } from "../config/live-secret.js";
 import { loggedSecretEvents } from "../log/secret-mask.js";
 import type { Logger } from "../log/logger.js";
@@ -91,6 +92,8 @@ export async function startSubmission(
   });
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
   const logged = loggedSecretEvents(logger);
+  // A refusal is said once, not for each request it stops, until a new key in the file resumes submission.
+  let refusalSaid = false;
   const apiKey = liveSecret(
     config,
     "invoiceApiKey",
@@ -101,6 +104,7 @@ export async function startSubmission(
         logged.changed(value, variable, file);
         clearApiKeyRefusal(commands, queue, config.queuePrefix).then(
           (cleared) => {
+            refusalSaid = false;
             if (cleared)
               logger.info(`the API key was refused earlier; resuming submission with the new ${variable}`);
           },
@@ -192,10 +196,12 @@ export async function startSubmission(
     lockDurationMs: config.lockDurationMs,
     ...(hooks.flow === undefined ? {} : { flow: hooks.flow }),
     onApiKeyRefused: async (httpStatus, detail) => {
-      logger.error(
-        { httpStatus, detail },
-        `the invoice service refused the API key: submission paused; fix ${apiKeySetting(config)}`,
-      );
+      if (!refusalSaid)
+        logger.error(
+          { httpStatus, detail },
+          `the invoice service refused the API key: submission paused; fix ${apiKeySetting(config)}`,
+        );
+      refusalSaid = true;
       const first = await recordApiKeyRefused(commands, queue, config.queuePrefix, {
         httpStatus,
         detail,
@@ -267,12 +273,6 @@ export async function startSubmission(
     return closing;
   };
   return { worker, queue, ledger, pacer, close };
-}
-
-/** Where the API key is set: the file it is read from, or the variable. */
-export function apiKeySetting(config: SubmitConfig): string {
-  const path = config.secretFiles.invoiceApiKey;
-  return path === undefined ? "INVOICE_API_KEY" : `the key in INVOICE_API_KEY_FILE (${path})`;
 }
 
 /** The budget unreachable is said once per this long (as the worker's own errors are), not four times a second. */

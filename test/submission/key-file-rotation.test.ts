@@ -67,9 +67,11 @@ async function night(sim: SimulatorHandle, keyFile: string) {
   });
   cleanups.push(() => service.close(1000));
   return {
-    /** Once every invoice is final, or the key is refused for good. */
+    /** Once every invoice is final, or the key is refused for good: the worker closed. */
     finished: async () => {
       await done;
+      // The requests still out when the night ended have their answers, and their say in the log.
+      await service.close(1000);
       const records = await storeOf(config).getMany(invoices.map((i) => i.key));
       return {
         refusals,
@@ -168,8 +170,9 @@ describe("the API key file rewritten while a night runs", () => {
     expect(result.log).toMatch(/INVOICE_API_KEY_FILE holds a new value: using it from now on/);
   });
 
-  it("when the service refuses the key and none was accepted before, then submission pauses as it always did", async () => {
-    const sim = await simulator({ apiKey: NEW_KEY });
+  it("when the service refuses the key and none was accepted before, then submission pauses as it always did, said once", async () => {
+    // Answers take a while, so several requests are out when the first refusal comes back.
+    const sim = await simulator({ apiKey: NEW_KEY, latencyMs: { min: 30, max: 30 } });
     const keyFile = join(await secretsDir(), "invoice_api_key");
     await writeFile(keyFile, `${OLD_KEY}\n`, { mode: 0o600 });
 
@@ -179,5 +182,26 @@ describe("the API key file rewritten while a night runs", () => {
     expect(sim.stats().effects.total).toBe(0);
     expect(result.statuses.has("failed")).toBe(false);
     expect(result.log).not.toMatch(/still sending with the key/);
+    // Said once, not for each request in flight, naming the file to fix.
+    const said = result.log.split("\n").filter((line) => line.includes("refused the API key"));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(`fix the key in INVOICE_API_KEY_FILE (${keyFile})`);
+  });
+
+  it("when the service revokes the key mid-night and the file still holds it, then submission pauses, said once though every request out was refused", async () => {
+    const sim = await simulator({ latencyMs: { min: 20, max: 30 } });
+    const keyFile = join(await secretsDir(), "invoice_api_key");
+    await writeFile(keyFile, `${OLD_KEY}\n`, { mode: 0o600 });
+    afterAccepted(sim, INVOICES / 3, () => {
+      sim.setApiKey(NEW_KEY);
+    });
+
+    const result = await (await night(sim, keyFile)).finished();
+
+    expect(result.refusals).toBeGreaterThan(1);
+    expect(result.statuses.has("failed")).toBe(false);
+    const said = result.log.split("\n").filter((line) => line.includes("refused the API key"));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(`fix the key in INVOICE_API_KEY_FILE (${keyFile})`);
   });
 });
