@@ -2,9 +2,6 @@ import type { Queue, Worker } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import type { SubmitConfig } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
-import { apiKeySetting } from "../config/api-key-setting.js";
-import { liveSecret } from "../config/live-secret.js";
-import { loggedSecretEvents } from "../log/secret-mask.js";
 import type { Logger } from "../log/logger.js";
 import { BatchStore } from "../ledger/batch-store.js";
 import type { LedgerClock } from "../ledger/clock.js";
@@ -22,7 +19,8 @@ import { createRedis, endConnection } from "./connection.js";
 import { closeWithin } from "./leave-jobs.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
-import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
+import { clearApiKeyRefusal } from "./api-key-refusal.js";
+import { apiKeyInService } from "./api-key-in-service.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 import { SendBudget } from "../ledger/send-budget.js";
@@ -91,48 +89,16 @@ export async function startSubmission(
     retentionMs: config.resultsRetention,
   });
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
-  const logged = loggedSecretEvents(logger);
-  // A refusal is said once, not for each request it stops, until a new key in the file resumes submission.
-  let refusalSaid = false;
-  const apiKey = liveSecret(
-    config,
-    "invoiceApiKey",
-    {
-      ...logged,
-      // A new key in the file gives the service another chance, as a new process does.
-      changed: (value, variable, file) => {
-        logged.changed(value, variable, file);
-        clearApiKeyRefusal(commands, queue, config.queuePrefix).then(
-          (cleared) => {
-            refusalSaid = false;
-            if (cleared)
-              logger.info(`the API key was refused earlier; resuming submission with the new ${variable}`);
-          },
-          (error: unknown) => {
-            logger.warn({ err: error }, "could not resume submission with the new key; restart the process");
-          },
-        );
-      },
-    },
-    hooks.keyFilePollMs,
-  );
-  const keyFile = config.secretFiles.invoiceApiKey;
+  const apiKey = apiKeyInService(config, logger, commands, queue, hooks.keyFilePollMs);
   const service =
     hooks.submitter ??
     new HttpSubmitter({
       baseUrl: config.invoiceApiUrl,
-      apiKey,
+      apiKey: apiKey.key,
       connections: config.submitConcurrency,
       requestTimeoutMs: config.requestTimeoutMs,
       responseBodyMaxBytes: config.responseBodyMaxBytes,
-      onKeyKept: (httpStatus) => {
-        logger.warn(
-          { variable: "INVOICE_API_KEY_FILE", file: keyFile, httpStatus },
-          `the invoice service refuses the key INVOICE_API_KEY_FILE (${keyFile ?? ""}) holds now ` +
-            `(HTTP ${httpStatus}); still sending with the key it accepted before. Revoke the old key only ` +
-            "once the service takes the new one, and write the file whole (rename a temporary file over it)",
-        );
-      },
+      onKeyKept: apiKey.kept,
     });
   // Observed inside the worker's request slots: the time measured is the request's, not the wait for a
   // slot (metrics, and the attempt the ledger's outbox exports).
@@ -196,17 +162,7 @@ export async function startSubmission(
     lockDurationMs: config.lockDurationMs,
     ...(hooks.flow === undefined ? {} : { flow: hooks.flow }),
     onApiKeyRefused: async (httpStatus, detail) => {
-      if (!refusalSaid)
-        logger.error(
-          { httpStatus, detail },
-          `the invoice service refused the API key: submission paused; fix ${apiKeySetting(config)}`,
-        );
-      refusalSaid = true;
-      const first = await recordApiKeyRefused(commands, queue, config.queuePrefix, {
-        httpStatus,
-        detail,
-        at: Date.now(),
-      });
+      const first = await apiKey.refused(httpStatus, detail);
       hooks.onApiKeyRefused?.(httpStatus, detail, first);
     },
     onOutcome: (key, outcome) => {
@@ -263,7 +219,7 @@ export async function startSubmission(
       await sweeps.stop();
       clearInterval(flushes);
       await lastCounts(ledger, commands, logger);
-      apiKey.close();
+      apiKey.key.close();
       // Past the grace, requests the service does not answer are dropped, not waited for.
       await submitter.close(!closedInGrace);
       await queue.close();
