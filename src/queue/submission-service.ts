@@ -1,8 +1,6 @@
 import type { Queue, Worker } from "bullmq";
 import type { SubmitConfig } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
-import { liveSecret } from "../config/live-secret.js";
-import { loggedSecretEvents } from "../log/secret-mask.js";
 import type { Logger } from "../log/logger.js";
 import { BatchStore } from "../ledger/batch-store.js";
 import type { LedgerClock } from "../ledger/clock.js";
@@ -19,7 +17,8 @@ import { createRedis, endConnection } from "./connection.js";
 import { closeWithin } from "./leave-jobs.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
-import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
+import { clearApiKeyRefusal } from "./api-key-refusal.js";
+import { apiKeyInService } from "./api-key-in-service.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 import { SendBudget } from "../ledger/send-budget.js";
@@ -52,6 +51,8 @@ export interface SubmissionHooks {
   readonly onAttempt?: (attempt: AttemptObservation) => void;
   /** A request waited this long for its send time in the fleet's budget (metrics). */
   readonly onHeld?: (ms: number) => void;
+  /** How often a key file (INVOICE_API_KEY_FILE) is read again unprompted; POLL_MS when absent (tests). */
+  readonly keyFilePollMs?: number;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
   /** With tracing on (OTEL_* settings): each attempt and POST is a span of the invoice's trace. */
@@ -82,31 +83,16 @@ export async function startSubmission(
   // Each request is counted in the fleet's totals and series by the write that records its answer.
   const ledger = new RedisLedger(commands, config.queuePrefix, clock, config.resultsRetention);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
-  const logged = loggedSecretEvents(logger);
-  const apiKey = liveSecret(config, "invoiceApiKey", {
-    ...logged,
-    // A new key in the file gives the service another chance, as a new process does.
-    changed: (value, variable, file) => {
-      logged.changed(value, variable, file);
-      clearApiKeyRefusal(commands, queue, config.queuePrefix).then(
-        (cleared) => {
-          if (cleared)
-            logger.info(`the API key was refused earlier; resuming submission with the new ${variable}`);
-        },
-        (error: unknown) => {
-          logger.warn({ err: error }, "could not resume submission with the new key; restart the process");
-        },
-      );
-    },
-  });
+  const apiKey = apiKeyInService(config, logger, commands, queue, hooks.keyFilePollMs);
   const service =
     hooks.submitter ??
     new HttpSubmitter({
       baseUrl: config.invoiceApiUrl,
-      apiKey,
+      apiKey: apiKey.key,
       connections: config.submitConcurrency,
       requestTimeoutMs: config.requestTimeoutMs,
       responseBodyMaxBytes: config.responseBodyMaxBytes,
+      onKeyKept: apiKey.kept,
     });
   // Observed inside the worker's request slots: the time measured is the request's, not the wait for a
   // slot (metrics, and the attempt the ledger's outbox exports).
@@ -167,15 +153,7 @@ export async function startSubmission(
     lockDurationMs: config.lockDurationMs,
     ...(hooks.flow === undefined ? {} : { flow: hooks.flow }),
     onApiKeyRefused: async (httpStatus, detail) => {
-      logger.error(
-        { httpStatus, detail },
-        `the invoice service refused the API key: submission paused; fix ${apiKeySetting(config)}`,
-      );
-      const first = await recordApiKeyRefused(commands, queue, config.queuePrefix, {
-        httpStatus,
-        detail,
-        at: Date.now(),
-      });
+      const first = await apiKey.refused(httpStatus, detail);
       hooks.onApiKeyRefused?.(httpStatus, detail, first);
     },
     ...(hooks.onOutcome === undefined ? {} : { onOutcome: hooks.onOutcome }),
@@ -210,7 +188,7 @@ export async function startSubmission(
         );
       // The ledger's connection, ended below, fails what the jobs left still wait for.
       await sweeps.stop();
-      apiKey.close();
+      apiKey.key.close();
       // Past the grace, requests the service does not answer are dropped, not waited for.
       await submitter.close(!closedInGrace);
       await queue.close();
@@ -220,12 +198,6 @@ export async function startSubmission(
     return closing;
   };
   return { worker, queue, ledger, pacer, close };
-}
-
-/** Where the API key is set: the file it is read from, or the variable. */
-export function apiKeySetting(config: SubmitConfig): string {
-  const path = config.secretFiles.invoiceApiKey;
-  return path === undefined ? "INVOICE_API_KEY" : `the key in INVOICE_API_KEY_FILE (${path})`;
 }
 
 /** The budget unreachable is said once per this long (as the worker's own errors are), not four times a second. */
