@@ -44,7 +44,8 @@ button.primary { background: var(--accent); color: #fff; border-color: var(--acc
 .pass-chart { margin: 0; background: #fff; border: 1px solid var(--line); padding: .6rem; }
 .pass-chart svg { width: 100%; height: auto; display: block; }
 .chart-grid { stroke: #e4e7ec; stroke-width: 1; }
-.chart-label, .chart-empty { font-size: 11px; fill: var(--muted); }
+.chart-label { font-size: 11px; fill: var(--muted); }
+.pass-chart-empty { color: var(--muted); }
 .chart-accepted { fill: #3aa56b; }
 .chart-refused { fill: #e08a2e; }
 .chart-other { fill: #b4bcc8; }
