@@ -10,6 +10,7 @@ import { BatchStore } from "../../src/ledger/batch-store.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { segment } from "../support/file-names.js";
 import { reportPaths, writeBatchReport } from "../../src/results/batch-report.js";
+import { fileSystemCode, ReportWriteError } from "../../src/results/errors/report-write-error.js";
 import type { ReportEncoding } from "../../src/ingest/profiles/source-profile.js";
 import { tempDropDir } from "../support/drop.js";
 import { testPrefix, testRedis } from "../support/redis.js";
@@ -109,5 +110,12 @@ describe("a report the file system refuses", () => {
     );
     expect(await readdir(folder.reports)).toEqual([]);
     expect((await deps.batches.require(meta.id)).state).toBe("ingesting");
+  });
+
+  it("when the file system is read-only or the quota is used up, then the same error says that and its fix; other failures pass through as they are", () => {
+    const readOnly = new ReportWriteError("/srv/drop/reports", "a.csv", "b1", "EROFS");
+    expect(readOnly.message).toContain("EROFS, the file system is mounted read-only; mount it read-write");
+    expect(fileSystemCode(Object.assign(new Error("x"), { code: "EDQUOT" }))).toBe("EDQUOT");
+    expect(fileSystemCode(Object.assign(new Error("x"), { code: "ENAMETOOLONG" }))).toBeUndefined();
   });
 });
