@@ -1,4 +1,4 @@
-import { FIELD_NAMES, type PickedFields } from "../../invoice/normalise.js";
+import { FIELD_NAMES, givenTwice, type PickedFields } from "../../invoice/normalise.js";
 import type { ReaderProfile } from "./reader-profile.js";
 
 /** A key an object of a JSON text names more than once: one value JSON.parse dropped, and where. */
@@ -115,7 +115,7 @@ export function pickJsonObject(
       if (sameValue(earlier, picked.fields[field])) continue;
       errors.push({
         field: FIELD_NAMES[field],
-        reason: `is given twice with different values (again as "${path.join(".")}"); give it once`,
+        reason: givenTwice(path.join(".")),
       });
     }
   }
