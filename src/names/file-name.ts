@@ -73,8 +73,8 @@ export function admitName(raw: string | Buffer): FileName | RefusedName {
     return refused(
       raw,
       "not-text",
-      "holds U+FFFD (\uFFFD), which stands for bytes that are not UTF-8 in the listing it came in, so the " +
-        "file cannot be named back; rename the file to a name in UTF-8 without that character",
+      "holds U+FFFD (\uFFFD), which stands for bytes that are not UTF-8 where the name came from (an SFTP " +
+        "listing, a command line), so the file cannot be named back; rename it to a UTF-8 name without that character",
     );
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_NAME_BYTES)

@@ -40,8 +40,8 @@ describe("a file name from outside", () => {
     expect(admitName(Buffer.from("Rechnung-\uFFFD.csv"))).toBe("Rechnung-\uFFFD.csv");
     const verdict = admitName("Rechnung-\uFFFD.csv");
     expect(isRefused(verdict) && verdict.why).toBe(
-      "holds U+FFFD (\uFFFD), which stands for bytes that are not UTF-8 in the listing it came in, so the " +
-        "file cannot be named back; rename the file to a name in UTF-8 without that character",
+      "holds U+FFFD (\uFFFD), which stands for bytes that are not UTF-8 where the name came from (an SFTP " +
+        "listing, a command line), so the file cannot be named back; rename it to a UTF-8 name without that character",
     );
   });
 });
