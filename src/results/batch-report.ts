@@ -92,7 +92,7 @@ function outboxRow(row: ReportRow): OutboxRow {
  * outbox is on, the rows also go to it (`rows` events of one report generation) before the caller marks
  * the batch reported; a report written again sends them again as a newer generation, whose rows replace
  * the older one's in the results of record. The CSV is written in reportEncodingOf the batch; the
- * summary JSON is always UTF-8 without a byte order mark, which JSON forbids (RFC 8259, section 8.1). A file
+ * summary JSON is always UTF-8 without a byte order mark, which JSON writers must not add (RFC 8259, 8.1). A file
  * system that refuses the write (full, read-only) raises ReportWriteError naming the file and the fix.
  */
 export async function writeBatchReport(
