@@ -78,7 +78,10 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     endConnection(redis);
     throw error;
   }
-  const folder = dropFolder(config.dropDir, config.doneMarkerSuffix);
+  const folder = dropFolder(config.dropDir, {
+    doneMarkerSuffix: config.doneMarkerSuffix,
+    reportEncoding: config.reportEncoding,
+  });
   if (options.dropFolder === true) await ensureDropFolder(folder);
   const queue = createInvoiceQueue(redis, config.queuePrefix, config.maxAttempts);
   return {

@@ -23,7 +23,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   capacity: ["ledger", "submit", "tracing"],
   queue: ["capacity", "config", "errors", "invoice", "ledger", "log", "submit", "tracing"],
   ingest: ["errors", "invoice", "ledger", "log", "names", "queue", "tracing"],
-  results: ["ingest", "invoice", "ledger", "log", "names"],
+  results: ["errors", "ingest", "invoice", "ledger", "log", "names"],
   "use-cases": [
     "config",
     "errors",
