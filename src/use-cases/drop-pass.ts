@@ -21,11 +21,18 @@ export type { PassResult } from "./ingest-claimed.js";
 export async function dropPass(
   deps: DropPassDeps,
   settleMs: number,
-  /** `false`: the caller compares the claimed files with their claims itself, right after. */
-  { takeAgain = true }: { readonly takeAgain?: boolean } = {},
+  {
+    takeAgain = true,
+    unrecordedLater = false,
+  }: {
+    /** `false`: the caller compares the claimed files with their claims itself, right after. */
+    readonly takeAgain?: boolean;
+    /** Files in processing/ with no batch yet are left to the caller (SFTP sources still putting them there). */
+    readonly unrecordedLater?: boolean;
+  } = {},
 ): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
-  const passed = await resumeClaimedFiles(deps);
+  const passed = await resumeClaimedFiles(deps, unrecordedLater);
   const { ready, refused, notFiles } = await readyFiles(deps.folder, settleMs);
   for (const name of refused) {
     const left = {
@@ -73,7 +80,11 @@ export async function dropPass(
  * without persistence, a failover to a stale replica). A file another process is ingesting comes back
  * `busy`.
  */
-export async function resumeClaimedFiles(deps: DropPassDeps): Promise<PassedFile[]> {
+export async function resumeClaimedFiles(
+  deps: DropPassDeps,
+  /** Leave files with no batch yet (an SFTP source may be putting them there now). */
+  unrecordedLater = false,
+): Promise<PassedFile[]> {
   const order = new RegistrationOrder();
   const window = new InFlight();
   const passed: (PassedFile | undefined)[] = [];
@@ -85,6 +96,7 @@ export async function resumeClaimedFiles(deps: DropPassDeps): Promise<PassedFile
       try {
         const meta = await deps.batches.get(file.batchId);
         if (meta !== undefined && meta.state !== "ingesting") return; // ingested: waiting for its report
+        if (meta === undefined && unrecordedLater) return;
         if (meta === undefined && deps.pulled?.has(file.batchId) === true)
           deps.logger.info({ batch: file.batchId, file: file.name }, "claimed (pulled from an SFTP source)");
         else if (meta === undefined)

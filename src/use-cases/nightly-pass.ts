@@ -17,6 +17,7 @@ import type { Readiness } from "../ingest/drop-folder.js";
 import type { RemoteRetake } from "./remote-pull.js";
 import type { RemotePass } from "./remote-pass.js";
 import { passWindow } from "./pass-window.js";
+import { passSignal } from "../lifecycle/pass-signal.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly config: SubmitConfig;
@@ -121,8 +122,10 @@ export async function nightlyPass(
     now: deps.now,
     tracing: deps.tracing,
   });
+  // Every wait of the pass ends at its deadline or a signal to stop, whichever is first.
+  const until = passSignal(options.signal, options.deadline);
   // Ingest keeps to the window while this process's worker sends; its waits end with the pass.
-  const window = passWindow(deps.window, { redis: deps.redis, prefix: config.queuePrefix }, options);
+  const window = passWindow(deps.window, { redis: deps.redis, prefix: config.queuePrefix }, until);
   try {
     const sending = (): void => {
       const snapshot = service.pacer?.snapshot();
@@ -132,14 +135,23 @@ export async function nightlyPass(
       const since = service.pacer?.snapshot()?.refusingSince ?? 0;
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
-    const waitOptions = { ...options, onRound: sending, refusing };
-    const pulled = await deps.remote?.take(options.signal, true);
-    const passDeps = { ...deps, signal: options.signal, pulled, window: window.window };
+    const waitOptions = { ...options, until, onRound: sending, refusing };
+    // The SFTP sources are taken while the drop folder is served, never before it: a slow source delays
+    // nothing else. Files in processing/ with no batch yet are opened once the sources are done.
+    const taking = deps.remote?.take(until, true) ?? Promise.resolve(undefined);
+    taking.catch(() => undefined); // awaited below, after the drop folder
+    const passDeps = { ...deps, signal: options.signal, window: window.window };
     let passed;
     try {
       // The files that changed since their claim are looked for once, just below, not twice.
-      passed = await dropPass(passDeps, config.settleMs, { takeAgain: false });
+      passed = await dropPass(passDeps, config.settleMs, {
+        takeAgain: false,
+        unrecordedLater: deps.remote !== undefined,
+      });
+      const pulled = await taking;
+      if (deps.remote !== undefined) passed.push(...(await resumeClaimedFiles({ ...passDeps, pulled })));
     } catch (error) {
+      await taking.catch(() => undefined);
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
       if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };
       throw error;
@@ -206,11 +218,15 @@ async function finishRemote(
   deps: NightlyPassDeps & DropPassDeps,
   targets: Set<string>,
   finished: NightlyOutcome & { kind: "finished" },
-  options: NightlyPassOptions & { readonly onRound: () => void; readonly refusing: () => boolean },
+  options: NightlyPassOptions & {
+    readonly until: AbortSignal;
+    readonly onRound: () => void;
+    readonly refusing: () => boolean;
+  },
 ): Promise<NightlyOutcome> {
   let outcome: NightlyOutcome = finished;
   while (deps.remote !== undefined && outcome.kind === "finished") {
-    const { taken, again } = await deps.remote.finish(options.signal);
+    const { taken, again } = await deps.remote.finish(options.until);
     if (taken.size === 0 && again.length === 0) break;
     if (taken.size === 0) {
       const ending =

@@ -181,8 +181,8 @@ describe("pulling from an SFTP source, cut at any step", () => {
       const inner = await openSftpSession(s);
       return {
         ...inner,
-        download: async (remote, local) => {
-          const download = inner.download(remote, local);
+        download: async (remote, local, size) => {
+          const download = inner.download(remote, local, size);
           download.catch(() => undefined); // awaited below, after the cut
           if (remote.endsWith("big.csv") && cuts === 0) {
             cuts += 1;
