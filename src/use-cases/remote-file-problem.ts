@@ -12,7 +12,8 @@ import { escapedText } from "../names/shown-text.js";
 export function fileProblem(error: unknown): string | undefined {
   if (error instanceof RemoteFileUnstableError)
     return `${escapedText(error.message)}; it is read again at the next pass`;
-  if (error instanceof RemoteFileSizeError) return `${escapedText(error.message)}; it is read again at the next pass`;
+  if (error instanceof RemoteFileSizeError)
+    return `${escapedText(error.message)}; it is read again at the next pass`;
   if (error instanceof RemoteFileRefusedError)
     return `${escapedText(error.message)}; it is tried again at the next pass`;
   if (!isFileSystemError(error)) return undefined;

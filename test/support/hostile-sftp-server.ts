@@ -475,7 +475,11 @@ export async function startSilentServer(): Promise<{ readonly port: number; clos
     port: (server.address() as AddressInfo).port,
     close: async () => {
       for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }
