@@ -183,11 +183,13 @@ export async function downloadListed(
   } finally {
     if (!complete) await out.truncate(from + gapless(filled, lengthOf)).catch(() => undefined);
     await out.close();
-    await call<undefined>((cb) => {
+    // A request on a connection already closed is never answered: a failed download does not wait.
+    const closing = call<undefined>((cb) => {
       sftp.close(handle, (error) => {
         cb(error, undefined);
       });
     }).catch(() => undefined);
+    if (complete) await closing;
   }
 }
 
