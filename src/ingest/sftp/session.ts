@@ -13,6 +13,7 @@ import type { RemoteStanding } from "./remote-content.js";
 import type { RemoteSource } from "./remote-source.js";
 import { requests, type RemoteEntry } from "./sftp-requests.js";
 import { endedBy } from "../../lifecycle/pass-signal.js";
+import { waitingFor } from "../../lifecycle/waits.js";
 
 export type { RemoteEntry };
 
@@ -66,7 +67,9 @@ export async function openSftpSession(source: RemoteSource, signal?: AbortSignal
   const first = algorithmsFor([metWith.get(known) ?? ""]);
   let algorithms = [...first, ...accepted.algorithms.filter((a) => !first.includes(a))];
   for (;;) {
-    const attempt = await connectOnce(source, login, algorithms, accepted, signal);
+    const attempt = await waitingFor(`SFTP source ${source.name}: ${server}, connecting`, () =>
+      connectOnce(source, login, algorithms, accepted, signal),
+    );
     if (attempt.kind === "open") {
       if (accepted.probe) metWith.set(known, attempt.type);
       return sessionOf(attempt.client, attempt.sftp, source.name, server, patienceOf(source), signal);
@@ -188,7 +191,9 @@ function sessionOf(
         wait();
       });
       running.catch(() => undefined); // when the wait wins, the operation's own failure comes after
-      return await Promise.race([running, ended]);
+      return await waitingFor(`SFTP source ${source}: ${server}, asked to ${what}`, () =>
+        Promise.race([running, ended]),
+      );
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onEnd);
