@@ -23,16 +23,16 @@ export async function dropPass(
   settleMs: number,
   {
     takeAgain = true,
-    unrecordedLater = false,
+    unrecorded,
   }: {
     /** `false`: the caller compares the claimed files with their claims itself, right after. */
     readonly takeAgain?: boolean;
-    /** Files in processing/ with no batch yet are left to the caller (SFTP sources still putting them there). */
-    readonly unrecordedLater?: boolean;
+    /** Which files in processing/ with no batch yet to open (resumeClaimedFiles); all if absent. */
+    readonly unrecorded?: ((batch: string) => boolean) | undefined;
   } = {},
 ): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
-  const passed = await resumeClaimedFiles(deps, unrecordedLater);
+  const passed = await resumeClaimedFiles(deps, unrecorded);
   const { ready, refused, notFiles } = await readyFiles(deps.folder, settleMs);
   for (const name of refused) {
     const left = {
@@ -82,21 +82,24 @@ export async function dropPass(
  */
 export async function resumeClaimedFiles(
   deps: DropPassDeps,
-  /** Leave files with no batch yet (an SFTP source may be putting them there now). */
-  unrecordedLater = false,
+  /**
+   * Which files with no batch yet to open now, by batch id (others are left: an SFTP source may be
+   * putting them there now); all if absent.
+   */
+  unrecorded: (batch: string) => boolean = () => true,
 ): Promise<PassedFile[]> {
   const order = new RegistrationOrder();
   const window = new InFlight();
   const passed: (PassedFile | undefined)[] = [];
   for (const file of await claimedFiles(deps.folder)) {
     if (deps.signal?.aborted === true || window.failed) break;
+    if (!unrecorded(file.batchId) && (await deps.batches.get(file.batchId)) === undefined) continue;
     const turn = order.next();
     const at = passed.push(undefined) - 1;
     await window.start(async () => {
       try {
         const meta = await deps.batches.get(file.batchId);
         if (meta !== undefined && meta.state !== "ingesting") return; // ingested: waiting for its report
-        if (meta === undefined && unrecordedLater) return;
         if (meta === undefined && deps.pulled?.has(file.batchId) === true)
           deps.logger.info({ batch: file.batchId, file: file.name }, "claimed (pulled from an SFTP source)");
         else if (meta === undefined)

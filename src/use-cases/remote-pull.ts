@@ -90,26 +90,36 @@ export interface PullOptions {
 
 /**
  * For a one-shot pass (`run`): a file is settled only across two polls, so a file first seen now is
- * polled again once SETTLE_MS has passed (twice at most), and taken then if it has not changed.
+ * polled again once SETTLE_MS has passed (twice at most), and taken then if it has not changed. Each
+ * source is polled on its own, side by side, `onPulled` told of each as it is done.
  */
-export async function pullSettled(deps: RemotePullDeps, signal?: AbortSignal): Promise<SourcePull[]> {
-  let pulls = await pullRemoteSources(deps, signal);
-  for (
-    let round = 0;
-    round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
-    round++
-  ) {
-    await pause(deps.settleMs + 100, signal);
-    const again = await pullRemoteSources(deps, signal);
-    pulls = again.map((p, i) => ({
-      ...p,
-      taken: p.taken + (pulls[i]?.taken ?? 0),
-      batches: [...(pulls[i]?.batches ?? []), ...p.batches],
-      unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
-      left: distinct([...(pulls[i]?.left ?? []), ...(p.left ?? [])]),
-    }));
-  }
-  return pulls;
+export async function pullSettled(
+  deps: RemotePullDeps,
+  signal?: AbortSignal,
+  onPulled?: (pull: SourcePull) => void,
+): Promise<SourcePull[]> {
+  const one = async (source: RemoteSource): Promise<SourcePull[]> => {
+    const alone = { ...deps, sources: [source] };
+    let pulls = await pullRemoteSources(alone, signal);
+    for (
+      let round = 0;
+      round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
+      round++
+    ) {
+      await pause(deps.settleMs + 100, signal);
+      const again = await pullRemoteSources(alone, signal);
+      pulls = again.map((p, i) => ({
+        ...p,
+        taken: p.taken + (pulls[i]?.taken ?? 0),
+        batches: [...(pulls[i]?.batches ?? []), ...p.batches],
+        unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
+        left: distinct([...(pulls[i]?.left ?? []), ...(p.left ?? [])]),
+      }));
+    }
+    for (const pull of pulls) onPulled?.(pull);
+    return pulls;
+  };
+  return (await Promise.all(deps.sources.map(one))).flat();
 }
 
 async function pullSource(

@@ -103,7 +103,9 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       taking.catch(() => undefined); // awaited below, after the drop folder
       let passed;
       try {
-        passed = await dropPass(deps, options.settleMs, { unrecordedLater: options.remote !== undefined });
+        passed = await dropPass(deps, options.settleMs, {
+          unrecorded: options.remote === undefined ? undefined : () => false,
+        });
         const pulled = await taking;
         if (options.remote !== undefined) passed.push(...(await resumeClaimedFiles({ ...deps, pulled })));
       } catch (error) {

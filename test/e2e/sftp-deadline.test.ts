@@ -36,7 +36,13 @@ const LOCAL = HEADER + row("LOCAL-1") + row("LOCAL-2");
  * A drop folder holding LOCAL, whose one SFTP source is the hostile server serving `file` with its lies;
  * `port`: another server to connect to instead (one that says nothing).
  */
-async function world(file: [string, string, Lies], options: HostileOptions = {}, port?: number) {
+async function world(
+  file: [string, string, Lies],
+  options: HostileOptions = {},
+  port?: number,
+  /** A second source, `other`, whose server misbehaves in no way. */
+  other?: [string, string],
+) {
   const tree = await mkdtemp(join(tmpdir(), "relay-deadline-"));
   cleanups.push(() => rm(tree, { recursive: true, force: true }));
   const dropDir = join(tree, "drop");
@@ -54,17 +60,20 @@ async function world(file: [string, string, Lies], options: HostileOptions = {},
   const [name, content, lies] = file;
   server.list(name, content, undefined, lies);
   const url = port === undefined ? server.url() : `sftp://partner@127.0.0.1:${port}${server.inbox}`;
-  await writeFile(
-    join(dropDir, "sources.yaml"),
-    [
-      "sftp:",
-      "  - name: acme",
-      `    url: "${url}"`,
-      `    key_file: "${server.clientKeyFile}"`,
-      `    host_key: "${server.fingerprint}"`,
-      "",
-    ].join("\n"),
-  );
+  const source = (name: string, at: string, of: HostileSftpServer) => [
+    `  - name: ${name}`,
+    `    url: "${at}"`,
+    `    key_file: "${of.clientKeyFile}"`,
+    `    host_key: "${of.fingerprint}"`,
+  ];
+  const lines = ["sftp:", ...source("acme", url, server)];
+  if (other !== undefined) {
+    const healthy = await startHostileSftpServer();
+    cleanups.push(() => healthy.close());
+    healthy.list(...other);
+    lines.push(...source("other", healthy.url(), healthy));
+  }
+  await writeFile(join(dropDir, "sources.yaml"), [...lines, ""].join("\n"));
   const env = cliEnv(
     { apiUrl: sim.url, apiKey: API_KEY, name: "deadline", dropDir },
     { SETTLE_MS: "200", SHUTDOWN_GRACE_MS: String(GRACE_MS) },
@@ -144,6 +153,21 @@ describe("a pass's deadline against an SFTP server that misbehaves", () => {
     // cut may lose what was on its way (a second of the drip at most).
     const second = (drip.server.served("drip.csv")?.bytes ?? 0) - first;
     expect(second).toBeLessThanOrEqual(2 * size - first + 1024);
+  });
+
+  it("when one source sends 1 KB/s, then another source's file and the drop folder's are taken and sent within the deadline, and only the slow source is named", async () => {
+    const content = HEADER + Array.from({ length: 800 }, (_, i) => row(`SLOW-${i}`)).join("");
+    const { sim, env } = await world(["slow.csv", content, {}], { dripBytesPerSecond: 1024 }, undefined, [
+      "fine.csv",
+      HEADER + row("FINE-1"),
+    ]);
+
+    const { code, output } = await run(env);
+
+    expect(code, output).toBe(1);
+    expect(output).toMatch(/SFTP source acme: the pass's --deadline came while [^\n]*\/inbox\/slow\.csv/);
+    expect(output).not.toMatch(/SFTP source other:/);
+    expectLocalSentOnce(sim, 1);
   });
 
   it("when the server never sends its SSH banner, then run ends by its deadline saying so, the drop folder's file is sent, and run exits 1", async () => {
