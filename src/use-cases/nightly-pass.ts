@@ -1,7 +1,8 @@
 import { access } from "node:fs/promises";
 import type { SubmitConfig } from "../config/load.js";
 import { describeTarget, redisTarget } from "../config/redis-target.js";
-import { dropPass, resumeClaimedFiles, type DropPassDeps, type PassedFile } from "./drop-pass.js";
+import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
+import { passIntake } from "./pass-intake.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
@@ -137,30 +138,10 @@ export async function nightlyPass(
     };
     const waitOptions = { ...options, until, onRound: sending, refusing };
     const passDeps = { ...deps, signal: options.signal, window: window.window };
-    // The SFTP sources are taken side by side with the drop folder, each source's files opened as soon
-    // as it is done: a slow source delays nothing else. Files in processing/ with no batch that no source
-    // took now (a pass cut before their ingest, or Redis lost them) are opened once all are done.
-    const opening: Promise<PassedFile[]>[] = [];
-    const taking =
-      deps.remote?.take(until, true, (pulled) => {
-        const opened = resumeClaimedFiles({ ...passDeps, pulled }, (batch) => pulled.has(batch));
-        opened.catch(() => undefined); // awaited below
-        opening.push(opened);
-      }) ?? Promise.resolve(undefined);
-    taking.catch(() => undefined); // awaited below, after the drop folder
     let passed;
     try {
-      // The files that changed since their claim are looked for once, just below, not twice.
-      passed = await dropPass(passDeps, config.settleMs, {
-        takeAgain: false,
-        unrecorded: deps.remote === undefined ? undefined : () => false,
-      });
-      await taking;
-      for (const opened of opening) passed.push(...(await opened));
-      if (deps.remote !== undefined) passed.push(...(await resumeClaimedFiles(passDeps)));
+      passed = await passIntake(passDeps, deps.remote, until, config.settleMs);
     } catch (error) {
-      await taking.catch(() => undefined);
-      await Promise.allSettled(opening);
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
       if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };
       throw error;
