@@ -49,22 +49,33 @@ export async function remoteStanding(
     if ((error as { code?: unknown }).code === NO_SUCH_FILE) return { kind: "gone" };
     throw error;
   }
+  let answered = false;
   try {
     const stats = await call<{ size: number; mtime: number }>((cb) => {
       sftp.fstat(handle, cb);
     });
     const seen = { size: stats.size, mtimeMs: stats.mtime * 1000 };
     const same = (await prefixSha256(sftp, handle, claimed.size, progress)) === claimed.sha256;
+    const more = same ? await readAt(sftp, handle, Buffer.alloc(1), claimed.size) : 0;
+    answered = true;
     if (!same) return { kind: "rewritten", ...seen };
-    const more = await readAt(sftp, handle, Buffer.alloc(1), claimed.size);
     return { kind: more === 0 ? "intact" : "grown", ...seen };
   } finally {
-    await call<undefined>((cb) => {
-      sftp.close(handle, (error) => {
-        cb(error, undefined);
-      });
-    }).catch(() => undefined);
+    await closeHandle(sftp, handle, answered);
   }
+}
+
+/**
+ * Closes a handle on the server, waiting for its answer when `wait`: after a failure the connection may
+ * be gone, and a request on a closed connection is never answered (ssh2 neither sends nor fails it).
+ */
+export async function closeHandle(sftp: SFTPWrapper, handle: Buffer, wait: boolean): Promise<void> {
+  const closing = call<undefined>((cb) => {
+    sftp.close(handle, (error) => {
+      cb(error, undefined);
+    });
+  }).catch(() => undefined);
+  if (wait) await closing;
 }
 
 /** The SHA-256 of the first `length` bytes; undefined when the file ends before them. */
@@ -183,13 +194,7 @@ export async function downloadListed(
   } finally {
     if (!complete) await out.truncate(from + gapless(filled, lengthOf)).catch(() => undefined);
     await out.close();
-    // A request on a connection already closed is never answered: a failed download does not wait.
-    const closing = call<undefined>((cb) => {
-      sftp.close(handle, (error) => {
-        cb(error, undefined);
-      });
-    }).catch(() => undefined);
-    if (complete) await closing;
+    await closeHandle(sftp, handle, complete);
   }
 }
 

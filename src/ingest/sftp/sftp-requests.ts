@@ -3,7 +3,7 @@ import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
 import { admitName, type FileName, type RefusedName } from "../../names/file-name.js";
 import { RemoteFileRefusedError } from "./errors/remote-file-refused-error.js";
-import { downloadListed, remoteStanding } from "./remote-content.js";
+import { closeHandle, downloadListed, remoteStanding } from "./remote-content.js";
 
 /** One entry of a remote folder. */
 export interface RemoteEntry {
@@ -77,6 +77,7 @@ async function listing(
     });
   });
   const out: RemoteEntry[] = [];
+  let answered = false;
   try {
     for (;;) {
       const names = await new Promise<FileEntryWithStats[] | undefined>((resolve, reject) => {
@@ -86,7 +87,10 @@ async function listing(
           else resolve(list);
         });
       });
-      if (names === undefined) return out;
+      if (names === undefined) {
+        answered = true;
+        return out;
+      }
       progress(names.length);
       for (const e of names)
         out.push({
@@ -98,11 +102,7 @@ async function listing(
         });
     }
   } finally {
-    await new Promise<void>((resolve) => {
-      sftp.close(handle, () => {
-        resolve();
-      });
-    });
+    await closeHandle(sftp, handle, answered);
   }
 }
 
