@@ -181,7 +181,10 @@ function sessionOf(
         ),
       );
     };
-    if (signal?.aborted === true) onEnd();
+    if (signal?.aborted === true) {
+      onEnd();
+      return ended;
+    }
     signal?.addEventListener("abort", onEnd, { once: true });
     wait();
     try {
