@@ -137,7 +137,7 @@ export async function nightlyPass(
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
     const waitOptions = { ...options, until, onRound: sending, refusing };
-    const passDeps = { ...deps, signal: options.signal, window: window.window };
+    const passDeps = { ...deps, signal: options.signal, window };
     let passed;
     try {
       passed = await passIntake(passDeps, deps.remote, until, config.settleMs);
@@ -168,7 +168,6 @@ export async function nightlyPass(
       ? await finishRemote(passDeps, targets, outcome, waitOptions)
       : outcome;
   } finally {
-    window.close();
     await service.close(config.shutdownGraceMs);
   }
 }
