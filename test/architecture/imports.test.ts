@@ -22,7 +22,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   submit: ["errors", "invoice", "ledger", "tracing"],
   capacity: ["ledger", "submit", "tracing"],
   queue: ["capacity", "config", "errors", "invoice", "ledger", "log", "submit", "tracing"],
-  ingest: ["errors", "invoice", "ledger", "log", "names", "queue", "tracing"],
+  ingest: ["errors", "invoice", "ledger", "lifecycle", "log", "names", "queue", "tracing"],
   results: ["errors", "ingest", "invoice", "ledger", "log", "names"],
   "use-cases": [
     "config",
@@ -30,6 +30,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "ingest",
     "invoice",
     "ledger",
+    "lifecycle",
     "log",
     "names",
     "queue",
