@@ -110,9 +110,10 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
 /**
  * Refusals (429, or 503 with Retry-After) judged at `now` on the fleet's answers: the new state and the
  * hold, or undefined when they say nothing new. Once per round trip (a request sent before the last event
- * was refused at the old rate), and only past chance. When those that asked to wait are past chance by
- * themselves, the fleet holds for the least wait asked, then goes on at the long-run rate of the cycle,
- * the hold included; else a cut: β of what the service accepted, the plateau.
+ * was refused at the old rate), and only past chance. A Retry-After says when the refused request may go
+ * again (the worker waits it for that request); the whole fleet waits only when the service refuses
+ * everything since the last event, at a rate already cut: then for the least wait asked. Else a cut: β of
+ * what the service accepted, the plateau.
  */
 export function onRefused(
   state: RateState,
@@ -121,32 +122,22 @@ export function onRefused(
   now: number,
   settings: RateSettings,
 ) {
-  const asked = Number.isFinite(retryAfterMs) && pastChance(fleet, fleet.waitedPerSec);
   // it accepted less than the share 1 − β chance refuses, lately or since the last event (two refusals or
   // more: past chance at any count; a quarter second at a low rate may hold fewer): it refuses everything
   const [gotSince, refusedSince] = [fleet.accepted - state.atAccepted, fleet.refused - state.atRefused];
   const dark = refusedSince > 1 && gotSince <= (1 - BETA) * (gotSince + refusedSince);
   const { acceptedPerSec: accepts, refusedPerSec: refuses } = fleet;
   const refusingSince = accepts > (1 - BETA) * (accepts + refuses) && !dark ? 0 : state.refusingSince || now;
+  const hold = dark && retryAfterMs > 0 && Number.isFinite(retryAfterMs);
   // a hold is asked for in so many words: any refusal of a request sent since the last event asks it
-  if ((asked ? wentAt : sentAt) < state.at || !(asked || dark || pastChance(fleet))) return undefined;
+  if ((hold ? wentAt : sentAt) < state.at || !(dark || pastChance(fleet))) return undefined;
   const current = rateAt(state, now, settings, fleet);
   const version = state.version + 1;
-  const taught = gotSince > refusedSince; // mostly refused since the last event: no long-run rate shown
-  const holdMs = asked ? Math.min(retryAfterMs, settings.retryAfterCapMs) : 0;
-  if (holdMs > 0) {
-    const end = now + holdMs;
-    const longRun = taught ? ((fleet.accepted - state.markAccepted) * 1000) / (end - state.markAt) : 0;
-    // nothing taught: β of what the service accepted lately, and at least one request when it said
-    const probe = Math.max(1000 / holdMs, BETA * Math.min(current, fleet.acceptedPerSec));
-    const rate = clamp(longRun > 0 ? longRun : probe, settings);
-    const taken = longRun > 0 ? { max: rate, threshold: rate } : {}; // the plateau: a cycle's long-run rate
-    // a hold as long as the cycle so far ends it (the service's window): the curve probes past its rate on
-    // that time scale; a shorter one is part of it and keeps K (grown by each, K slowed the probe to a crawl)
-    const ends = holdMs >= now - state.markAt;
-    const [k, cycle] = ends ? [Math.max(RECOVER_MS, end - state.markAt), cycleAt(end, fleet)] : [state.k, {}];
-    const held = { ...state, version, rate, ...taken, k, refusingSince, ...eventAt(end, fleet), ...cycle };
-    return { state: held, holdMs };
+  if (hold) {
+    const holdMs = Math.min(retryAfterMs, settings.retryAfterCapMs);
+    // then at least one request per wait asked, as the service said, until one is accepted (onAccepted)
+    const rate = clamp(Math.max(1000 / Math.max(1, holdMs), BETA * Math.min(current, accepts)), settings);
+    return { state: { ...state, version, rate, refusingSince, ...eventAt(now + holdMs, fleet) }, holdMs };
   }
   // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and over the cycle
   // since the last cut (its long-run rate), each the least its count allows: n paced requests in a span

@@ -61,6 +61,9 @@ export const DEFAULT_CAPACITY: Capacity = {
 
 /** Retry-After while nothing is admitted at all (`ratePerSec` 0): come back in a minute. */
 const QUOTA_SPENT_RETRY_AFTER_S = 60;
+/** The least Retry-After of a refusal: the header's delay-seconds are whole seconds (RFC 9110 §10.2.3), and
+ * public APIs round a wait up and never ask for 0 (GitHub, Stripe, AWS answer 1 or more). */
+const LEAST_RETRY_AFTER_S = 1;
 /** Seconds of per-second counts kept for `stats()`. */
 const SECONDS_KEPT = 600;
 
@@ -127,7 +130,7 @@ export class CapacityModel {
     const limit = this.#limit;
     if (limit === null) return { admitted: true, extraLatencyMs: 0 };
     this.#refill();
-    if (this.#inFlight >= limit.maxInFlight) return this.#refuse(0, "in-flight");
+    if (this.#inFlight >= limit.maxInFlight) return this.#refuse(LEAST_RETRY_AFTER_S, "in-flight");
     const quota = this.#quota(limit);
     if (quota !== undefined) return this.#refuse(quota, "quota");
     if (this.#tokens < 1) {
@@ -135,7 +138,7 @@ export class CapacityModel {
         limit.retryAfterSeconds ??
         (limit.ratePerSec === 0
           ? QUOTA_SPENT_RETRY_AFTER_S
-          : Math.round((1 - this.#tokens) / limit.ratePerSec));
+          : Math.max(LEAST_RETRY_AFTER_S, Math.ceil((1 - this.#tokens) / limit.ratePerSec)));
       return this.#refuse(wait, "rate");
     }
     this.#tokens -= 1;

@@ -26,13 +26,13 @@ describe("the simulator's capacity model", () => {
     expect(capacity.stats()).toMatchObject({ admitted: 4, refused: 2 });
   });
 
-  it("when the next token is far away, then Retry-After says how many seconds, rounded; near, it says 0", () => {
+  it("when the next token is far away, then Retry-After says how many seconds, rounded up; near, it says 1, as public APIs do", () => {
     const { capacity } = model({ ...LIMIT, ratePerSec: 0.25, burst: 1 });
     capacity.admit();
     expect(capacity.admit()).toEqual({ admitted: false, retryAfterSeconds: 4, reason: "rate", status: 429 });
     const fast = model({ ...LIMIT, ratePerSec: 300, burst: 1 }).capacity;
     fast.admit();
-    expect(fast.admit()).toEqual({ admitted: false, retryAfterSeconds: 0, reason: "rate", status: 429 });
+    expect(fast.admit()).toEqual({ admitted: false, retryAfterSeconds: 1, reason: "rate", status: 429 });
   });
 
   it("when the rate is 0, then everything is refused with a Retry-After of a minute", () => {

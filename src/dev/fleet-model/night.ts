@@ -46,6 +46,9 @@ export interface NightOutcome {
   }[];
   /** Admitted and refused per 100 ms from the first request, with the fleet's rate then. */
   readonly tenths: readonly { readonly admitted: number; readonly refused: number; readonly rate: number }[];
+  /** Invoices not routed and not waiting out a retry's delay, at each whole second from the first request:
+   * the work the fleet had in hand to send then. */
+  readonly backlog: readonly number[];
   /** Requests refused at random (`random429`), apart from the capacity's. */
   readonly randomRefused: number;
   /** Every state of the learned rate written, when. */
@@ -91,6 +94,8 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
   let waiting = options.invoices;
   let routed = 0;
   let randomRefused = 0;
+  let retrying = 0;
+  const backlog: number[] = [];
   let startedAt = 0;
   const pacers = Array.from(
     { length: options.processes },
@@ -116,6 +121,11 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     inFlight[i] = (inFlight[i] ?? 0) + 1;
     if (startedAt === 0) {
       startedAt = ticket.sentAt;
+      const sample = () => {
+        backlog.push(options.invoices - routed - retrying);
+        time.at(1000, sample);
+      };
+      sample();
       for (const change of options.changes ?? [])
         time.at(change.atMs, () => {
           capacity.set(change.patch);
@@ -142,7 +152,9 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
       timing: { startedAt: ticket.sentAt, durationMs: time.now - ticket.sentAt },
     });
     const again = (ms: number) => {
+      retrying++;
       time.at(ms, () => {
+        retrying--;
         waiting++;
       });
     };
@@ -195,6 +207,7 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     randomRefused,
     perSecond: stats.perSecond,
     tenths: Array.from(tenths, (t) => t ?? { admitted: 0, refused: 0, rate: 0 }),
+    backlog,
     states,
   };
 }
