@@ -8,8 +8,7 @@ import { LATELY_MS } from "../ledger/send-budget.js";
  * measurement (what the service accepted), not a guess, so the cut only has to drain the service's queue;
  * and refusals below 1 − β of the answers cost less than a cut would: they are chance, not capacity. */
 export const BETA = 0.9;
-/** The time from a cut back to the plateau (CUBIC's K); after a hold the cycle's length, if longer,
- * replaces it: the service showed its long-run rate over that time, so it is probed past no faster. */
+/** The time from a cut back to the plateau (CUBIC's K). */
 export const RECOVER_MS = 1000;
 /** The lowest rate: a service refusing everything is still asked now and then. */
 export const MIN_RATE = 0.5;
@@ -25,9 +24,9 @@ export const CAUTIOUS_GROWTH = 1.25;
 const NO_CEILING = 1_000_000;
 
 const [positive, count] = [z.number().positive(), z.number().nonnegative()];
-const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
+const COUNTS = ["at", "max", "atAccepted", "atRefused", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
- * counts at the last event (`at…`) and at the cycle's start (`mark…`), since when it refuses all, and the
+ * counts at the last event (`at…`), since when it refuses all, and the
  * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none). */
 type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
@@ -73,17 +72,16 @@ export function parseRateState(text: string, now: number, heldUntil = 0): RateSt
     return undefined; // not JSON, or not a state
   }
   const latest = Math.max(now, heldUntil) + STATE_AHEAD_MS;
-  return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
+  return s.at > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
 }
 
-/** An event at `now` (the curve starts there), with the fleet's counts then; and a cycle's start. */
+/** An event at `now` (the curve starts there), with the fleet's counts then. */
 const eventAt = (now: number, f: Counts) => ({ at: now, atAccepted: f.accepted, atRefused: f.refused });
-const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.accepted });
 
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
   const fresh = { version, rate: clamp(settings.startRate, settings), max: 0, k: RECOVER_MS, threshold: 0 };
-  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet) };
 }
 
 /**
@@ -139,8 +137,8 @@ export function onRefused(
     const rate = clamp(Math.max(1000 / Math.max(1, holdMs), BETA * Math.min(current, accepts)), settings);
     return { state: { ...state, version, rate, refusingSince, ...eventAt(now + holdMs, fleet) }, holdMs };
   }
-  // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and over the cycle
-  // since the last cut (its long-run rate), each the least its count allows: n paced requests in a span
+  // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and since the last
+  // cut (its long-run rate), each the least its count allows: n paced requests in a span
   // show n − 1 per span at least (the first may open it, the last close it), never less than a cut's β n
   const least = (n: number, ms: number) => (Math.max(n - 1, BETA * n) * 1000) / ms;
   const since = state.max > 0 && now > state.at;
@@ -202,7 +200,7 @@ export function onProbed(state: RateState, fleet: Fleet, settings: RateSettings)
 
 /**
  * The first call of a pass IDLE_MS or more after the fleet last sent (`seen`): from the last learned
- * rate, a cut below it (the capacity may have changed meanwhile), back up within RECOVER_MS; a new cycle.
+ * rate, a cut below it (the capacity may have changed meanwhile), back up within RECOVER_MS.
  */
 export function onResume(state: RateState, seen: number, now: number, fleet: Fleet, settings: RateSettings) {
   if (seen === 0 || now - seen < IDLE_MS) return undefined;
@@ -211,7 +209,7 @@ export function onResume(state: RateState, seen: number, now: number, fleet: Fle
   const learned = state.max > 0 ? Math.min(state.max, rateAt(state, seen, settings, idle)) : state.rate;
   const [rate, max] = [clamp(BETA * learned, settings), state.max > 0 ? clamp(learned, settings) : 0];
   const version = state.version + 1;
-  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet) };
 }
 
 /**

@@ -236,14 +236,14 @@ describe("the learned rate, on a fake clock", () => {
     });
   });
 
-  it("when cutting, then the plateau is the lower of the accepted rate lately and over the cycle since the last cut, each the least its count allows: a quarter second holds a bucket's burst, a cycle its long-run rate", () => {
+  it("when cutting, then the plateau is the lower of the accepted rate lately and since the last cut, each the least its count allows: a quarter second holds a bucket's burst, the time since the cut its long-run rate", () => {
     // 1,001 accepted over the 4 s since the last cut (250/s at least); 300/s lately, a burst drained among them
     const state = learned({ at: T, atAccepted: 0 });
     const refusal = refusedAt(T + 3900);
     const burst = onRefused(state, refusal, fleet(300, 100, 1001, 30), T + 4000, SETTINGS);
     expect(burst?.state.max).toBe(250);
     expect(burst?.state.rate).toBe(BETA * 250);
-    // the capacity fell: 101/s lately (25.25 in the quarter second, 24.25 at least) is below the cycle's
+    // the capacity fell: 101/s lately (25.25 in the quarter second, 24.25 at least) is below the rate since the cut
     const fell = onRefused(state, refusal, fleet(101, 100, 1001, 30), T + 4000, SETTINGS);
     expect(fell?.state.max).toBe(97);
     // 12 paced requests in a quarter second show 11 per quarter at least: 44/s, not 48/s
@@ -252,24 +252,9 @@ describe("the learned rate, on a fake clock", () => {
     // 4 in the quarter second: one less would be more than a cut takes; β of them, 14.4/s
     const few = onRefused(state, refusal, fleet(16, 40, 1001, 30), T + 4000, SETTINGS);
     expect(few?.state.max).toBeCloseTo(BETA * 16);
-    // 41 over the cycle's 4 s: 10/s at least
+    // 41 over the 4 s since the cut: 10/s at least
     const slow = onRefused(state, refusal, fleet(40, 40, 41, 30), T + 4000, SETTINGS);
     expect(slow?.state.max).toBe(10);
-  });
-
-  it("when a hold comes while the service accepted nothing over the cycle, then the plateau learned before stays, and one request goes when the service said", () => {
-    const state = learned({ markAt: T, markAccepted: 100, atAccepted: 100 });
-    const held = onRefused(
-      state,
-      { sentAt: T + 1000, wentAt: T + 1000, retryAfterMs: 2000 },
-      fleet(0, 8, 100, 50, 8),
-      T + 1000,
-      SETTINGS,
-    );
-    expect(held?.holdMs).toBe(2000);
-    expect(held?.state.max).toBe(300);
-    expect(held?.state.rate).toBe(0.5);
-    expect(held?.state.refusingSince).toBe(T + 1000);
   });
 
   it("when slow start reaches twice the stored rate, then it is noted, so a pass after a pause starts from it", () => {
@@ -283,7 +268,7 @@ describe("the learned rate, on a fake clock", () => {
     const state = learned({ at: T, rate: 270, max: 300 });
     expect(onResume(state, T + 5000, T + 10_000, fleet(0), SETTINGS)).toBeUndefined();
     const resumed = onResume(state, T + 5000, T + 5000 + IDLE_MS, fleet(0, 0, 9), SETTINGS);
-    expect(resumed).toMatchObject({ rate: BETA * 300, max: 300, at: T + 5000 + IDLE_MS, markAccepted: 9 });
+    expect(resumed).toMatchObject({ rate: BETA * 300, max: 300, at: T + 5000 + IDLE_MS, atAccepted: 9 });
   });
 
   it("when the stored state is garbled, out of range or dated ahead of the server's clock, then it is not read", () => {
