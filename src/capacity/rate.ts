@@ -10,6 +10,9 @@ import { LATELY_MS } from "../ledger/send-budget.js";
 export const BETA = 0.9;
 /** The time from a cut back to the plateau (CUBIC's K). */
 export const RECOVER_MS = 1000;
+/** Round trips from a cut back to the plateau at least: the curve's K, counted in what the fleet can hear
+ * (a cut is judged once per round trip; CUBIC's K spans several). */
+export const FEEDBACKS = 4;
 /** The lowest rate: a service refusing everything is still asked now and then. */
 export const MIN_RATE = 0.5;
 /** After this long without sending, a pass starts again from the last learned rate, a cut below it. */
@@ -58,7 +61,10 @@ type Times = readonly [number, number];
 
 /** Refusals for capacity not yet judged: the latest send time among them, dated back an answer time and
  * the budget's window (`sentAt`) and not (`wentAt`), and the least Retry-After (Infinity: none asked). */
-export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs", number>>;
+export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs", number>> & {
+  /** The slowest answer lately: a round trip, the time the fleet hears what its rate did. */
+  readonly roundTripMs?: number;
+};
 
 /**
  * The stored state, checked: undefined when it is no state a pacer could have written at `now` with the
@@ -115,7 +121,7 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
  */
 export function onRefused(
   state: RateState,
-  { sentAt, wentAt, retryAfterMs }: Refusal,
+  { sentAt, wentAt, retryAfterMs, roundTripMs = 0 }: Refusal,
   fleet: Fleet,
   now: number,
   settings: RateSettings,
@@ -153,7 +159,9 @@ export function onRefused(
   // (if it saw any accepted); one sooner, or out of a return's slow start, may measure a service failing
   const first = state.max <= 0 && state.threshold <= 0;
   const threshold = accepted > 0 && (first || now - state.at >= state.k) ? max : state.threshold;
-  const next = { ...state, version, rate: cut, max, threshold, k: RECOVER_MS, refusingSince };
+  // back at the plateau no sooner than the fleet hears what the rate does there, FEEDBACKS round trips on
+  const k = Math.max(RECOVER_MS, FEEDBACKS * roundTripMs);
+  const next = { ...state, version, rate: cut, max, threshold, k, refusingSince };
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   BETA,
+  FEEDBACKS,
   CAUTIOUS_GROWTH,
   IDLE_MS,
   MIN_RATE,
@@ -294,6 +295,25 @@ describe("the learned rate, on a fake clock", () => {
     expect(phaseAt(state, T + 1500, 0)).toBe("holding");
     expect(phaseAt(state, T + 3000, 0)).toBe("probing");
     expect(phaseAt(startState(SETTINGS, T, NONE), T, 0)).toBe("probing");
+  });
+
+  it("when answers take a second, then a cut's curve is back at its plateau no sooner than four round trips, the fleet's feedback, where quick answers keep K", () => {
+    const slow = onRefused(
+      learned(),
+      { ...refusedAt(T + 10), roundTripMs: 1000 },
+      fleet(300, 60),
+      T + 20,
+      SETTINGS,
+    );
+    expect(slow?.state.k).toBe(FEEDBACKS * 1000);
+    const quick = onRefused(
+      learned(),
+      { ...refusedAt(T + 10), roundTripMs: 40 },
+      fleet(300, 60),
+      T + 20,
+      SETTINGS,
+    );
+    expect(quick?.state.k).toBe(RECOVER_MS);
   });
 
   it("when sizing requests in flight, then the rate times the slowest answer (Little's law), at least one", () => {
