@@ -1,5 +1,5 @@
 // npm run bench:capacity-space [-- --sample N --seed S] — the learned rate over services drawn from the
-// space of test/capacity/service-arbitrary.ts (src/dev/fleet-model/service-space.ts: bucket, burst,
+// space of bench/service-arbitrary.ts (src/dev/fleet-model/service-space.ts: bucket, burst,
 // refusal status, Retry-After policy, quota windows, answer times, refusals at random, outages, changes,
 // processes, deployments), each night on the fleet model's virtual time: one row per service against the
 // targets of docs/capacity.md, then one JSON line each. BENCH_AXES=random,windows,change,jump keeps those
@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { modelNight } from "../src/dev/fleet-model/night.js";
 import { describeService, judge, meetsTargets, nightOf } from "../src/dev/fleet-model/service-space.js";
-import { serviceSpace } from "../test/capacity/service-arbitrary.js";
+import { serviceSpace } from "./service-arbitrary.js";
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);

@@ -4,7 +4,7 @@ import type { NightOptions, NightOutcome } from "./night.js";
 /**
  * A service drawn from the space the learned rate is judged over, every axis independent: its token
  * bucket, how it refuses and says its wait, quota windows, answer times, refusals that are not about the
- * rate, outages, a change mid-night, and the fleet. test/capacity/space.test.ts draws them (fast-check).
+ * rate, outages, a change mid-night, and the fleet. bench/capacity-space.ts draws them (fast-check).
  */
 export interface ServiceSpec {
   /** Requests per second, and the bucket's burst (requests). */
@@ -59,8 +59,8 @@ export function allowedAt(spec: ServiceSpec, ms: number): number {
   return Math.min(rate, (inFlight * 1000) / (meanMs * tail));
 }
 
-/** The night the fleet model runs for `spec`. */
-export function nightOf(spec: ServiceSpec, seed: number): NightOptions {
+/** The night the fleet model runs for `spec`, of `mostInvoices` at most (a test's budget of model time). */
+export function nightOf(spec: ServiceSpec, seed: number, mostInvoices = Infinity): NightOptions {
   const nightMs = NIGHT_S * 1000;
   const limit: Partial<Capacity> = {
     refuseWith: spec.refuseWith,
@@ -85,9 +85,9 @@ export function nightOf(spec: ServiceSpec, seed: number): NightOptions {
   return {
     processes: spec.processes,
     deployments: spec.deployments,
-    invoices: Math.max(
-      50,
-      Math.round(NIGHT_S * allowedAt({ ...spec, change: "none", latencyJump: false }, 0)),
+    invoices: Math.min(
+      mostInvoices,
+      Math.max(50, Math.round(NIGHT_S * allowedAt({ ...spec, change: "none", latencyJump: false }, 0))),
     ),
     capacity: spec.capacity,
     burst: spec.burst,

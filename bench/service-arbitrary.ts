@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { ServiceSpec } from "../../src/dev/fleet-model/service-space.js";
+import type { ServiceSpec } from "../src/dev/fleet-model/service-space.js";
 
 /** A value spread evenly over the logarithm, between `low` and `high` (integers). */
 const logUniform = (low: number, high: number) =>
