@@ -8,7 +8,8 @@ import { LATELY_MS } from "../ledger/send-budget.js";
  * measurement (what the service accepted), not a guess, so the cut only has to drain the service's queue;
  * and refusals below 1 − β of the answers cost less than a cut would: they are chance, not capacity. */
 export const BETA = 0.9;
-/** The time from a cut back to the plateau (CUBIC's K). */
+/** The time from a cut back to the plateau (CUBIC's K); after a hold, the cycle's length: the service
+ * showed its long-run rate over that time, so it is probed past no faster. */
 export const RECOVER_MS = 1000;
 /** Round trips from a cut back to the plateau at least: the curve's K, counted in what the fleet can hear
  * (a cut is judged once per round trip; CUBIC's K spans several). */
@@ -27,9 +28,10 @@ export const CAUTIOUS_GROWTH = 1.25;
 const NO_CEILING = 1_000_000;
 
 const [positive, count] = [z.number().positive(), z.number().nonnegative()];
-const COUNTS = ["at", "max", "atAccepted", "atRefused", "refusingSince"] as const;
+const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
- * counts at the last event (`at…`), since when it refuses all, and the
+ * counts at the last event (`at…`) and at the cycle's start (`mark…`: the pass's, or the last hold's end),
+ * since when it refuses all, and the
  * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none). */
 type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
@@ -78,16 +80,17 @@ export function parseRateState(text: string, now: number, heldUntil = 0): RateSt
     return undefined; // not JSON, or not a state
   }
   const latest = Math.max(now, heldUntil) + STATE_AHEAD_MS;
-  return s.at > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
+  return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
 }
 
-/** An event at `now` (the curve starts there), with the fleet's counts then. */
+/** An event at `now` (the curve starts there), with the fleet's counts then; and a cycle's start. */
 const eventAt = (now: number, f: Counts) => ({ at: now, atAccepted: f.accepted, atRefused: f.refused });
+const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.accepted });
 
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
   const fresh = { version, rate: clamp(settings.startRate, settings), max: 0, k: RECOVER_MS, threshold: 0 };
-  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet) };
+  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
 /**
@@ -139,9 +142,26 @@ export function onRefused(
   const version = state.version + 1;
   if (hold) {
     const holdMs = Math.min(retryAfterMs, settings.retryAfterCapMs);
-    // then at least one request per wait asked, as the service said, until one is accepted (onAccepted)
+    // the cycle ends: what the service accepted since it began, over the time to the hold's end, is the
+    // rate it allows in the long run (a quota window: 300 a minute is 5/s), the plateau; the curve comes
+    // back to it and probes past it on the cycle's time scale (K)
+    const end = now + holdMs;
+    const longRun = ((fleet.accepted - state.markAccepted) * 1000) / Math.max(1, end - state.markAt);
+    const cycle = {
+      k: Math.max(RECOVER_MS, end - state.markAt),
+      ...eventAt(end, fleet),
+      ...cycleAt(end, fleet),
+    };
+    if (longRun > 0) {
+      const rate = clamp(longRun, settings);
+      return {
+        state: { ...state, version, rate, max: rate, threshold: rate, refusingSince: 0, ...cycle },
+        holdMs,
+      };
+    }
+    // nothing accepted since: one request per wait asked, as the service said, until one is (onAccepted)
     const rate = clamp(Math.max(1000 / Math.max(1, holdMs), BETA * Math.min(current, accepts)), settings);
-    return { state: { ...state, version, rate, refusingSince, ...eventAt(now + holdMs, fleet) }, holdMs };
+    return { state: { ...state, version, rate, refusingSince, ...cycle }, holdMs };
   }
   // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and since the last
   // cut (its long-run rate), each the least its count allows: n paced requests in a span
@@ -217,7 +237,7 @@ export function onResume(state: RateState, seen: number, now: number, fleet: Fle
   const learned = state.max > 0 ? Math.min(state.max, rateAt(state, seen, settings, idle)) : state.rate;
   const [rate, max] = [clamp(BETA * learned, settings), state.max > 0 ? clamp(learned, settings) : 0];
   const version = state.version + 1;
-  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet) };
+  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
 /**

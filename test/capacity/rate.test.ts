@@ -215,8 +215,8 @@ describe("the learned rate, on a fake clock", () => {
     ).toBeUndefined();
   });
 
-  it("when the service refuses everything since the last event and asks a wait, then the fleet holds for the least wait asked (within the cap), at once for a request sent since the event, then sends at the floor until one is accepted", () => {
-    const cutAt = learned({ at: T, atAccepted: 100, atRefused: 0 });
+  it("when the service refuses everything since the last event and asks a wait, then the fleet holds for the least wait asked (within the cap), at once for a request sent since the event; with nothing accepted over the cycle, it then sends at the floor until one is accepted", () => {
+    const cutAt = learned({ at: T, atAccepted: 100, atRefused: 0, markAt: T - 5000, markAccepted: 100 });
     const dark = fleet(0, 8, 100, 10);
     // sent 250 ms before the cut by the margin a cut waits for, but went 50 ms after it
     const refusal = { sentAt: T - 200, wentAt: T + 50, retryAfterMs: 45_000 };
@@ -235,6 +235,15 @@ describe("the learned rate, on a fake clock", () => {
       holdMs: 0,
       state: { rate: MIN_RATE },
     });
+  });
+
+  it("when a hold ends a cycle in which the service accepted some (a quota window: 300 in 15 s, then a wait of 45 s), then the fleet goes on at the cycle's long-run rate, 5/s, and probes past it on the cycle's time scale", () => {
+    const cycle = learned({ markAt: T, markAccepted: 100, at: T + 14_000, atAccepted: 400, atRefused: 0 });
+    const refusal = { sentAt: T + 14_500, wentAt: T + 14_500, retryAfterMs: 45_000 };
+    const held = onRefused(cycle, refusal, fleet(0, 8, 400, 10), T + 15_000, SETTINGS);
+    expect(held?.holdMs).toBe(45_000);
+    expect(held?.state).toMatchObject({ rate: 5, max: 5, threshold: 5, refusingSince: 0, k: 60_000 });
+    expect(held?.state).toMatchObject({ at: T + 60_000, markAt: T + 60_000, markAccepted: 400 });
   });
 
   it("when cutting, then the plateau is the lower of the accepted rate lately and since the last cut, each the least its count allows: a quarter second holds a bucket's burst, the time since the cut its long-run rate", () => {
