@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from "node:fs";
+import { watch, type FSWatcher, type WatchListener } from "node:fs";
 import { Queue, Worker } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
@@ -43,6 +43,11 @@ export interface ScanServiceOptions {
    */
   readonly remote?: RemotePass | undefined;
   readonly remotePollMs?: number | undefined;
+  /**
+   * Before each scan: whether the drop folder can be used (DropFolderGuard). When not, the scan takes
+   * nothing and is no pass; the next scan asks again.
+   */
+  readonly folderUsable?: () => Promise<boolean>;
   /**
    * Each scan that takes files (and each scheduled one) is recorded as a pass, ended once its batches
    * are finished with the exit code `run` would have given them (src/use-cases/pass-watch.ts).
@@ -97,6 +102,7 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
           return 0;
         }
       }
+      if (options.folderUsable !== undefined && !(await options.folderUsable())) return 0;
       const pass = PassWatch.starting(options.passes.deps, "scan");
       const pulled = await options.remote?.take(undefined, false);
       let passed;
@@ -145,22 +151,26 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       options.settleMs + 250,
     );
   };
+  // A folder that cannot be used now (missing, unmounted) is watched by nothing: scheduled scans go on.
+  const watchIn = (dir: string, listener: WatchListener<string>) => {
+    try {
+      watchers.push(watch(dir, { persistent: false }, listener));
+    } catch (error) {
+      logger.error({ err: error, dir }, "watching the drop folder failed; scheduled scans go on");
+    }
+  };
   if (options.watch) {
-    watchers.push(
-      watch(deps.folder.root, { persistent: false }, (_event, name) => {
-        // A done-marker landing is what makes its file ready (DONE_MARKER_SUFFIX).
-        if (name === null || isDropName(name) || isDoneMarker(deps.folder, name)) scanOnceQuiet();
-      }),
-    );
+    watchIn(deps.folder.root, (_event, name) => {
+      // A done-marker landing is what makes its file ready (DONE_MARKER_SUFFIX).
+      if (name === null || isDropName(name) || isDoneMarker(deps.folder, name)) scanOnceQuiet();
+    });
     // A claimed file written to after its claim (a writer's open handle, even once archived) is taken
     // again, whole, once it has settled (take-again.ts): its writes are watched too.
     for (const dir of [deps.folder.archive, deps.folder.processing])
-      watchers.push(
-        watch(dir, { persistent: false }, (event, name) => {
-          const claimed = name === null ? undefined : parseClaimedName(name);
-          if (event === "change" && (claimed === undefined || isDropName(claimed.name))) scanOnceQuiet();
-        }),
-      );
+      watchIn(dir, (event, name) => {
+        const claimed = name === null ? undefined : parseClaimedName(name);
+        if (event === "change" && (claimed === undefined || isDropName(claimed.name))) scanOnceQuiet();
+      });
     for (const watcher of watchers)
       watcher.on("error", (error) => {
         logger.error({ err: error }, "watching the drop folder failed; scheduled scans go on");

@@ -9,6 +9,9 @@ import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
 import { openRemotePass } from "../remote-sources.js";
 import { createRedis, endConnection } from "../../queue/connection.js";
 import { openContext } from "../context.js";
+import { deploymentName } from "../deployment-name.js";
+import { DropFolderGuard } from "../../use-cases/drop-folder-guard.js";
+import { DropFolderLeasedError } from "../../ingest/errors/drop-folder-leased-error.js";
 import { openPastResults } from "../past-results.js";
 import { openServiceEdges } from "../service-edges.js";
 import { ExitCode } from "../exit-codes.js";
@@ -47,14 +50,21 @@ export const startCommand: CommandFactory = () =>
       await commandScope(logger, async (scope) => {
         const past = await openPastResults(config, logger);
         scope.defer(() => past.close());
-        const ctx = await openContext(config, { dropFolder: true, logger });
+        // The drop folder is checked apart: one that cannot be used now keeps the service up and not
+        // ready, each scan checking it again; one another deployment holds refuses the start.
+        const ctx = await openContext(config, { logger });
         scope.defer(() => ctx.close());
+        const folder = new DropFolderGuard(ctx.folder, deploymentName(config), logger);
+        scope.defer(() => folder.release());
         const { stopping, metrics, startSubmission, tracing } = await openServiceEdges(
           config,
           logger,
           scope,
           START_HTTP_ADDR,
+          () => folder.state(),
         );
+        const problem = await folder.check();
+        if (problem instanceof DropFolderLeasedError) throw problem;
         const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
         scope.defer(() => {
           endConnection(scanConnection);
@@ -91,6 +101,7 @@ export const startCommand: CommandFactory = () =>
           },
           loadProfiles: () => loadSourceProfiles(config, logger),
           remote: openRemotePass(config, ctx, logger, sources),
+          folderUsable: async () => (await folder.check()) === undefined,
           connection: scanConnection,
           prefix: config.queuePrefix,
           cron,

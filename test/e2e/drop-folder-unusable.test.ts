@@ -1,0 +1,125 @@
+import { spawn } from "node:child_process";
+import { chmod, mkdir, readdir, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/dev/free-port.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { runCli } from "../support/cli-run.js";
+import { tempDropDir } from "../support/drop.js";
+import { childEnv, distPath, spawnNode, until } from "../support/processes.js";
+import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+/** Generous: a refused folder ends the command at once; main hung here until killed. */
+const LIMIT_MS = 20_000;
+const CSV = "external_id,currency,destination_country,archive_policy\nUNUSABLE-1,EUR,DE,eu-10y\n";
+
+let sim: SimulatorHandle;
+beforeAll(async () => {
+  sim = await startSimulator({ apiKey: API_KEY, seed: 11 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+const cleanups = cleanupsAfterEach();
+
+async function scratch(): Promise<string> {
+  const drop = await tempDropDir();
+  cleanups.push(drop.cleanup);
+  return drop.dir;
+}
+
+function env(dropDir: string, more: Record<string, string> = {}): Record<string, string> {
+  return cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "unusable", dropDir }, more);
+}
+
+describe("a drop folder that cannot be used", () => {
+  it("when DROP_DIR does not exist (an unmounted share), then run and ingest exit 1 naming it and what to do, and the folder is not created", async () => {
+    const dir = join(await scratch(), "share-not-mounted");
+    for (const args of [["run", "--deadline", "10s"], ["ingest"]]) {
+      const result = await runCli(args, env(dir), LIMIT_MS);
+      expect(result.code, result.output).toBe(1);
+      expect(result.output).toContain(`the drop folder ${dir} does not exist`);
+      expect(result.output).toMatch(/never the drop folder itself: mount the share or create the folder/);
+      expect(result.output).not.toMatch(/nothing to do/);
+    }
+    await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("when a file is in the drop folder's place, or it is under /proc, then run exits 1 at once naming the path", async () => {
+    const file = join(await scratch(), "a-file");
+    await writeFile(file, "not a folder");
+    const cases: [string, RegExp][] = [
+      [file, /is not a folder \(a file is in its place\)/],
+      ["/proc", /cannot hold its subfolder processing/],
+      ["/proc/self/fdinfo", /cannot hold its subfolder processing|cannot be written to/],
+    ];
+    for (const [dir, said] of cases) {
+      const result = await runCli(["run", "--deadline", "10s"], env(dir), LIMIT_MS);
+      expect(result.code, result.output).toBe(1);
+      expect(result.output).toContain(`the drop folder ${dir}`);
+      expect(result.output).toMatch(said);
+    }
+  });
+
+  it("when the drop folder cannot be written to, then run exits 1 saying to give the user write access, and no file is taken", async () => {
+    const dir = await scratch();
+    await writeFile(join(dir, "invoices.csv"), CSV);
+    await chmod(dir, 0o555);
+    cleanups.push(() => chmod(dir, 0o755));
+    // As root, permission bits refuse nothing: the command runs as `nobody`, as a service user would.
+    const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const child = spawn(process.execPath, [distPath("workers/cli.js"), "run", "--deadline", "10s"], {
+      env: childEnv(env(dir)),
+      stdio: ["ignore", "pipe", "pipe"],
+      ...asUser,
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), LIMIT_MS);
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    clearTimeout(timer);
+    expect(code, output).toBe(1);
+    expect(output).toContain(`the drop folder ${dir} cannot be written to (permission denied)`);
+    expect(output).toMatch(/give the user invoice-relay runs as read and write access/);
+    expect(await readdir(dir)).toEqual(["invoices.csv"]);
+  });
+
+  it("when start's drop folder is missing, then its probes answer, /readyz says not ready naming the folder, and a later scan takes the file once the folder is there", async () => {
+    const dir = join(await scratch(), "later");
+    const port = await freePort();
+    const proc = spawnNode(
+      "workers/cli.js",
+      ["start", "--schedule", "*/1 * * * * *"],
+      env(dir, { HTTP_ADDR: `127.0.0.1:${port}` }),
+    );
+    cleanups.push(async () => {
+      if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+      await proc.exited;
+    });
+    const readyz = async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      return response === undefined
+        ? undefined
+        : { status: response.status, body: (await response.json()) as { checks: Record<string, string> } };
+    };
+    await until(async () => (await readyz()) !== undefined, LIMIT_MS, `start's probes\n${proc.output()}`);
+    const first = await readyz();
+    expect(first?.status, proc.output()).toBe(503);
+    expect(first?.body.checks["dropFolder"]).toContain(`the drop folder ${dir} does not exist`);
+    expect(proc.output()).toContain(`the drop folder ${dir} does not exist`);
+
+    await mkdir(dir);
+    await writeFile(join(dir, "invoices.csv"), CSV);
+    await until(
+      async () =>
+        (await readdir(join(dir, "reports")).catch(() => [])).some((n) => n.endsWith(".results.csv")),
+      LIMIT_MS,
+      `a report\n${proc.output()}`,
+    );
+    expect((await readyz())?.status).toBe(200);
+    expect(proc.child.exitCode).toBeNull();
+  });
+});
