@@ -123,3 +123,39 @@ describe("a drop folder that cannot be used", () => {
     expect(proc.child.exitCode).toBeNull();
   });
 });
+
+describe("one deployment per drop folder", () => {
+  it("when a second deployment (another QUEUE_PREFIX) runs on a drop folder a started one serves, then it exits 1 naming both and does nothing; once the first stops it runs", async () => {
+    const dir = await scratch();
+    const first = env(dir, { QUEUE_PREFIX: "first-deployment", HTTP_ADDR: "off" });
+    const start = spawnNode("workers/cli.js", ["start"], first);
+    cleanups.push(async () => {
+      if (start.child.exitCode === null) start.child.kill("SIGKILL");
+      await start.exited;
+    });
+    const lease = join(dir, "processing", ".deployment-lease.json");
+    await until(
+      () =>
+        stat(lease).then(
+          () => true,
+          () => false,
+        ),
+      LIMIT_MS,
+      `the lease\n${start.output()}`,
+    );
+    const second = env(dir, { QUEUE_PREFIX: "second-deployment" });
+    const refused = await runCli(["run", "--deadline", "10s"], second, LIMIT_MS);
+    expect(refused.code, refused.output).toBe(1);
+    expect(refused.output).toMatch(
+      /is served by another deployment \(QUEUE_PREFIX=first-deployment on Redis /,
+    );
+    expect(refused.output).toMatch(/this one is QUEUE_PREFIX=second-deployment on Redis /);
+    expect(refused.output).not.toMatch(/nothing to do/);
+
+    start.child.kill("SIGTERM");
+    await start.exited;
+    // Released at the first one's stop: the second takes the folder at once.
+    const after = await runCli(["run", "--deadline", "10s"], second, LIMIT_MS);
+    expect(after.code, after.output).toBe(0);
+  });
+});
