@@ -19,9 +19,12 @@ export const LEASE_RENEW_MS = 20_000;
  */
 export const LEASE_STALE_MS = 6 * LEASE_RENEW_MS;
 
-/** The lease's file, in the relay's own subfolder: a dot-name, never taken for a claimed file. */
+/**
+ * The lease's file, in the relay's own subfolder reports/: a dot-name, no report's. Not in processing/,
+ * whose every file is a claimed one or a copy on its way there.
+ */
 export function leasePath(folder: DropFolder): string {
-  return join(folder.processing, ".deployment-lease.json");
+  return join(folder.reports, ".deployment-lease.json");
 }
 
 const leaseRecord = z.object({

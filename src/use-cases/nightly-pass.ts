@@ -106,6 +106,14 @@ export type NightlyOutcome =
 const POLL_MS = 250;
 
 /**
+ * How long a pass waits, in SETTLE_MS, for drop files not ready when it looked (still being written,
+ * dated in the future, without their done-marker) before it names them and goes on: one SETTLE_MS to
+ * watch a file dated in the future stay unchanged by this machine's clock, and one more for a writer's
+ * last burst. Within the deadline.
+ */
+export const SETTLE_WAITS = 2;
+
+/**
  * One nightly pass: claim and ingest every ready file (and resume those left in processing/), submit,
  * wait until every invoice of those files and of earlier unfinished ones is final, write the reports.
  * Redis going away while it waits is waited out (every step is safe to repeat), within the deadline.
@@ -138,7 +146,9 @@ export async function nightlyPass(
     let passed;
     try {
       // The files that changed since their claim are looked for once, just below, not twice.
-      passed = await dropPass(passDeps, config.settleMs, { takeAgain: false });
+      const settled = Date.now() + SETTLE_WAITS * config.settleMs;
+      const waitUntil = options.deadline === undefined ? settled : Math.min(settled, options.deadline);
+      passed = await dropPass(passDeps, config.settleMs, { takeAgain: false, waitUntil });
     } catch (error) {
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
       if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };

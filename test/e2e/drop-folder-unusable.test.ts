@@ -133,7 +133,7 @@ describe("one deployment per drop folder", () => {
       if (start.child.exitCode === null) start.child.kill("SIGKILL");
       await start.exited;
     });
-    const lease = join(dir, "processing", ".deployment-lease.json");
+    const lease = join(dir, "reports", ".deployment-lease.json");
     await until(
       () =>
         stat(lease).then(

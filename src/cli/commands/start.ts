@@ -11,6 +11,7 @@ import { createRedis, endConnection } from "../../queue/connection.js";
 import { openContext } from "../context.js";
 import { deploymentName } from "../deployment-name.js";
 import { DropFolderGuard } from "../../use-cases/drop-folder-guard.js";
+import { QuietWatch } from "../../ingest/drop-scan.js";
 import { DropFolderLeasedError } from "../../ingest/errors/drop-folder-leased-error.js";
 import { openPastResults } from "../past-results.js";
 import { openServiceEdges } from "../service-edges.js";
@@ -98,6 +99,8 @@ export const startCommand: CommandFactory = () =>
             window: ingestWindow(config, { until: stopping }),
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
             tracing,
+            // When each drop file was seen to change, from scan to scan (a file dated in the future).
+            quiet: new QuietWatch(),
           },
           loadProfiles: () => loadSourceProfiles(config, logger),
           remote: openRemotePass(config, ctx, logger, sources),
