@@ -1,6 +1,7 @@
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { newBatchId } from "../ledger/batch-id.js";
-import { Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
+import { LEFT_KEPT, Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
+import type { LeftFile } from "../names/file-name.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { readSendSeries } from "../ledger/send-series.js";
 import type { Logger } from "../log/logger.js";
@@ -27,6 +28,7 @@ export interface PassWatchDeps {
  */
 export class PassWatch {
   #batches: readonly string[] = [];
+  #left: readonly LeftFile[] = [];
 
   private constructor(
     private readonly deps: PassWatchDeps,
@@ -44,6 +46,7 @@ export class PassWatch {
   static of(deps: PassWatchDeps, record: PassRecord): PassWatch {
     const watch = new PassWatch(deps, record.id, record.kind, record.startedAt);
     watch.#batches = record.batches;
+    watch.#left = record.left ?? [];
     return watch;
   }
 
@@ -62,6 +65,11 @@ export class PassWatch {
     this.#batches = [...batches];
   }
 
+  /** The files the pass saw and left where they are, named (kept with its record). */
+  noteLeft(left: readonly LeftFile[]): void {
+    this.#left = [...left];
+  }
+
   /** Records the end: the batches as they stand, the fleet's sending over the pass, the exit code. */
   async end(metas: readonly BatchMeta[], exitCode: number, now = Date.now()): Promise<void> {
     if (metas.length > 0) this.#batches = metas.map((m) => m.id);
@@ -71,7 +79,10 @@ export class PassWatch {
   }
 
   #base(): Omit<PassRecord, "invoices"> {
-    return { id: this.id, kind: this.kind, startedAt: this.startedAt, batches: [...this.#batches] };
+    const base = { id: this.id, kind: this.kind, startedAt: this.startedAt, batches: [...this.#batches] };
+    if (this.#left.length === 0) return base;
+    const leftOut = this.#left.length - LEFT_KEPT;
+    return { ...base, left: this.#left.slice(0, LEFT_KEPT), ...(leftOut > 0 ? { leftOut } : {}) };
   }
 
   /** What the fleet sent over the pass, from its series; nothing when Redis does not answer in time. */

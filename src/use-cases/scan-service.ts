@@ -16,6 +16,7 @@ import type { BatchMeta } from "../ledger/batch-store.js";
 import { Passes } from "../ledger/passes.js";
 import { isFinished } from "./pass-upkeep.js";
 import { PassWatch, type PassWatchDeps } from "./pass-watch.js";
+import type { LeftFile } from "../names/file-name.js";
 
 const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
@@ -54,7 +55,8 @@ export interface ScanServiceOptions {
    */
   readonly passes: {
     readonly deps: PassWatchDeps;
-    readonly exitCodeOf: (batches: readonly BatchMeta[]) => number;
+    /** `left`: how many files the scan saw and left where they are. */
+    readonly exitCodeOf: (batches: readonly BatchMeta[], left: number) => number;
   };
 }
 
@@ -105,9 +107,11 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       if (options.folderUsable !== undefined && !(await options.folderUsable())) return 0;
       const pass = PassWatch.starting(options.passes.deps, "scan");
       const pulled = await options.remote?.take(undefined, false);
+      // The files this scan sees and leaves where they are: named in the log and in its record.
+      const left: LeftFile[] = [];
       let passed;
       try {
-        passed = await dropPass({ ...deps, pulled }, options.settleMs);
+        passed = await dropPass({ ...deps, pulled, onLeft: (file) => left.push(file) }, options.settleMs);
       } catch (error) {
         // The process is stopping while a file waits for room in the window: nothing failed.
         if (!(error instanceof IngestInterruptedError)) throw error;
@@ -120,8 +124,10 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
       // A scan that took nothing is no pass, unless it was the schedule's: a night with no files shows.
-      if (passed.length > 0 || scanData.parse(job.data).reason === "schedule")
+      if (passed.length > 0 || scanData.parse(job.data).reason === "schedule") {
+        pass.noteLeft(left);
         await pass.open(passed.map((p) => p.file.batchId));
+      }
       await finalizeCompleteBatches(deps);
       await endFinishedScans(deps, options.passes);
       return passed.length;
@@ -244,6 +250,7 @@ async function endFinishedScans(deps: DropPassDeps, passes: ScanServiceOptions["
     const metas = await Promise.all(record.batches.map((id) => deps.batches.get(id)));
     const known = metas.filter((m): m is BatchMeta => m !== undefined);
     if (!known.every(isFinished)) continue;
-    await PassWatch.of(passes.deps, record).end(known, passes.exitCodeOf(known));
+    const left = (record.left?.length ?? 0) + (record.leftOut ?? 0);
+    await PassWatch.of(passes.deps, record).end(known, passes.exitCodeOf(known, left));
   }
 }

@@ -62,13 +62,14 @@ describe("drop files a pass sees and does not take", () => {
     );
   });
 
-  it("when names end in a space or a dot after the extension, or a folder has a drop file's name, then run names each with what to do, exits 2, and takes the rest", async () => {
+  it("when names end in a space or a dot after the extension, or a folder has a drop file's name, then run and status name each with what to do, run exits 2, and the rest is taken", async () => {
     const dir = await drop();
     await writeFile(join(dir, "good.csv"), csv("GOOD"));
     await writeFile(join(dir, "space.csv "), csv("SPACE"));
     await writeFile(join(dir, "dot.csv."), csv("DOT"));
     await mkdir(join(dir, "folder.csv"));
-    const result = await runCli(["run", "--deadline", "30s"], env(dir, { SETTLE_MS: "0" }));
+    const settings = env(dir, { SETTLE_MS: "0" });
+    const result = await runCli(["run", "--deadline", "30s"], settings);
     expect(result.code, result.output).toBe(2);
     expect([...(await readReports(dir)).keys()]).toEqual(["good.csv"]);
     expect(result.output).toContain(
@@ -82,6 +83,15 @@ describe("drop files a pass sees and does not take", () => {
     );
     expect((await readdir(dir)).sort()).toEqual(
       ["archive", "dot.csv.", "folder.csv", "processing", "rejected", "reports", "space.csv "].sort(),
+    );
+    // `status` names them too, with the pass that left them.
+    const status = await runCli(["status"], settings);
+    expect(status.code, status.output).toBe(0);
+    expect(status.output).toMatch(
+      /pass \S+: drop folder: dot\.csv\. left in the drop folder: its name "dot\.csv\." ends/,
+    );
+    expect(status.output).toMatch(
+      /pass \S+: drop folder: folder\.csv left in the drop folder: it is a folder/,
     );
   });
 

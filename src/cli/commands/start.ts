@@ -113,7 +113,11 @@ export const startCommand: CommandFactory = () =>
           watch: options["watch"] === true,
           passes: {
             deps: { ...watchDeps, retentionMs: config.resultsRetention },
-            exitCodeOf: (batches) => passExitCode({ kind: "finished", batches, growing: [] }),
+            // A file seen and left where it is: the scan did not do all there was, as for `run`.
+            exitCodeOf: (batches, left) => {
+              const code = passExitCode({ kind: "finished", batches, growing: [] });
+              return left > 0 && code === ExitCode.Ok ? ExitCode.FinishedWithProblems : code;
+            },
           },
         });
         logger.info(
