@@ -3,9 +3,10 @@ import type { SubmitConfig } from "../config/load.js";
 import { describeTarget, redisTarget } from "../config/redis-target.js";
 import { dropPass, resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
+import { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
-import { isFinished, PassUpkeep } from "./pass-upkeep.js";
+import { claimedHere, isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { isRedisUnavailable } from "../queue/connection.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import { startSubmission, type PacerSnapshot, type SubmissionHooks } from "../queue/submission-service.js";
@@ -100,7 +101,8 @@ export type NightlyOutcome =
     }
   | {
       readonly kind: "failed";
-      readonly error: BatchLostError | IngestInterruptedError | PastResultsUnavailableError;
+      readonly error:
+        BatchLostError | BatchFileGoneError | IngestInterruptedError | PastResultsUnavailableError;
     };
 
 const POLL_MS = 250;
@@ -289,7 +291,11 @@ async function waitForBatches(
       }
     } catch (error) {
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, options, error);
-      if (error instanceof BatchLostError || error instanceof PastResultsUnavailableError)
+      if (
+        error instanceof BatchLostError ||
+        error instanceof BatchFileGoneError ||
+        error instanceof PastResultsUnavailableError
+      )
         return { kind: "failed", error };
       // A Redis restart or failover must not end a pass that may have hours to run: every step above
       // is safe to repeat, so wait for Redis (within the deadline) instead of giving up.
@@ -319,7 +325,7 @@ async function waitForBatches(
 
 /**
  * Batches from earlier runs still waiting on invoices, or whose file changed after its claim and is
- * still kept in processing/ until it settles (each run says so again), their files on this machine.
+ * still kept in processing/ until it settles (each run says so again), their files on this machine (or claimed here and gone).
  */
 async function unfinishedBatches(
   deps: NightlyPassDeps,
@@ -342,7 +348,8 @@ async function unfinishedBatches(
       ),
     ),
   );
-  return open.filter((_, i) => here[i]);
+  // One claimed here whose file is gone is waited for too, to be named (PassUpkeep), never passed over.
+  return open.filter((m, i) => here[i] === true || claimedHere(deps.folder, m));
 }
 
 function growingFile(changed: ChangedClaim): GrowingFile {

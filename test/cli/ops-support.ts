@@ -204,6 +204,8 @@ const statusJsonSchema = z.strictObject({
       rate_reached: z.number().nullable(),
       learned_rate: z.number().nullable(),
       exit_code: z.number().nullable(),
+      left: z.array(z.strictObject({ where: z.string(), file: z.string(), why: z.string() })),
+      left_out: z.number(),
     }),
   ),
   sftp_sources: z.array(

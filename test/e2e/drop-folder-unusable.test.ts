@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
-import { chmod, mkdir, readdir, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/dev/free-port.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
-import { runCli } from "../support/cli-run.js";
+import { finish, runCli } from "../support/cli-run.js";
+import { startGate } from "../support/gate.js";
 import { tempDropDir } from "../support/drop.js";
 import { childEnv, distPath, spawnNode, until } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
@@ -157,5 +158,31 @@ describe("one deployment per drop folder", () => {
     // Released at the first one's stop: the second takes the folder at once.
     const after = await runCli(["run", "--deadline", "10s"], second, LIMIT_MS);
     expect(after.code, after.output).toBe(0);
+  });
+});
+
+describe("a claimed file that vanishes mid-run", () => {
+  it("when a claimed file is removed from processing/ while its invoices are sent, then run ends with exit 1 naming the batch and the file once they are final, and the next run says so again rather than nothing to do", async () => {
+    const dir = await scratch();
+    const gate = await startGate(sim.url);
+    cleanups.push(() => gate.close());
+    const settings = cliEnv({ apiUrl: gate.url, apiKey: API_KEY, name: "vanish", dropDir: dir });
+    await writeFile(join(dir, "vanishing.csv"), CSV);
+    const running = spawnNode("workers/cli.js", ["run", "--deadline", "60s"], settings);
+    await gate.firstRequest;
+    const [claimed] = (await readdir(join(dir, "processing"))).filter((n) => !n.startsWith("."));
+    await rm(join(dir, "processing", claimed ?? "missing"));
+    gate.open();
+    const first = await finish(running, LIMIT_MS);
+    expect(first.code, first.output).toBe(1);
+    expect(first.output).toMatch(/batch \S+ \(vanishing\.csv\): its file \S+vanishing\.csv is gone/);
+    expect(first.output).toMatch(/put the file back where it was/);
+    // Well before the deadline: the pass does not wait for a report it cannot write.
+    expect(first.ms).toBeLessThan(30_000);
+
+    const again = await runCli(["run", "--deadline", "60s"], settings, LIMIT_MS);
+    expect(again.code, again.output).toBe(1);
+    expect(again.output).not.toMatch(/nothing to do/);
+    expect(again.output).toMatch(/\(vanishing\.csv\): its file \S+ is gone/);
   });
 });
