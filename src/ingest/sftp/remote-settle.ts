@@ -87,6 +87,18 @@ export function settleListing(
       candidates.push({ entry, readiness: "ignored", why: `matches none of ${source.match.join(", ")}` });
       continue;
     }
+    // SFTP v3 lets a listing leave attributes out: unchanged or not cannot then be told, and NaN never
+    // equals itself, so such a file would wait unnamed for ever.
+    if (!Number.isFinite(entry.size) || !Number.isFinite(entry.mtimeMs)) {
+      candidates.push({
+        entry,
+        readiness: "refused",
+        why:
+          "the server lists it without its size or modification time, so whether it has settled cannot be " +
+          "told; ask the partner to have the server send them (or to use a done_marker)",
+      });
+      continue;
+    }
     if (marker !== undefined) {
       const done = byName.get(`${listed}${marker}`);
       candidates.push({
