@@ -162,27 +162,35 @@ describe("one deployment per drop folder", () => {
 });
 
 describe("a claimed file that vanishes mid-run", () => {
-  it("when a claimed file is removed from processing/ while its invoices are sent, then run ends with exit 1 naming the batch and the file once they are final, and the next run says so again rather than nothing to do", async () => {
-    const dir = await scratch();
-    const gate = await startGate(sim.url);
-    cleanups.push(() => gate.close());
-    const settings = cliEnv({ apiUrl: gate.url, apiKey: API_KEY, name: "vanish", dropDir: dir });
-    await writeFile(join(dir, "vanishing.csv"), CSV);
-    const running = spawnNode("workers/cli.js", ["run", "--deadline", "60s"], settings);
-    await gate.firstRequest;
-    const [claimed] = (await readdir(join(dir, "processing"))).filter((n) => !n.startsWith("."));
-    await rm(join(dir, "processing", claimed ?? "missing"));
-    gate.open();
-    const first = await finish(running, LIMIT_MS);
-    expect(first.code, first.output).toBe(1);
-    expect(first.output).toMatch(/batch \S+ \(vanishing\.csv\): its file \S+vanishing\.csv is gone/);
-    expect(first.output).toMatch(/put the file back where it was/);
-    // Well before the deadline: the pass does not wait for a report it cannot write.
-    expect(first.ms).toBeLessThan(30_000);
+  it.each([
+    ["its file is removed from processing/", "file"],
+    ["the whole drop folder is removed", "folder"],
+  ] as const)(
+    "when %s while its invoices are sent, then run ends with exit 1 naming the batch and the file once they are final, and the next run does not say nothing to do",
+    async (_what, gone) => {
+      const dir = await scratch();
+      const gate = await startGate(sim.url);
+      cleanups.push(() => gate.close());
+      const settings = cliEnv({ apiUrl: gate.url, apiKey: API_KEY, name: "vanish", dropDir: dir });
+      await writeFile(join(dir, "vanishing.csv"), CSV);
+      const running = spawnNode("workers/cli.js", ["run", "--deadline", "60s"], settings);
+      await gate.firstRequest;
+      const [claimed] = (await readdir(join(dir, "processing"))).filter((n) => !n.startsWith("."));
+      await rm(gone === "file" ? join(dir, "processing", claimed ?? "missing") : dir, { recursive: true });
+      gate.open();
+      const first = await finish(running, LIMIT_MS);
+      expect(first.code, first.output).toBe(1);
+      expect(first.output).toMatch(/batch \S+ \(vanishing\.csv\): its file \S+vanishing\.csv is gone/);
+      expect(first.output).toMatch(/put the file back where it was/);
+      // Well before the deadline: the pass does not wait for a report it cannot write.
+      expect(first.ms).toBeLessThan(30_000);
 
-    const again = await runCli(["run", "--deadline", "60s"], settings, LIMIT_MS);
-    expect(again.code, again.output).toBe(1);
-    expect(again.output).not.toMatch(/nothing to do/);
-    expect(again.output).toMatch(/\(vanishing\.csv\): its file \S+ is gone/);
-  });
+      const again = await runCli(["run", "--deadline", "60s"], settings, LIMIT_MS);
+      expect(again.code, again.output).toBe(1);
+      expect(again.output).not.toMatch(/nothing to do/);
+      expect(again.output).toMatch(
+        gone === "file" ? /\(vanishing\.csv\): its file \S+ is gone/ : /the drop folder \S+ does not exist/,
+      );
+    },
+  );
 });
