@@ -128,13 +128,20 @@ async function notReady(
       : `waits for its done-marker ${shownName(`${name}${suffix}`)} (DONE_MARKER_SUFFIX), written after it`;
   const age = at.now - info.mtimeMs;
   if (age >= at.settleMs || at.quiet >= at.settleMs) return undefined;
-  if (age < 0)
+  if (age < -FUTURE_MS)
     return (
       `is dated ${seconds(-age)} s in the future (the clock of the machine that wrote it is ahead?): it is ` +
       `taken once it has not changed for SETTLE_MS=${at.settleMs} ms by this machine's clock`
     );
-  return `is still being written (changed ${seconds(age)} s ago; SETTLE_MS=${at.settleMs} ms): a later pass takes it once it has settled`;
+  return `is still being written (changed ${seconds(Math.max(0, age))} s ago; SETTLE_MS=${at.settleMs} ms): a later pass takes it once it has settled`;
 }
+
+/**
+ * How far ahead of this machine's clock a modification time must be to be called "in the future": a
+ * file written while the scan runs is dated after the scan's `now`, and file systems stamp times from a
+ * coarse clock; a second covers both, and a share whose clock runs ahead is off by far more.
+ */
+const FUTURE_MS = 1000;
 
 function seconds(ms: number): string {
   return (ms / 1000).toFixed(1);
