@@ -1,3 +1,4 @@
+import { apiKeySetting } from "../config/api-key-setting.js";
 import type { Config } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
 import { BatchStore, type BatchMeta } from "../ledger/batch-store.js";
@@ -39,7 +40,8 @@ export function onApiKeyRefused(
   notifier: Notifier,
 ): (httpStatus: number, detail: string, first: boolean) => void {
   return (httpStatus, detail, first) => {
-    if (first) notifier.notify(apiKeyRefusedNotice(httpStatus, detail, noticeContext(config)));
+    if (first)
+      notifier.notify(apiKeyRefusedNotice(httpStatus, detail, noticeContext(config), apiKeySetting(config)));
   };
 }
 

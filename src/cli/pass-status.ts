@@ -12,11 +12,13 @@ export interface PassStatus {
   readonly files: number;
   readonly invoices: PassRecord["invoices"];
   readonly refused: number | null;
-  readonly rate_reached: number | null;
+  readonly busiest_second: number | null;
   readonly learned_rate: number | null;
   readonly exit_code: number | null;
   readonly left: readonly { readonly where: string; readonly file: string; readonly why: string }[];
   readonly left_out: number;
+  /** Its process stopped without recording its end (killed): exit_code is 1, ended_at its last sign. */
+  readonly ended_without_word: boolean;
 }
 
 export function passStatus(p: PassRecord): PassStatus {
@@ -29,11 +31,12 @@ export function passStatus(p: PassRecord): PassStatus {
     files: p.batches.length,
     invoices: p.invoices,
     refused: p.refused ?? null,
-    rate_reached: p.rateReached ?? null,
+    busiest_second: p.busiestSecond ?? null,
     learned_rate: p.learnedRate ?? null,
     exit_code: p.exitCode ?? null,
     left: (p.left ?? []).map((f) => ({ where: f.where, file: f.shown, why: f.why })),
     left_out: p.leftOut ?? 0,
+    ended_without_word: p.endedWithoutWord === true,
   };
 }
 
@@ -57,7 +60,17 @@ export function passLeftLines(passes: readonly PassStatus[]): string[] {
 
 /** The last passes: when, how long, what they came to. */
 export function passTable(passes: readonly PassStatus[]): string {
-  const header = ["pass", "kind", "started", "took", "files", "refused", "rate", "exit", "invoices"];
+  const header = [
+    "pass",
+    "kind",
+    "started",
+    "took",
+    "files",
+    "refused",
+    "busiest second",
+    "exit",
+    "invoices",
+  ];
   const rows = passes.map((p) => [
     p.id,
     p.kind,
@@ -65,8 +78,8 @@ export function passTable(passes: readonly PassStatus[]): string {
     p.ended_at === null ? "running" : spokenDuration(Date.parse(p.ended_at) - Date.parse(p.started_at)),
     String(p.files),
     p.refused === null ? "-" : String(p.refused),
-    p.rate_reached === null ? "-" : `${Math.round(p.rate_reached)}/s`,
-    p.exit_code === null ? "-" : String(p.exit_code),
+    p.busiest_second === null ? "-" : `${p.busiest_second} requests`,
+    p.exit_code === null ? "-" : `${p.exit_code}${p.ended_without_word ? " (ended without a word)" : ""}`,
     Object.entries(p.invoices)
       .map(([status, n]) => `${n} ${status}`)
       .join(", "),

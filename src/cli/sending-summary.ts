@@ -3,7 +3,7 @@ import type { AttemptObservation, PacerSnapshot } from "../queue/submission-serv
 /**
  * What `run` says at its end about how the service took its sending, in an operator's words: the
  * requests it refused for capacity ("not now"), counted as this process received them (the fleet's count
- * in Redis is written a little later and would miss the last ones); when the fleet met the service's
+ * in Redis holds every process's); when the fleet met the service's
  * capacity, how many requests a second the service took (the fleet's accepted rate, the median once
  * the capacity was met: never the learned rate, which may stand above what the service took); and when
  * SUBMIT_CONCURRENCY held the sending below what the rate needed.

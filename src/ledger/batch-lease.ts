@@ -54,7 +54,8 @@ export class BatchLease {
   }
 }
 
-function deadOnThisHost(holder: string): boolean {
+/** Whether `holder` (`<host>:<pid>`) is a process of this host that is gone. */
+export function deadOnThisHost(holder: string): boolean {
   const at = holder.lastIndexOf(":");
   if (holder.slice(0, at) !== hostname()) return false;
   const pid = Number(holder.slice(at + 1));

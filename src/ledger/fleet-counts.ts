@@ -5,8 +5,8 @@ import type { RedisClient } from "./redis-client.js";
  * What the fleet's processes count of their requests, kept in Redis so that it outlives them
  * (docs/operations.md, "Metrics"): totals since the deployment began (requests by answer class, retries
  * by reason, final answers by status) and the answers per second (accepted, refused for capacity, other),
- * from which a pass's chart is drawn. A process counts in memory and hands what it counted to the next
- * write of answers (answers.lua), at most once per FLUSH_MS: no round trip of its own while answers flow.
+ * from which a pass's chart is drawn. Each answer is counted in the write that records it (answers.lua,
+ * refused-attempt.lua): a process killed at any moment leaves no answer recorded and uncounted.
  */
 
 /** Answer classes of requests (`network`: no answer at all). */
@@ -37,12 +37,6 @@ export const TOTAL_FIELDS: readonly string[] = [
 /** A second's answers: accepted (2xx), refused for capacity (429), any other answer or none. */
 export type SecondKind = "a" | "r" | "o";
 
-/**
- * How long counts wait in a process before they are written: the series' resolution, so a chart or a
- * scrape is at most a second behind, and at most one write of counts per second per process however
- * many answers come.
- */
-export const FLUSH_MS = 1000;
 const HOUR_MS = 3_600_000;
 
 /** Counts to add to one hash: its name is built by the caller from `hour` (undefined: the totals). */
@@ -52,79 +46,37 @@ export interface CountGroup {
   readonly pairs: readonly (readonly [field: string, increment: number])[];
 }
 
-/** Counts gathered by one process since its last write. */
-export class FleetCounts {
-  #totals = new Map<string, number>();
-  /** Epoch second → [accepted, refused, other]. */
-  #seconds = new Map<number, [number, number, number]>();
-  #takenAt = 0;
+/** How one request is counted: its answer class, why it is worth another attempt, when it was answered. */
+export interface CountedAttempt {
+  readonly answerClass: AnswerClass;
+  readonly retry: RetryCause | undefined;
+  /** Epoch ms of the answer (or of giving up on it): the second of the series it falls in. */
+  readonly answeredAt: number;
+}
 
-  constructor(private readonly now: () => number = Date.now) {}
-
-  /** One request's answer: its class and, when it is worth another attempt, why. */
-  attempt(answerClass: AnswerClass, retry: RetryCause | undefined): void {
-    this.#add(`attempts:${answerClass}`, 1);
-    if (retry !== undefined) this.#add(`retries:${retry}`, 1);
-    const second = Math.floor(this.now() / 1000);
-    const bucket = this.#seconds.get(second) ?? [0, 0, 0];
-    bucket[answerClass === "2xx" ? 0 : retry === "throttled" ? 1 : 2]++;
-    this.#seconds.set(second, bucket);
+/**
+ * The counts of some requests, to add in the write that records their answers: the totals first (always
+ * present, perhaps empty: the script adds the final answers to it), then one series hash per hour.
+ * Pure.
+ */
+export function attemptCounts(attempts: readonly CountedAttempt[]): CountGroup[] {
+  const totals = new Map<string, number>();
+  const hours = new Map<number, Map<string, number>>();
+  const add = (into: Map<string, number>, field: string) => into.set(field, (into.get(field) ?? 0) + 1);
+  for (const a of attempts) {
+    add(totals, `attempts:${a.answerClass}`);
+    if (a.retry !== undefined) add(totals, `retries:${a.retry}`);
+    const second = Math.floor(a.answeredAt / 1000);
+    const hour = seriesHour(second * 1000);
+    const kind: SecondKind = a.answerClass === "2xx" ? "a" : a.retry === "throttled" ? "r" : "o";
+    const series = hours.get(hour) ?? new Map<string, number>();
+    add(series, `${kind}${second - hour / 1000}`);
+    hours.set(hour, series);
   }
-
-  /** An invoice's final answer, written by this process. */
-  final(status: FinalStatus): void {
-    this.#add(`final:${status}`, 1);
-  }
-
-  /** Whether anything waits to be written. */
-  get pending(): boolean {
-    return this.#totals.size > 0;
-  }
-
-  /**
-   * What waits to be written, taken, when FLUSH_MS has passed since the last take (or `force`);
-   * undefined when nothing is due. Give it back with `putBack` if the write fails.
-   */
-  take(force = false): CountGroup[] | undefined {
-    const now = this.now();
-    if (!this.pending || (!force && now - this.#takenAt < FLUSH_MS)) return undefined;
-    this.#takenAt = now;
-    const groups: CountGroup[] = [{ hour: undefined, pairs: [...this.#totals] }];
-    const hours = new Map<number, [string, number][]>();
-    for (const [second, counts] of this.#seconds) {
-      const hour = Math.floor((second * 1000) / HOUR_MS) * HOUR_MS;
-      const pairs = hours.get(hour) ?? [];
-      const at = second - hour / 1000;
-      (["a", "r", "o"] as const).forEach((kind, i) => {
-        if (counts[i] !== 0) pairs.push([`${kind}${at}`, counts[i] ?? 0]);
-      });
-      hours.set(hour, pairs);
-    }
-    for (const [hour, pairs] of hours) groups.push({ hour, pairs });
-    this.#totals = new Map();
-    this.#seconds = new Map();
-    return groups;
-  }
-
-  /** Counts taken for a write that failed: they go with the next one. */
-  putBack(groups: readonly CountGroup[]): void {
-    for (const group of groups)
-      for (const [field, n] of group.pairs) {
-        if (group.hour === undefined) this.#add(field, n);
-        else {
-          const kind = field.charAt(0);
-          const second = group.hour / 1000 + Number(field.slice(1));
-          const bucket = this.#seconds.get(second) ?? [0, 0, 0];
-          bucket[kind === "a" ? 0 : kind === "r" ? 1 : 2] += n;
-          this.#seconds.set(second, bucket);
-        }
-      }
-    this.#takenAt = 0;
-  }
-
-  #add(field: string, n: number): void {
-    this.#totals.set(field, (this.#totals.get(field) ?? 0) + n);
-  }
+  return [
+    { hour: undefined, pairs: [...totals] },
+    ...[...hours].map(([hour, pairs]) => ({ hour, pairs: [...pairs] })),
+  ];
 }
 
 /** The hour (epoch ms of its start) a time falls in: the series hash it is kept in. */

@@ -162,6 +162,14 @@ export class LedgerNames {
   }
 
   /**
+   * Hash `run` pass id → `<ms> <host>:<pid>`: when its process last said it was alive (Redis's clock)
+   * and which process it is (src/ledger/pass-lease.ts).
+   */
+  get passLeases(): string {
+    return `${this.#base}:pass-leases`;
+  }
+
+  /**
    * Hash: what every process of the deployment counted of its requests since the deployment began
    * (src/ledger/fleet-counts.ts TOTAL_FIELDS, nothing else), for /metrics.
    */

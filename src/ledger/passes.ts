@@ -1,10 +1,12 @@
 import { z } from "zod";
 import { LuaScript } from "./lua-script.js";
 import { LedgerNames } from "./names.js";
+import { lapsedAt } from "./pass-lease.js";
 import type { RedisClient } from "./redis-client.js";
 import { ROW_STATUSES } from "./statuses.js";
 
 const writeScript = new LuaScript("pass-write");
+const lapseScript = new LuaScript("pass-lapse");
 
 /** A pass: one `run`, or one scan of `start` that took files (or was the schedule's). */
 export const PASS_KINDS = ["run", "scan"] as const;
@@ -39,8 +41,11 @@ export const passRecordSchema = z.object({
   invoices: z.partialRecord(z.enum(PASS_OUTCOMES), count),
   /** Requests the service refused for capacity (429) while it ran, every process together. */
   refused: count.optional(),
-  /** The most requests per second every process together sent while it ran. */
-  rateReached: z.number().nonnegative().optional(),
+  /**
+   * The requests answered in its busiest whole second, every process together (the answers per second of
+   * src/ledger/send-series.ts): a count measured, never a rate inferred from a shorter span.
+   */
+  busiestSecond: count.optional(),
   /** The learned rate (requests per second) when it ended. */
   learnedRate: z.number().nonnegative().optional(),
   /** The pass's exit code (README.md, the exit codes of `run`); a scan's is what `run` would have said. */
@@ -49,6 +54,11 @@ export const passRecordSchema = z.object({
   left: z.array(z.object({ where: z.string(), shown: z.string(), why: z.string() })).optional(),
   /** How many more it left beyond those. */
   leftOut: count.optional(),
+  /**
+   * Its process stopped without recording its end (killed, power lost): found by the lapse of its lease
+   * (src/ledger/pass-lease.ts); `endedAt` is its last sign of life and `exitCode` 1.
+   */
+  endedWithoutWord: z.literal(true).optional(),
 });
 export type PassRecord = z.infer<typeof passRecordSchema>;
 
@@ -66,30 +76,84 @@ export class Passes {
     this.names = new LedgerNames(prefix);
   }
 
-  /** Writes the record (a new pass, or one that ended); removes passes older than `retentionMs`. */
-  async write(pass: PassRecord, retentionMs: number, now = Date.now()): Promise<void> {
+  /**
+   * Writes the record (a new pass, or one that ended); removes passes older than `retentionMs`. A pass
+   * written running with a `leaseHolder` (`<host>:<pid>`, src/ledger/pass-lease.ts) takes or renews its
+   * lease (and is running again if it was found lapsed: its process is alive); its end removes it.
+   */
+  async write(pass: PassRecord, retentionMs: number, now = Date.now(), leaseHolder = ""): Promise<void> {
     const n = this.names;
     await writeScript.run(
       this.redis,
-      [n.passes, n.passRecords, n.openPasses],
+      [n.passes, n.passRecords, n.openPasses, n.passLeases],
       [
         pass.id,
         pass.startedAt,
         JSON.stringify(passRecordSchema.parse(pass)),
         pass.endedAt === undefined ? 1 : 0,
         now - retentionMs,
+        leaseHolder,
       ],
     );
   }
 
+  /**
+   * Ends the open `run` passes whose lease has lapsed (their process stopped without a word): exit 1, at
+   * their last sign of life. Every read of the newest passes does it first, so that `status`, `/metrics`
+   * and the console never show a dead pass as running.
+   */
+  async endLapsed(): Promise<void> {
+    const n = this.names;
+    const open = (await this.open()).filter((p) => p.kind === "run");
+    if (open.length === 0) return;
+    const [leases, [seconds, micros]] = await Promise.all([
+      this.redis.hmget(n.passLeases, ...open.map((p) => p.id)),
+      this.redis.time(),
+    ]);
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    for (const [i, pass] of open.entries()) {
+      const lease = leases[i] ?? null;
+      const seen = lapsedAt(lease, now);
+      if (lease === null || seen === undefined) continue;
+      const ended: PassRecord = {
+        ...pass,
+        endedAt: Math.max(seen, pass.startedAt),
+        exitCode: 1,
+        endedWithoutWord: true,
+      };
+      await lapseScript.run(
+        this.redis,
+        [n.passRecords, n.openPasses, n.passLeases],
+        [pass.id, lease, JSON.stringify(passRecordSchema.parse(ended))],
+      );
+    }
+  }
+
+  /** The pass's record; one ended without a word is found so first, as in `newest`. */
   async get(id: string): Promise<PassRecord | undefined> {
+    await this.endLapsed();
     return (await this.#records([id]))[0];
   }
 
-  /** The `n` passes started last, newest first. */
+  /** The `n` passes started last, newest first; passes ended without a word are found so first. */
   async newest(n: number): Promise<PassRecord[]> {
     if (n <= 0) return [];
+    await this.endLapsed();
     return this.#records(await this.redis.zrevrange(this.names.passes, 0, n - 1));
+  }
+
+  /**
+   * The last pass that ended with an outcome, the last-pass gauges' (docs/operations.md, "Metrics"):
+   * a scan that took no file is listed, so that a night with no files shows, but says nothing of how
+   * the nights go, so it never hides a failed one.
+   */
+  async lastOutcome(): Promise<PassRecord | undefined> {
+    await this.endLapsed();
+    for (let from = 0; ; from += OUTCOME_PAGE) {
+      const ids = await this.redis.zrevrange(this.names.passes, from, from + OUTCOME_PAGE - 1);
+      const found = (await this.#records(ids)).find((p) => p.endedAt !== undefined && !tookNoFile(p));
+      if (found !== undefined || ids.length < OUTCOME_PAGE) return found;
+    }
   }
 
   /** How many passes are kept. */
@@ -114,6 +178,14 @@ export class Passes {
     }
     return out;
   }
+}
+
+/** Passes read at a time looking for the last outcome: a night's few, most often the first page. */
+const OUTCOME_PAGE = 20;
+
+/** A scan of `start` that took no file. */
+export function tookNoFile(pass: PassRecord): boolean {
+  return pass.kind === "scan" && pass.batches.length === 0;
 }
 
 function parseJson(raw: string): unknown {

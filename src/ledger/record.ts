@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { AnswerClass, RetryCause } from "./fleet-counts.js";
 import { KEY_STATUSES } from "./statuses.js";
 
 /**
@@ -107,6 +108,14 @@ export interface AttemptFacts {
   readonly networkError?: string | undefined;
   readonly correlationId?: string | undefined;
   readonly retryAfterMs?: number | undefined;
+  /** How the fleet's totals count the request (src/ledger/fleet-counts.ts); absent: it is not counted. */
+  readonly counted?: AttemptCounted | undefined;
+}
+
+/** The request's labels in the fleet's totals. */
+export interface AttemptCounted {
+  readonly answerClass: AnswerClass;
+  readonly retry: RetryCause | undefined;
 }
 
 /** What an attempt's outcome writes into the record. */

@@ -1,7 +1,7 @@
 import { parse as parseUuid, stringify as uuidString } from "uuid";
 import { z } from "zod";
 import { CallBatcher } from "./call-batcher.js";
-import { SERIES_HOUR_MS, type CountGroup, type FleetCounts } from "./fleet-counts.js";
+import { attemptCounts, SERIES_HOUR_MS, type CountGroup } from "./fleet-counts.js";
 import { nowArgument, type LedgerClock } from "./clock.js";
 import type { Ledger } from "./ledger.js";
 import { LedgerNames } from "./names.js";
@@ -57,17 +57,12 @@ function toDecision(raw: string): RowDecision {
   throw new LedgerReplyError(`the ledger returned an unknown decision "${raw}"`);
 }
 
-/** A process's counts and how long their per-second series are kept (RESULTS_RETENTION). */
-export interface FleetCountsWrite {
-  readonly tally: FleetCounts;
-  readonly retentionMs: number;
-}
-
 /** An attempt's answer as answers.lua takes it. */
 interface AnswerInput {
   readonly key: string;
   readonly status: "succeeded" | "failed" | "retrying";
   readonly pairs: readonly string[];
+  readonly attempt: AttemptFacts | undefined;
 }
 
 /**
@@ -80,19 +75,17 @@ export class RedisLedger implements Ledger {
   readonly #statuses: CallBatcher<string, string>;
   readonly #answers: CallBatcher<AnswerInput, string>;
   readonly #outbox: Outbox;
-  readonly #counts: FleetCountsWrite | undefined;
 
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
     /** A fixed clock for tests; absent: Redis's own (src/ledger/clock.ts). */
     private readonly clock?: LedgerClock,
-    /** What this process counts of its requests, written with its answers (src/ledger/fleet-counts.ts). */
-    counts?: FleetCountsWrite,
+    /** How long the answers per second are kept after their hour (RESULTS_RETENTION). */
+    private readonly seriesRetentionMs = 0,
   ) {
     this.names = new LedgerNames(prefix);
     this.#outbox = new Outbox(redis, prefix);
-    this.#counts = counts;
     this.#statuses = new CallBatcher(async (keys) =>
       stringsSchema.parse(
         await scripts.statuses.run(
@@ -102,57 +95,56 @@ export class RedisLedger implements Ledger {
         ),
       ),
     );
-    this.#answers = new CallBatcher(async (answers) =>
-      this.#writeAnswers(answers, this.#counts?.tally.take()),
+    this.#answers = new CallBatcher(async (answers) => this.#writeAnswers(answers));
+  }
+
+  /** One run of answers.lua: the answers, and the counts of the requests they answer. */
+  async #writeAnswers(answers: readonly AnswerInput[]): Promise<string[]> {
+    const counted = this.#countsOf(answers.map((a) => a.attempt));
+    const args: (string | number)[] = [nowArgument(this.clock), counted.length, ...this.#countArgs(counted)];
+    for (const a of answers) args.push(a.key, a.status, a.pairs.length, ...a.pairs);
+    return stringsSchema.parse(
+      await scripts.answers.run(
+        this.redis,
+        [
+          this.names.counts,
+          this.names.failed,
+          this.names.pending,
+          this.names.ingesting,
+          this.names.completed,
+          this.names.outboxOn,
+          this.names.outbox,
+          ...this.#countNames(counted),
+          ...answers.map((a) => this.names.record(a.key)),
+        ],
+        args,
+      ),
     );
   }
 
-  /** One run of answers.lua: the answers, with the counts due (given back when the write fails). */
-  async #writeAnswers(
-    answers: readonly AnswerInput[],
-    groups: readonly CountGroup[] | undefined,
-  ): Promise<string[]> {
-    const counted = groups ?? [];
-    const args: (string | number)[] = [nowArgument(this.clock), counted.length];
-    for (const group of counted) {
-      const retention = this.#counts?.retentionMs ?? 0;
-      args.push(group.hour === undefined ? 0 : group.hour + SERIES_HOUR_MS + retention, group.pairs.length);
-      for (const [field, n] of group.pairs) args.push(field, n);
-    }
-    for (const a of answers) args.push(a.key, a.status, a.pairs.length, ...a.pairs);
-    try {
-      return stringsSchema.parse(
-        await scripts.answers.run(
-          this.redis,
-          [
-            this.names.counts,
-            this.names.failed,
-            this.names.pending,
-            this.names.ingesting,
-            this.names.completed,
-            this.names.outboxOn,
-            this.names.outbox,
-            ...counted.map((g) =>
-              g.hour === undefined ? this.names.fleetTotals : this.names.sendSeries(g.hour),
-            ),
-            ...answers.map((a) => this.names.record(a.key)),
-          ],
-          args,
-        ),
-      );
-    } catch (error) {
-      if (groups !== undefined) this.#counts?.tally.putBack(groups);
-      throw error;
-    }
+  /** The fleet's counts of these requests (src/ledger/fleet-counts.ts): the totals first, always. */
+  #countsOf(attempts: readonly (AttemptFacts | undefined)[]): CountGroup[] {
+    return attemptCounts(
+      attempts.flatMap((a) =>
+        a?.counted === undefined ? [] : [{ ...a.counted, answeredAt: a.startedAt + a.durationMs }],
+      ),
+    );
   }
 
-  /**
-   * Writes the counts this process gathered when no answer took them within FLUSH_MS (the fleet is
-   * idle), or all of them (`force`: the process is closing). A round trip only when there are some.
-   */
-  async flushCounts(force = false): Promise<void> {
-    const groups = this.#counts?.tally.take(force);
-    if (groups !== undefined) await this.#writeAnswers([], groups);
+  /** The count hashes' names, as includes/counts.lua takes them. */
+  #countNames(groups: readonly CountGroup[]): string[] {
+    return groups.map((g) => (g.hour === undefined ? this.names.fleetTotals : this.names.sendSeries(g.hour)));
+  }
+
+  /** The counts as includes/counts.lua takes them: per hash, when it expires, then its pairs. */
+  #countArgs(groups: readonly CountGroup[]): (string | number)[] {
+    const args: (string | number)[] = [];
+    for (const group of groups) {
+      const expireAt = group.hour === undefined ? 0 : group.hour + SERIES_HOUR_MS + this.seriesRetentionMs;
+      args.push(expireAt, group.pairs.length);
+      for (const [field, n] of group.pairs) args.push(field, n);
+    }
+    return args;
   }
 
   async registerRows(batchId: string, rows: readonly RowRef[]): Promise<RowDecision[]> {
@@ -253,20 +245,23 @@ export class RedisLedger implements Ledger {
     status: "succeeded" | "failed",
     fields: AttemptFields,
   ): Promise<AnswerWritten> {
-    return answerSchema.parse(await this.#answers.call({ key, status, pairs: attemptPairs(fields) }));
+    return answerSchema.parse(
+      await this.#answers.call({ key, status, pairs: attemptPairs(fields), attempt: fields.attempt }),
+    );
   }
 
   async recordRetrying(key: string, fields: AttemptFields): Promise<KeyStatus | "unknown"> {
-    const answer = { key, status: "retrying" as const, pairs: attemptPairs(fields) };
+    const answer = { key, status: "retrying" as const, pairs: attemptPairs(fields), attempt: fields.attempt };
     return retryingSchema.parse(await this.#answers.call(answer));
   }
 
-  /** An attempt answered with a refused API key: its `attempt` event, while the outbox is on. */
+  /** An attempt answered with a refused API key: its counts, and its `attempt` event while the outbox is on. */
   async recordRefusedAttempt(key: string, attempt: AttemptFacts): Promise<void> {
+    const counted = this.#countsOf([attempt]);
     await scripts.refusedAttempt.run(
       this.redis,
-      [this.names.outboxOn, this.names.outbox, this.names.record(key)],
-      [key, attemptJson(attempt)],
+      [this.names.outboxOn, this.names.outbox, this.names.record(key), ...this.#countNames(counted)],
+      [key, attemptJson(attempt), counted.length, ...this.#countArgs(counted)],
     );
   }
 

@@ -51,7 +51,7 @@ export interface DeploymentView {
   readonly sftpSources: ReadonlyMap<string, RemoteSourceState>;
   /** The passes started last, newest first (at most PASSES_READ). */
   readonly passes: readonly PassRecord[];
-  /** The newest of them that has ended; undefined until one has. */
+  /** The last pass ended with an outcome (Passes.lastOutcome); undefined until one has. */
   readonly lastPass: PassRecord | undefined;
   /** What every process of the deployment counted of its requests since it began. */
   readonly fleetTotals: FleetTotals;
@@ -106,6 +106,7 @@ export async function readDeployment(
     rate,
     sources,
     passes,
+    lastPass,
     fleetTotals,
   ] = await inTime(
     timeoutMs,
@@ -122,6 +123,7 @@ export async function readDeployment(
       readSendRate(redis, prefix, rateSettingsOf(settings)),
       remoteSourceStates(redis, prefix),
       new Passes(redis, prefix).newest(PASSES_READ),
+      new Passes(redis, prefix).lastOutcome(),
       readFleetTotals(redis, prefix),
     ]),
   );
@@ -145,7 +147,7 @@ export async function readDeployment(
     sendRate: rate,
     sftpSources: sources,
     passes,
-    lastPass: passes.find((p) => p.endedAt !== undefined),
+    lastPass,
     fleetTotals,
   };
 }

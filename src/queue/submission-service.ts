@@ -1,27 +1,24 @@
 import type { Queue, Worker } from "bullmq";
-import type { RedisClient } from "../ledger/redis-client.js";
 import type { SubmitConfig } from "../config/load.js";
 import { redisTarget } from "../config/redis-target.js";
-import { liveSecret } from "../config/live-secret.js";
-import { loggedSecretEvents } from "../log/secret-mask.js";
 import type { Logger } from "../log/logger.js";
 import { BatchStore } from "../ledger/batch-store.js";
 import type { LedgerClock } from "../ledger/clock.js";
 import { RedisLedger } from "../ledger/redis-ledger.js";
-import { FleetCounts, FLUSH_MS } from "../ledger/fleet-counts.js";
 import { Retention } from "../ledger/retention.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { HttpSubmitter } from "../submit/http-submitter.js";
 import type { Submitter } from "../submit/submitter.js";
 import type { AttemptObservation } from "../submit/attempt-labels.js";
 import { observeAttempts } from "../submit/observed-submitter.js";
-import { finalStatusWritten, type SubmitOutcome } from "../submit/submit-invoice.js";
+import type { SubmitOutcome } from "../submit/submit-invoice.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { createRedis, endConnection } from "./connection.js";
 import { closeWithin } from "./leave-jobs.js";
 import { createInvoiceQueue } from "./invoice-queue.js";
 import type { InvoiceJobData } from "./job-data.js";
-import { clearApiKeyRefusal, recordApiKeyRefused } from "./api-key-refusal.js";
+import { clearApiKeyRefusal } from "./api-key-refusal.js";
+import { apiKeyInService } from "./api-key-in-service.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 import { SendBudget } from "../ledger/send-budget.js";
@@ -54,6 +51,8 @@ export interface SubmissionHooks {
   readonly onAttempt?: (attempt: AttemptObservation) => void;
   /** A request waited this long for its send time in the fleet's budget (metrics). */
   readonly onHeld?: (ms: number) => void;
+  /** How often a key file (INVOICE_API_KEY_FILE) is read again unprompted; POLL_MS when absent (tests). */
+  readonly keyFilePollMs?: number;
   /** Replaces the HTTP submitter (tests). */
   readonly submitter?: Submitter;
   /** With tracing on (OTEL_* settings): each attempt and POST is a span of the invoice's trace. */
@@ -81,45 +80,23 @@ export async function startSubmission(
   const connection = createRedis(target, "worker", "invoice-relay-worker");
   const commands = createRedis(target, "worker", "invoice-relay-store");
   const clock = hooks.now;
-  // What this process counts of its requests goes to the fleet's totals and series with its answers.
-  const tally = new FleetCounts();
-  const ledger = new RedisLedger(commands, config.queuePrefix, clock, {
-    tally,
-    retentionMs: config.resultsRetention,
-  });
+  // Each request is counted in the fleet's totals and series by the write that records its answer.
+  const ledger = new RedisLedger(commands, config.queuePrefix, clock, config.resultsRetention);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
-  const logged = loggedSecretEvents(logger);
-  const apiKey = liveSecret(config, "invoiceApiKey", {
-    ...logged,
-    // A new key in the file gives the service another chance, as a new process does.
-    changed: (value, variable, file) => {
-      logged.changed(value, variable, file);
-      clearApiKeyRefusal(commands, queue, config.queuePrefix).then(
-        (cleared) => {
-          if (cleared)
-            logger.info(`the API key was refused earlier; resuming submission with the new ${variable}`);
-        },
-        (error: unknown) => {
-          logger.warn({ err: error }, "could not resume submission with the new key; restart the process");
-        },
-      );
-    },
-  });
+  const apiKey = apiKeyInService(config, logger, commands, queue, hooks.keyFilePollMs);
   const service =
     hooks.submitter ??
     new HttpSubmitter({
       baseUrl: config.invoiceApiUrl,
-      apiKey,
+      apiKey: apiKey.key,
       connections: config.submitConcurrency,
       requestTimeoutMs: config.requestTimeoutMs,
       responseBodyMaxBytes: config.responseBodyMaxBytes,
+      onKeyKept: apiKey.kept,
     });
   // Observed inside the worker's request slots: the time measured is the request's, not the wait for a
   // slot (metrics, and the attempt the ledger's outbox exports).
-  const submitter = observeAttempts(service, (attempt) => {
-    tally.attempt(attempt.statusClass, attempt.retryReason);
-    hooks.onAttempt?.(attempt);
-  });
+  const submitter = observeAttempts(service, hooks.onAttempt);
 
   // A new process with (possibly) a new key gives the service another chance.
   if (await clearApiKeyRefusal(commands, queue, config.queuePrefix)) {
@@ -176,40 +153,12 @@ export async function startSubmission(
     lockDurationMs: config.lockDurationMs,
     ...(hooks.flow === undefined ? {} : { flow: hooks.flow }),
     onApiKeyRefused: async (httpStatus, detail) => {
-      logger.error(
-        { httpStatus, detail },
-        `the invoice service refused the API key: submission paused; fix ${apiKeySetting(config)}`,
-      );
-      const first = await recordApiKeyRefused(commands, queue, config.queuePrefix, {
-        httpStatus,
-        detail,
-        at: Date.now(),
-      });
+      const first = await apiKey.refused(httpStatus, detail);
       hooks.onApiKeyRefused?.(httpStatus, detail, first);
     },
-    onOutcome: (key, outcome) => {
-      const final = finalStatusWritten(outcome);
-      if (final !== undefined) tally.final(final);
-      hooks.onOutcome?.(key, outcome);
-    },
+    ...(hooks.onOutcome === undefined ? {} : { onOutcome: hooks.onOutcome }),
     tracing: hooks.tracing,
   });
-  // Counts no answer took within FLUSH_MS (the fleet went quiet) are written by themselves, one write
-  // at a time (while Redis is away a write waits for it).
-  let flushing = false;
-  const flushes = setInterval(() => {
-    if (flushing) return;
-    flushing = true;
-    ledger
-      .flushCounts()
-      .catch((error: unknown) => {
-        logger.debug({ err: error }, "the fleet's counts could not be written; they go with the next write");
-      })
-      .finally(() => {
-        flushing = false;
-      });
-  }, FLUSH_MS);
-  flushes.unref();
   // Ready before closable: closing a worker whose blocking connection is still starting crashed the
   // process (BullMQ re-emits the aborted start as an "error" after removing its listeners), as a `run`
   // with nothing to do closed it at once.
@@ -239,9 +188,7 @@ export async function startSubmission(
         );
       // The ledger's connection, ended below, fails what the jobs left still wait for.
       await sweeps.stop();
-      clearInterval(flushes);
-      await lastCounts(ledger, commands, logger);
-      apiKey.close();
+      apiKey.key.close();
       // Past the grace, requests the service does not answer are dropped, not waited for.
       await submitter.close(!closedInGrace);
       await queue.close();
@@ -253,41 +200,5 @@ export async function startSubmission(
   return { worker, queue, ledger, pacer, close };
 }
 
-/** Where the API key is set: the file it is read from, or the variable. */
-export function apiKeySetting(config: SubmitConfig): string {
-  const path = config.secretFiles.invoiceApiKey;
-  return path === undefined ? "INVOICE_API_KEY" : `the key in INVOICE_API_KEY_FILE (${path})`;
-}
-
 /** The budget unreachable is said once per this long (as the worker's own errors are), not four times a second. */
 const BUDGET_ERROR_LOG_EVERY_MS = 10_000;
-
-/** How long closing waits for Redis to take the process's last counts: a process whose Redis is away exits anyway. */
-const LAST_COUNTS_WAIT_MS = 1000;
-
-/** Writes what the process counted and no write has taken yet, if Redis answers in time; else says so. */
-async function lastCounts(ledger: RedisLedger, redis: RedisClient, logger: Logger): Promise<void> {
-  const lost = (why: unknown) => {
-    logger.warn({ err: why }, "the last counts of this process are not in the fleet's totals (Redis away)");
-  };
-  if (redis.status !== "ready") {
-    lost(new Error(`Redis connection ${redis.status}`));
-    return;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => {
-      resolve("late");
-    }, LAST_COUNTS_WAIT_MS);
-  });
-  try {
-    const written = ledger.flushCounts(true).then(() => "written" as const);
-    written.catch(() => undefined); // a late failure, after the wait ended, is nobody's to handle
-    if ((await Promise.race([written, late])) === "late")
-      lost(new Error(`Redis did not answer within ${LAST_COUNTS_WAIT_MS} ms`));
-  } catch (error) {
-    lost(error);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -47,6 +47,8 @@ export interface SubmitWorkerOptions {
 
 /** The outcomes after which an attempt's span says it did not succeed (its `error.type` is the outcome). */
 const UNSUCCESSFUL: ReadonlySet<SubmitOutcome["kind"]> = new Set(["failed", "retry", "api-key-refused"]);
+/** The outcomes after which the invoice is not sent again (a failed one may be, by `retry`). */
+const DONE: ReadonlySet<SubmitOutcome["kind"]> = new Set(["succeeded", "skipped"]);
 
 /** How long a refused key holds this worker back before it looks at the (paused) queue again. */
 const KEY_REFUSED_HOLD_MS = 1000;
@@ -126,7 +128,8 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     }
     const attempt = job.attemptsMade + 1;
     const { batch, line } = parsed.data;
-    const trace = options.tracing?.attempt({ key, batch, line, attempt, traceparent: parsed.data.trace });
+    const sent = parsed.data.sent ?? 0;
+    const trace = options.tracing?.attempt({ key, batch, line, sent, traceparent: parsed.data.trace });
     let outcome: SubmitOutcome;
     const paced = pacedAttempt();
     try {
@@ -142,7 +145,7 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     } catch (error) {
       // Not sent (a cool-down or a refused key began while it waited): back to the queue, no attempt spent.
       if (error instanceof RequestHeldBackError) {
-        trace?.end("held-back");
+        trace?.heldBack();
         throw Worker.RateLimitError();
       }
       trace?.end("error", error instanceof Error ? error.name : "unknown");
@@ -150,6 +153,14 @@ export function createSubmitWorker(options: SubmitWorkerOptions): Worker<Invoice
     }
     paced.handled();
     trace?.end(outcome.kind, UNSUCCESSFUL.has(outcome.kind) ? outcome.kind : undefined);
+    // The invoice is tried again: its next attempt is numbered after every request sent so far.
+    if (trace !== undefined && trace.requests > 0 && !DONE.has(outcome.kind))
+      await job.updateData({ ...parsed.data, sent: sent + trace.requests }).catch((error: unknown) => {
+        logger.debug(
+          { err: error, key },
+          "the count of requests sent was not kept; traces may repeat a number",
+        );
+      });
     options.onOutcome?.(key, outcome);
     // The job's child logger is made only when a line is written: the common outcomes log at debug,
     // usually off, and a child per job is an allocation and a serialisation of its bindings.

@@ -77,7 +77,8 @@ export function classify(answer: Answer, rules: ExtractionRules, now: number): V
   }
   if (status === 401 || status === 403) {
     const correlationId = extractCorrelationId(rules, headers, json);
-    return { kind: "api-key-refused", httpStatus: status, detail, correlationId };
+    // The service's words alone: whatever shows them shows the status beside them.
+    return { kind: "api-key-refused", httpStatus: status, detail: describeError(json, body), correlationId };
   }
   return {
     kind: "failed",

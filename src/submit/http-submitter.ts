@@ -3,6 +3,7 @@ import { Pool } from "undici";
 import { coerceError } from "../errors/relay-error.js";
 import type { AttemptTrace, RequestTarget } from "../tracing/invoice-tracing.js";
 import type { Answer } from "./answer.js";
+import { judgedKey, KeyInUse, type ApiKeySource } from "./key-in-use.js";
 import { redactSecret, redactSecretInHeaders } from "./redact-secret.js";
 import type { Submitter } from "./submitter.js";
 
@@ -15,14 +16,14 @@ export interface HttpSubmitterOptions {
   readonly connections: number;
   readonly requestTimeoutMs: number;
   readonly responseBodyMaxBytes: number;
+  /**
+   * The service refused the key the file holds now (`httpStatus`) and the key it took before is kept
+   * (src/submit/key-in-use.ts): called once per refused value.
+   */
+  readonly onKeyKept?: (httpStatus: number) => void;
 }
 
-/** Where the key comes from when it can change while the process runs. */
-export interface ApiKeySource {
-  current(): string | undefined;
-  /** Reads the key again now; the key to use afterwards. */
-  refresh(): Promise<string | undefined>;
-}
+export type { ApiKeySource } from "./key-in-use.js";
 
 const INVOICES_PATH = "/api/v1/invoices";
 const USER_AGENT = "invoice-relay/0.1";
@@ -33,7 +34,7 @@ export class HttpSubmitter implements Submitter {
   private readonly path: string;
   /** What a request's span says of where it went: no user info (a URL may carry credentials). */
   private readonly target: RequestTarget;
-  readonly #key: ApiKeySource;
+  readonly #key: KeyInUse;
   /** Every key sent so far: an answer echoing any of them has it redacted. */
   readonly #keysSent = new Set<string>();
 
@@ -47,7 +48,9 @@ export class HttpSubmitter implements Submitter {
       port: url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port),
     };
     const key = options.apiKey;
-    this.#key = typeof key === "string" ? { current: () => key, refresh: () => Promise.resolve(key) } : key;
+    const source: ApiKeySource =
+      typeof key === "string" ? { current: () => key, refresh: () => Promise.resolve(key) } : key;
+    this.#key = new KeyInUse(source, options.onKeyKept);
     this.pool = new Pool(url.origin, {
       connections: options.connections,
       pipelining: 1,
@@ -59,16 +62,24 @@ export class HttpSubmitter implements Submitter {
   }
 
   /**
-   * Sends with the key as it is now. When the service refuses it (401/403), the key is read again first:
-   * a key rotated in place since this request was sent is tried at once, and only a refusal of the key
-   * read now goes on to pause submission.
+   * Sends with the key in use. When the service refuses it (401/403), the same request (same
+   * idempotency key) is sent once more with each other key worth trying: the file's value read again
+   * (a key rotated since), or the key the service took before when the file's value is the one refused
+   * (src/submit/key-in-use.ts). Only when none is left does the refusal go on to pause submission.
    */
   async submit(idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> {
-    const key = this.#key.current() ?? "";
-    const answer = await this.#send(key, idempotencyKey, body, trace);
-    if (answer.kind !== "response" || (answer.status !== 401 && answer.status !== 403)) return answer;
-    const fresh = (await this.#key.refresh()) ?? "";
-    return fresh === key ? answer : this.#send(fresh, idempotencyKey, body, trace);
+    let key = this.#key.current();
+    const tried = new Set([key]);
+    for (;;) {
+      const answer = await this.#send(key, idempotencyKey, body, trace);
+      const judged = answer.kind === "response" ? judgedKey(answer.status) : "unknown";
+      if (judged === "accepted") this.#key.accepted(key);
+      if (judged !== "refused" || answer.kind !== "response") return answer;
+      const next = await this.#key.refused(key, answer.status);
+      if (next === undefined || tried.has(next)) return answer;
+      tried.add(next);
+      key = next;
+    }
   }
 
   async #send(apiKey: string, idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> {

@@ -4,6 +4,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { AttemptFacts } from "../ledger/record.js";
 import { isFinal, type AnswerWritten, type KeyStatus } from "../ledger/statuses.js";
 import type { AttemptTrace } from "../tracing/invoice-tracing.js";
+import { retryReason, statusClass } from "./attempt-labels.js";
 import { classify, refusedForCapacity } from "./classify.js";
 import type { ExtractionRules } from "./extract.js";
 import type { Submitter } from "./submitter.js";
@@ -77,6 +78,8 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
     networkError: verdict.kind === "retry" ? verdict.networkError : undefined,
     correlationId: verdict.correlationId,
     retryAfterMs: verdict.kind === "retry" ? verdict.retryAfterMs : undefined,
+    // counted in the fleet's totals by the write that records the answer, whatever that write decides
+    counted: { answerClass: statusClass(answer), retry: retryReason(answer) },
   };
   task.trace?.answered({ correlationId: verdict.correlationId });
   const traceId = task.trace?.traceId;

@@ -28,8 +28,8 @@ export interface EnqueueTrace {
 }
 
 export interface AttemptedJob extends QueuedJob {
-  /** 1-based attempt number. */
-  readonly attempt: number;
+  /** Requests sent for this invoice before this attempt, by any process (src/queue/job-data.ts `sent`). */
+  readonly sent: number;
   /** The traceparent the job's data carries; undefined for a job enqueued while tracing was off. */
   readonly traceparent: string | undefined;
 }
@@ -44,15 +44,23 @@ export interface RequestTarget {
   readonly port: number;
 }
 
+/**
+ * One attempt at an invoice. Its span begins at its first request (back-dated to when the attempt was
+ * taken up), or at `end`: an attempt held back before sending (`heldBack`) is none and leaves no span.
+ */
 export interface AttemptTrace {
   /** The trace's id when it is sampled (exported): what the ledger keeps for the console and `results`. */
   readonly traceId: string | undefined;
+  /** Requests this attempt has sent so far (one, or more when a refused key is tried again). */
+  readonly requests: number;
   /** The POST begins: a span of its own, named in the request's `traceparent` header. */
   request(target: RequestTarget): RequestTrace;
   /** What the service's answer said of itself. */
   answered(answer: { readonly correlationId: string | undefined }): void;
   /** The attempt ended: `outcome` is what the worker made of it; `errorType` when it did not succeed. */
   end(outcome: string, errorType?: string): void;
+  /** Nothing was sent, and the invoice goes back to the queue for another try: no span tells of it. */
+  heldBack(): void;
 }
 
 export interface RequestTrace {

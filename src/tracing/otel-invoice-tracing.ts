@@ -31,7 +31,7 @@ import { formatTraceparent, parseTraceparent } from "./trace-context.js";
  *   creation context, carried in the job's data;
  * - `send {queue}` (CLIENT): one per `addBulk`, linking the jobs' creation contexts;
  * - `process {queue}` (CONSUMER): one per attempt, child of the creation context (a single-message
- *   consumer, as the messaging conventions allow) and linked to it;
+ *   consumer, as the messaging conventions allow) and linked to it; none for an attempt held back unsent;
  * - `POST {path}` (CLIENT): the attempt's request, child of its `process` span; its context is the
  *   request's `traceparent`.
  */
@@ -83,32 +83,47 @@ export class OtelInvoiceTracing implements InvoiceTracing {
   attempt(job: AttemptedJob): AttemptTrace {
     const creation = job.traceparent === undefined ? undefined : remoteContext(job.traceparent);
     const attributes = messageAttributes("process", this.queue, job);
-    attributes["invoice_relay.attempt"] = job.attempt;
-    const span = this.tracer.startSpan(
-      this.#names.process,
-      {
-        kind: SpanKind.CONSUMER,
-        attributes,
-        links: creation === undefined ? [] : [{ context: creation }],
-      },
-      creation === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, creation),
-    );
-    return new OtelAttemptTrace(this.tracer, span, job.attempt);
+    attributes["invoice_relay.attempt"] = job.sent + 1;
+    const begin = (startTime: number): Span =>
+      this.tracer.startSpan(
+        this.#names.process,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes,
+          links: creation === undefined ? [] : [{ context: creation }],
+          startTime,
+        },
+        creation === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, creation),
+      );
+    return new OtelAttemptTrace(this.tracer, begin, job.sent, creation);
   }
 }
 
+/**
+ * An attempt whose `process` span is started only once it sends (or ends without being held back), with
+ * the time it was taken up: an attempt the pacer or a cool-down hands back unsent was no attempt.
+ */
 class OtelAttemptTrace implements AttemptTrace {
-  readonly traceId: string | undefined;
-  readonly #context: Context;
+  readonly #takenAt = Date.now();
+  #span: Span | undefined;
+  #context: Context | undefined;
+  #requests = 0;
 
   constructor(
     private readonly tracer: Tracer,
-    private readonly span: Span,
-    private readonly attemptNumber: number,
-  ) {
-    const context = span.spanContext();
-    this.traceId = isSampled(context) ? context.traceId : undefined;
-    this.#context = trace.setSpan(ROOT_CONTEXT, span);
+    private readonly begin: (startTime: number) => Span,
+    /** Requests sent for the invoice before this attempt. */
+    private readonly sentBefore: number,
+    private readonly creation: SpanContext | undefined,
+  ) {}
+
+  get traceId(): string | undefined {
+    const context = this.#span?.spanContext() ?? this.creation;
+    return context !== undefined && isSampled(context) ? context.traceId : undefined;
+  }
+
+  get requests(): number {
+    return this.#requests;
   }
 
   request(target: RequestTarget): RequestTrace {
@@ -119,8 +134,10 @@ class OtelAttemptTrace implements AttemptTrace {
       "server.address": target.host,
       "server.port": target.port,
     };
-    // The conventions count resends: the first attempt is none.
-    if (this.attemptNumber > 1) attributes["http.request.resend_count"] = this.attemptNumber - 1;
+    // The conventions count resends, for any reason: the invoice's first request is none.
+    const resends = this.sentBefore + this.#requests++;
+    if (resends > 0) attributes["http.request.resend_count"] = resends;
+    this.#open();
     const span = this.tracer.startSpan(
       `POST ${target.path}`,
       { kind: SpanKind.CLIENT, attributes },
@@ -141,13 +158,27 @@ class OtelAttemptTrace implements AttemptTrace {
 
   answered(answer: { readonly correlationId: string | undefined }): void {
     if (answer.correlationId !== undefined)
-      this.span.setAttribute("invoice_relay.correlation_id", answer.correlationId);
+      this.#open().setAttribute("invoice_relay.correlation_id", answer.correlationId);
   }
 
   end(outcome: string, errorType?: string): void {
-    this.span.setAttribute("invoice_relay.outcome", outcome);
-    if (errorType !== undefined) fail(this.span, errorType);
-    this.span.end();
+    const span = this.#open();
+    span.setAttribute("invoice_relay.outcome", outcome);
+    if (errorType !== undefined) fail(span, errorType);
+    span.end();
+  }
+
+  heldBack(): void {
+    // Held back before its first request, so nothing was started; should it have sent, it ends as sent.
+    if (this.#span !== undefined) this.end("held-back");
+  }
+
+  #open(): Span {
+    if (this.#span === undefined) {
+      this.#span = this.begin(this.#takenAt);
+      this.#context = trace.setSpan(ROOT_CONTEXT, this.#span);
+    }
+    return this.#span;
   }
 }
 

@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { createOtlpNetworkExportDelegate, OTLPExporterBase } from "@opentelemetry/otlp-exporter-base";
+import {
+  convertLegacyHttpOptions,
+  createOtlpHttpExporterMetrics,
+} from "@opentelemetry/otlp-exporter-base/node-http";
+import {
+  JsonTraceSerializer,
+  ProtobufTraceSerializer,
+  TraceExporterMetricsHelper,
+} from "@opentelemetry/otlp-transformer";
 import {
   defaultResource,
   detectResources,
@@ -14,6 +22,7 @@ import type { Logger } from "../log/logger.js";
 import { exportAgent, type ExportGate } from "./export-agent.js";
 import type { TracingHandle } from "./invoice-tracing.js";
 import { OtelInvoiceTracing } from "./otel-invoice-tracing.js";
+import { OtlpTransport } from "./otlp-transport.js";
 import { ReleasedExporter } from "./released-exporter.js";
 import { TRACER_NAME } from "./span-names.js";
 import type { TracingSettings } from "./tracing-settings.js";
@@ -38,17 +47,19 @@ export interface SdkOptions {
  * milliseconds; one that is down or stalled would hold the exit for its whole export timeout
  * (OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default, retries included). Traces are a view of the work and the
  * ledger its record, so an exit is held no longer than a pause a person barely notices; then what is
- * unsent is dropped (src/tracing/export-agent.ts, src/tracing/released-exporter.ts).
+ * unsent is dropped: no connection is opened, and every request and retry under way ends
+ * (src/tracing/export-agent.ts, src/tracing/otlp-transport.ts, src/tracing/released-exporter.ts).
  */
 const EXIT_FLUSH_MS = 1000;
 
 export function openSdk(settings: TracingSettings, options: SdkOptions): TracingHandle {
   const env = options.env ?? process.env;
   const gate: ExportGate = { closed: false };
-  const exporter = new ReleasedExporter(
-    options.exporter ?? otlpExporter(settings, env, gate),
-    options.logger,
-  );
+  const otlp =
+    options.exporter === undefined
+      ? otlpExporter(settings, env, gate)
+      : { exporter: options.exporter, transport: undefined };
+  const exporter = new ReleasedExporter(otlp.exporter, options.logger);
   const provider = new NodeTracerProvider({
     resource: defaultResource()
       .merge(
@@ -75,9 +86,10 @@ export function openSdk(settings: TracingSettings, options: SdkOptions): Tracing
           clearTimeout(timer);
           resolve();
         };
-        // Past the bound, what is unsent is dropped: no new connection, no export left waiting.
+        // Past the bound, what is unsent is dropped: no new connection, no request or retry left waiting.
         const timer = setTimeout(() => {
           gate.closed = true;
+          otlp.transport?.close();
           exporter.release();
           resolve();
         }, EXIT_FLUSH_MS);
@@ -89,14 +101,35 @@ export function openSdk(settings: TracingSettings, options: SdkOptions): Tracing
   };
 }
 
+/** The OTLP/HTTP exporter, configured by the OTEL_EXPORTER_OTLP_* variables, and its transport. */
 function otlpExporter(
   settings: TracingSettings,
   env: Readonly<Record<string, string | undefined>>,
   gate: ExportGate,
-): SpanExporter {
-  // The endpoint, headers, timeout and compression come from OTEL_EXPORTER_OTLP_* (read by the exporter).
-  const config = { httpAgentOptions: (protocol: string) => exportAgent(protocol, env, gate) };
-  return settings.protocol === "http/json"
-    ? new JsonTraceExporter(config)
-    : new ProtobufTraceExporter(config);
+): { exporter: SpanExporter; transport: OtlpTransport } {
+  const json = settings.protocol === "http/json";
+  // The endpoint, headers, timeout and compression come from OTEL_EXPORTER_OTLP_* (read here).
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the one public reader of OTEL_EXPORTER_OTLP_*, as OpenTelemetry's own exporters still use
+  const config = convertLegacyHttpOptions({}, "TRACES", "v1/traces", {
+    "Content-Type": json ? "application/json" : "application/x-protobuf",
+  });
+  const transport = new OtlpTransport({
+    url: config.url,
+    headers: config.headers,
+    compression: config.compression,
+    agent: (protocol) => exportAgent(protocol, env, gate),
+  });
+  const metrics = createOtlpHttpExporterMetrics(
+    "otlp_http_span_exporter",
+    TraceExporterMetricsHelper,
+    config.url,
+    undefined,
+  );
+  const delegate = createOtlpNetworkExportDelegate(
+    config,
+    json ? JsonTraceSerializer : ProtobufTraceSerializer,
+    metrics,
+    transport,
+  );
+  return { exporter: new OTLPExporterBase(delegate), transport };
 }

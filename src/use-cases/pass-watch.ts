@@ -1,9 +1,10 @@
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { newBatchId } from "../ledger/batch-id.js";
+import { leaseOwner, PASS_RENEW_MS } from "../ledger/pass-lease.js";
 import { LEFT_KEPT, Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
 import type { LeftFile } from "../names/file-name.js";
 import type { RedisClient } from "../ledger/redis-client.js";
-import { readSendSeries } from "../ledger/send-series.js";
+import { readSendSeries, type SecondPoint } from "../ledger/send-series.js";
 import type { Logger } from "../log/logger.js";
 import { outcomesOf } from "../results/batch-counts.js";
 
@@ -22,13 +23,16 @@ export interface PassWatchDeps {
  * One pass as it is recorded (docs/operations.md, "The night at a glance"): written when it starts
  * (a scan of `start`: once it has taken files) and again when it ends, with its files, its invoices by
  * outcome, what the fleet sent meanwhile and its exit code. What it sent is read at its end from the
- * fleet's series (src/ledger/send-series.ts): the requests refused, the highest sending rate the
- * learned rate's read model saw (src/use-cases/rate-sampler.ts notes it), the learned rate at the end.
- * Redis being away at either write is logged and never changes the pass's outcome.
+ * fleet's answers per second (src/ledger/send-series.ts): the requests refused, the answers of the
+ * busiest whole second, the learned rate at the end (src/use-cases/rate-sampler.ts notes it).
+ * Redis being away at either write is logged and never changes the pass's outcome. A `run` holds a
+ * lease while it runs (src/ledger/pass-lease.ts): killed, it reads as ended with exit 1 to the next
+ * process that looks, this one's start included.
  */
 export class PassWatch {
   #batches: readonly string[] = [];
   #left: readonly LeftFile[] = [];
+  #renewal: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly deps: PassWatchDeps,
@@ -54,13 +58,26 @@ export class PassWatch {
     return this.#batches;
   }
 
-  /** Records the pass as running, with the batches known so far. */
+  /**
+   * Records the pass as running, with the batches known so far. A `run` takes its lease and renews it
+   * every PASS_RENEW_MS with its record, which names the batches noted since: killed, it names its files.
+   */
   async open(batches: readonly string[] = []): Promise<void> {
     this.#batches = [...batches];
-    await this.#write({ ...this.#base(), invoices: {} }, "its start");
+    const { redis, prefix, retentionMs } = this.deps;
+    const passes = new Passes(redis, prefix);
+    if (redis.status === "ready") await inTime(passes.endLapsed());
+    const holder = this.kind === "run" ? leaseOwner() : "";
+    const running = () => ({ ...this.#base(), invoices: {} });
+    await this.#write(running(), "its start", holder);
+    if (holder === "" || this.#renewal !== undefined) return;
+    this.#renewal = setInterval(() => {
+      passes.write(running(), retentionMs, Date.now(), holder).catch(() => undefined); // the next one tries again
+    }, PASS_RENEW_MS);
+    this.#renewal.unref();
   }
 
-  /** The batches the pass waits for, as they become known (kept for its end). */
+  /** The batches the pass waits for, as they become known (kept for its end, and a run's lease). */
   note(batches: readonly string[]): void {
     this.#batches = [...batches];
   }
@@ -72,6 +89,7 @@ export class PassWatch {
 
   /** Records the end: the batches as they stand, the fleet's sending over the pass, the exit code. */
   async end(metas: readonly BatchMeta[], exitCode: number, now = Date.now()): Promise<void> {
+    clearInterval(this.#renewal);
     if (metas.length > 0) this.#batches = metas.map((m) => m.id);
     const ended = { ...this.#base(), endedAt: now, exitCode, invoices: nonZero(outcomesOf(metas)) };
     const sent = await this.#sending(now);
@@ -86,39 +104,42 @@ export class PassWatch {
   }
 
   /** What the fleet sent over the pass, from its series; nothing when Redis does not answer in time. */
-  async #sending(now: number): Promise<Pick<PassRecord, "refused" | "rateReached" | "learnedRate">> {
+  async #sending(now: number): Promise<Pick<PassRecord, "refused" | "busiestSecond" | "learnedRate">> {
     const read = await inTime(readSendSeries(this.deps.redis, this.deps.prefix, this.startedAt, now));
-    if (!read.ok) return {};
-    const points = read.value;
-    let refused = 0;
-    let answered = 0;
-    let sampled: number | undefined;
-    let learned: number | undefined;
-    for (const p of points) {
-      refused += p.refused;
-      answered = Math.max(answered, p.accepted + p.refused + p.other);
-      if (p.sent !== undefined) sampled = Math.max(sampled ?? 0, p.sent);
-      if (p.learned !== undefined) learned = p.learned;
-    }
-    return {
-      refused,
-      // The read model's figure where it was sampled; else the most answers heard in one second.
-      rateReached: sampled ?? answered,
-      ...(learned === undefined ? {} : { learnedRate: learned }),
-    };
+    return read.ok ? sendingOver(read.value) : {};
   }
 
-  async #write(record: PassRecord, what: string): Promise<void> {
+  async #write(record: PassRecord, what: string, leaseHolder = ""): Promise<void> {
     const { redis, prefix, retentionMs, logger } = this.deps;
     const context = { pass: this.id, kind: this.kind, exitCode: record.exitCode };
     if (redis.status !== "ready") {
       logger.warn({ ...context, redis: redis.status }, `Redis is away: the pass's record misses ${what}`);
       return;
     }
-    const written = await inTime(new Passes(redis, prefix).write(record, retentionMs));
+    const written = await inTime(
+      new Passes(redis, prefix).write(record, retentionMs, Date.now(), leaseHolder),
+    );
     if (!written.ok)
       logger.warn({ ...context, err: written.error }, `could not record ${what} of the pass in Redis`);
   }
+}
+
+/**
+ * What the fleet's answers per second over a pass come to: the requests refused for capacity, the
+ * answers of its busiest whole second, the learned rate last sampled. Pure.
+ */
+export function sendingOver(
+  points: readonly SecondPoint[],
+): Pick<PassRecord, "refused" | "busiestSecond" | "learnedRate"> {
+  let refused = 0;
+  let busiest = 0;
+  let learned: number | undefined;
+  for (const p of points) {
+    refused += p.refused;
+    busiest = Math.max(busiest, p.accepted + p.refused + p.other);
+    if (p.learned !== undefined) learned = p.learned;
+  }
+  return { refused, busiestSecond: busiest, ...(learned === undefined ? {} : { learnedRate: learned }) };
 }
 
 function nonZero(counts: Readonly<Record<string, number>>): PassRecord["invoices"] {

@@ -18,7 +18,7 @@ export interface RateSamplerDeps {
 /**
  * Notes the learned rate and the fleet's sending rate in the series every SAMPLE_MS, as the learned
  * rate's read model (src/queue/send-rate-view.ts) gives them, while the fleet sends: what a pass's chart
- * draws as its learned rate and what its record keeps as the rate reached. `run` samples during its pass,
+ * draws as its learned rate and what its record keeps as the learned rate at its end. `run` samples during its pass,
  * `start` while it runs; seconds in which nothing was sent are not noted. Two round trips a second.
  */
 export function startRateSampler(deps: RateSamplerDeps): { stop(): void } {

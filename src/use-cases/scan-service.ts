@@ -123,7 +123,8 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       }
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
-      // A scan that took nothing is no pass, unless it was the schedule's: a night with no files shows.
+      // A scan that took nothing is no pass, unless it was the schedule's: a night with no files shows,
+      // and leaves the last-pass gauges alone (Passes.lastOutcome).
       if (passed.length > 0 || scanData.parse(job.data).reason === "schedule") {
         pass.noteLeft(left);
         await pass.open(passed.map((p) => p.file.batchId));

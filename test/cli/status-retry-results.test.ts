@@ -72,11 +72,11 @@ describe("status and results after a night with succeeded, failed and rejected r
       exit_code: 2,
     });
     expect(Date.parse(pass?.ended_at ?? "")).toBeGreaterThanOrEqual(Date.parse(pass?.started_at ?? ""));
-    expect(pass?.rate_reached).toBeGreaterThan(0);
+    expect(pass?.busiest_second).toBeGreaterThan(0);
     const { stdout } = await cli(["status"], setup.env);
     expect(stdout).toContain("passes: the last 1, most recent first");
     const row = stdout.split("\n").find((l) => l.startsWith(pass?.id ?? "?")) ?? "";
-    expect(row).toMatch(/ run +\S+ +\d+ (s|min) .*1 +0 +\d+\/s +2 +3 succeeded, 1 rejected, 1 failed$/);
+    expect(row).toMatch(/ run +\S+ +\d+ (s|min) .*1 +0 +\d+ requests +2 +3 succeeded, 1 rejected, 1 failed$/);
   });
 
   it("when status is asked without --json, then a table names the batch, its counts, its report and what to do about the failure", async () => {

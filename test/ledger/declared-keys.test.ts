@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
-import { FleetCounts } from "../../src/ledger/fleet-counts.js";
 import { Passes } from "../../src/ledger/passes.js";
 import { LuaScript } from "../../src/ledger/lua-script.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
@@ -200,9 +199,8 @@ function fixture(redis: Redis, via: Interposer) {
   const clock = { now: 1_800_000_000_000 };
   const now = () => clock.now;
   const batches = new BatchStore(redis, prefix, now);
-  // The answers carry the process's counts (the fleet's totals and its series hashes) when they are due.
-  const tally = new FleetCounts(now);
-  const ledger = new RedisLedger(via.client, prefix, now, { tally, retentionMs: RETENTION });
+  // The answers carry their requests' counts (the fleet's totals and its series hashes).
+  const ledger = new RedisLedger(via.client, prefix, now, RETENTION);
   const names = ledger.names;
   const retention = new Retention(via.client, prefix, batches, RETENTION, now);
   const open = (id: string) =>
@@ -214,7 +212,7 @@ function fixture(redis: Redis, via: Interposer) {
       counts: JSON.stringify(counts),
       path: "p",
     });
-  return { clock, batches, names, ledger, retention, open, report, tally };
+  return { clock, batches, names, ledger, retention, open, report };
 }
 
 /**
@@ -222,12 +220,15 @@ function fixture(redis: Redis, via: Interposer) {
  * on, also the paths that write its events, a refused attempt and a report's rows.
  */
 async function driveLedger(redis: Redis, via: Interposer, outbox = false): Promise<void> {
-  const { names, ledger, batches, open, report, tally } = fixture(redis, via);
-  tally.attempt("2xx", undefined);
-  tally.attempt("4xx", "throttled");
-  tally.final("succeeded");
+  const { names, ledger, batches, open, report } = fixture(redis, via);
   if (outbox) await ledger.enableOutbox();
-  const facts = (number: number) => ({ number, startedAt: 1, durationMs: 2, httpStatus: 503 });
+  const facts = (number: number) => ({
+    number,
+    startedAt: 1_800_000_000_000,
+    durationMs: 2,
+    httpStatus: 503,
+    counted: { answerClass: "5xx" as const, retry: "server_error" as const },
+  });
   const all = [row(2), row(3), row(4), row(5), row(6), row(7)] as const;
   const [a, b, c, e, g, h] = all;
   await open("b1");
@@ -306,11 +307,7 @@ async function driveLedger(redis: Redis, via: Interposer, outbox = false): Promi
   await open("b6");
   const again = row(2, a.externalId);
   expect(await ledger.registerRows("b6", [again])).toEqual([conflict]);
-
-  // counts written by themselves, when no answer took them
-  tally.attempt("5xx", "server_error");
-  await ledger.flushCounts(true);
-  expect(await redis.hget(names.fleetTotals, "retries:server_error")).toBe("1");
+  expect(await redis.hget(names.fleetTotals, "retries:server_error")).toBe("4");
 }
 
 /** pass-write: a pass opened, ended, and the passes older than the retention removed. */
@@ -321,6 +318,10 @@ async function drivePasses(via: Interposer): Promise<void> {
   await passes.write({ ...pass, id: "p1", startedAt: 1000, endedAt: 1500, exitCode: 0 }, DAY, 2000);
   await passes.write({ ...pass, id: "p2", startedAt: 2 * DAY }, DAY, 2 * DAY + 1);
   expect((await passes.newest(5)).map((p) => p.id)).toEqual(["p2"]);
+  // a run's lease, lapsed (its holder silent for longer than the lease)
+  await passes.write({ ...pass, id: "p3", startedAt: 2 * DAY + 2 }, DAY, 2 * DAY + 3, "elsewhere.example:1");
+  await via.client.hset(passes.names.passLeases, "p3", "1 elsewhere.example:1");
+  expect((await passes.newest(1)).map((p) => [p.id, p.exitCode])).toEqual([["p3", 1]]);
 }
 
 /** restore (deduplication beyond retention): a record written back, and one already there left alone. */

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { FleetCounts, FLUSH_MS, readFleetTotals, SERIES_HOUR_MS } from "../../src/ledger/fleet-counts.js";
+import {
+  attemptCounts,
+  readFleetTotals,
+  SERIES_HOUR_MS,
+  type AnswerClass,
+  type RetryCause,
+} from "../../src/ledger/fleet-counts.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { readSendSeries, recordRateSample } from "../../src/ledger/send-series.js";
 import { testPrefix, testRedis } from "../support/redis.js";
@@ -10,33 +16,31 @@ afterAll(() => {
   redis.disconnect();
 });
 
-/** An hour's start, and a clock a test moves. */
+/** An hour's start. */
 const HOUR = 1_800_000_000_000 - (1_800_000_000_000 % SERIES_HOUR_MS);
-function clock(start = HOUR) {
-  const c = { now: start, read: () => c.now };
-  return c;
+
+/** An attempt's facts as the worker gives them, answered at `at`. */
+function facts(at: number, answerClass: AnswerClass, retry?: RetryCause, number = 1) {
+  return { number, startedAt: at - 5, durationMs: 5, counted: { answerClass, retry } };
 }
 
-describe("FleetCounts (what a process counts before it writes)", () => {
-  it("when answers come, then the counts are taken at most once per FLUSH_MS unless forced, by second and by hour", () => {
-    const c = clock(HOUR + SERIES_HOUR_MS - 1000);
-    const tally = new FleetCounts(c.read);
-    expect(tally.take()).toBeUndefined();
-    tally.attempt("2xx", undefined);
-    tally.attempt("4xx", "throttled");
-    tally.final("succeeded");
-    c.now += 1000; // the next second is the next hour's first
-    tally.attempt("5xx", "server_error");
-    tally.attempt("network", "timeout");
-    const taken = tally.take();
-    expect(taken).toEqual([
+describe("attemptCounts (how requests are counted)", () => {
+  it("when requests are answered across an hour's end, then the totals come first and each hour's seconds go to its own series", () => {
+    const end = HOUR + SERIES_HOUR_MS;
+    expect(
+      attemptCounts([
+        { answerClass: "2xx", retry: undefined, answeredAt: end - 1000 },
+        { answerClass: "4xx", retry: "throttled", answeredAt: end - 1 },
+        { answerClass: "5xx", retry: "server_error", answeredAt: end },
+        { answerClass: "network", retry: "timeout", answeredAt: end + 999 },
+      ]),
+    ).toEqual([
       {
         hour: undefined,
         pairs: [
           ["attempts:2xx", 1],
           ["attempts:4xx", 1],
           ["retries:throttled", 1],
-          ["final:succeeded", 1],
           ["attempts:5xx", 1],
           ["retries:server_error", 1],
           ["attempts:network", 1],
@@ -50,57 +54,48 @@ describe("FleetCounts (what a process counts before it writes)", () => {
           ["r3599", 1],
         ],
       },
-      { hour: HOUR + SERIES_HOUR_MS, pairs: [["o0", 2]] },
+      { hour: end, pairs: [["o0", 2]] },
     ]);
-    tally.attempt("2xx", undefined);
-    expect(tally.take()).toBeUndefined();
-    c.now += FLUSH_MS;
-    expect(tally.take()?.[0]?.pairs).toEqual([["attempts:2xx", 1]]);
-    tally.final("failed");
-    expect(tally.take(true)?.[0]?.pairs).toEqual([["final:failed", 1]]);
-  });
-
-  it("when a write fails, then what it carried goes with the next one", () => {
-    const c = clock();
-    const tally = new FleetCounts(c.read);
-    tally.attempt("2xx", undefined);
-    const taken = tally.take() ?? [];
-    tally.attempt("2xx", undefined);
-    tally.putBack(taken);
-    expect(tally.take()).toEqual([
-      { hour: undefined, pairs: [["attempts:2xx", 2]] },
-      { hour: HOUR, pairs: [["a0", 2]] },
-    ]);
+    expect(attemptCounts([])).toEqual([{ hour: undefined, pairs: [] }]);
   });
 });
 
 describe("the fleet's counts in Redis", () => {
-  it("when two processes write their counts with their answers, then the totals and the series hold their sums, kept RESULTS_RETENTION after the hour", async () => {
+  it("when two processes record answers, then the totals and the series hold their sums, kept RESULTS_RETENTION after the hour", async () => {
     const prefix = testPrefix();
-    const c = clock(HOUR + 5000);
     const retentionMs = 7 * 86_400_000;
-    const [one, two] = [new FleetCounts(c.read), new FleetCounts(c.read)];
-    const ledgers = [one, two].map(
-      (tally) => new RedisLedger(redis, prefix, undefined, { tally, retentionMs }),
+    const [one, two] = [0, 1].map(() => new RedisLedger(redis, prefix, undefined, retentionMs));
+    const [a, b] = [randomUUID(), randomUUID()];
+    await one?.registerRows("night", [
+      { line: 2, key: a, externalId: "A" },
+      { line: 3, key: b, externalId: "B" },
+    ]);
+    const at = HOUR + 5200;
+    await Promise.all([
+      one?.recordSucceeded(a, { httpStatus: 201, attempt: facts(at, "2xx") }),
+      two?.recordRetrying(b, { httpStatus: 429, attempt: facts(at, "4xx", "throttled") }),
+    ]);
+    await two?.recordSucceeded(b, { httpStatus: 201, attempt: facts(at, "2xx", undefined, 2) });
+    // An answer for a key the ledger does not know is counted all the same (the service saw it)…
+    expect(await one?.recordRetrying(randomUUID(), { attempt: facts(at, "5xx", "server_error") })).toBe(
+      "unknown",
     );
-    one.attempt("2xx", undefined);
-    two.attempt("2xx", undefined);
-    two.attempt("4xx", "throttled");
-    one.final("succeeded");
-    // An answer for a key the ledger does not know carries the counts all the same.
-    expect(await ledgers[0]?.recordRetrying(randomUUID(), {})).toBe("unknown");
-    await ledgers[1]?.flushCounts(true);
+    // …and a late answer once, though it changes nothing.
+    expect(await two?.recordFailed(a, { httpStatus: 500, attempt: facts(at, "5xx") })).toBe(
+      "already-succeeded",
+    );
 
     const totals = await readFleetTotals(redis, prefix);
-    expect(totals.attempts).toMatchObject({ "2xx": 2, "4xx": 1, "5xx": 0 });
-    expect(totals.retries).toMatchObject({ throttled: 1, server_error: 0 });
-    expect(totals.final).toEqual({ succeeded: 1, failed: 0 });
+    expect(totals.attempts).toMatchObject({ "2xx": 2, "4xx": 1, "5xx": 2 });
+    expect(totals.retries).toMatchObject({ throttled: 1, server_error: 1 });
+    expect(totals.final).toEqual({ succeeded: 2, failed: 0 });
+    expect(totals.final.succeeded).toBe((await one?.counts())?.succeeded);
     await recordRateSample(redis, prefix, HOUR + 5200, { learned: 12.34, sent: 9 }, retentionMs);
     expect(await readSendSeries(redis, prefix, HOUR, HOUR + 10_000)).toEqual([
-      { second: HOUR / 1000 + 5, accepted: 2, refused: 1, other: 0, learned: 12.3, sent: 9 },
+      { second: HOUR / 1000 + 5, accepted: 2, refused: 1, other: 2, learned: 12.3, sent: 9 },
     ]);
     expect(await readSendSeries(redis, prefix, HOUR + 6000, HOUR + 10_000)).toEqual([]);
-    const expireAt = await redis.pexpiretime(ledgers[0]?.names.sendSeries(HOUR) ?? "");
+    const expireAt = await redis.pexpiretime(one?.names.sendSeries(HOUR) ?? "");
     expect(expireAt).toBe(HOUR + SERIES_HOUR_MS + retentionMs);
   });
 

@@ -70,7 +70,7 @@ describe("GET /metrics", () => {
     ).not.toContain("1xx");
   });
 
-  it("when no pass has ended yet, then the last-pass gauges are absent; once one has, they show its end and exit code", async () => {
+  it("when no pass has ended yet, then the last-pass gauges are absent; once one has, they show its end and exit code, whatever scans that took no file came after", async () => {
     const { url, prefix } = await serveMetrics();
     const before = await scrape(url);
     expect(before.status).toBe(200);
@@ -94,6 +94,9 @@ describe("GET /metrics", () => {
     );
     // A pass still running is not the last pass ended.
     await passes.write({ ...pass, id: "b", kind: "run", startedAt: now - 1000 }, DAY, now);
+    // A scheduled scan that took no file is listed, but says nothing of how the nights go.
+    const empty = { id: "c", kind: "scan" as const, startedAt: now - 500, endedAt: now - 400, exitCode: 0 };
+    await passes.write({ ...pass, ...empty }, DAY, now);
     const after = await scrape(url);
     expect(sampleValue(after.metrics, "invoice_relay_last_pass_exit_code")).toBe(2);
     expect(sampleValue(after.metrics, "invoice_relay_last_pass_end_time_seconds")).toBe(1_700_000_000.5);

@@ -102,7 +102,7 @@ describe("alert messages", () => {
   });
 
   it("when the API key is refused, then the event says so and the text says what to do", () => {
-    const notice = apiKeyRefusedNotice(401, "invalid bearer key", ctx);
+    const notice = apiKeyRefusedNotice(401, "invalid bearer key", ctx, "INVOICE_API_KEY");
     expect(notice.event).toBe("api_key_refused");
     expect(notice.exit_code).toBeNull();
     expect(notice.text).toContain("fix INVOICE_API_KEY");

@@ -65,6 +65,15 @@ describe("classifying the service's answer", () => {
     expect(classify(response(status), DEFAULT_EXTRACTION_RULES, NOW).kind).toBe("api-key-refused");
   });
 
+  it("when the service refuses the key with a problem body, then the refusal carries the service's words, the status apart (not twice in a message)", () => {
+    const body = JSON.stringify({ title: "invalid API key" });
+    expect(classify(response(401, body), DEFAULT_EXTRACTION_RULES, NOW)).toMatchObject({
+      kind: "api-key-refused",
+      httpStatus: 401,
+      detail: expect.not.stringContaining("401") as unknown,
+    });
+  });
+
   it.each([400, 404, 410, 422, 301, 302])(
     "when the service answers %i, then the invoice fails at once",
     (status) => {

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import type { Logger } from "../../log/logger.js";
 import type { SubmitConfig } from "../../config/load.js";
+import { apiKeySetting } from "../../config/api-key-setting.js";
 import { resolveHttpAddr, START_HTTP_ADDR } from "../../config/http-addr.js";
 import { serveOps } from "../serve-ops.js";
 import { createRelayMetrics } from "../../ops/metrics/relay-metrics.js";
@@ -183,7 +184,7 @@ async function runPass(
     const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
     const exitCode = remoteExitCode(
       remote?.failures(),
-      leftExitCode(left, exportedUntil ?? render(outcome, ctx.folder.root)),
+      leftExitCode(left, exportedUntil ?? render(outcome, ctx.folder.root, apiKeySetting(config))),
     );
     process.exitCode = exitCode;
     sampler.stop();
@@ -245,7 +246,7 @@ function leftExitCode(left: readonly LeftFile[], exitCode: number): number {
 }
 
 /** Prints what the pass came to and returns the exit code. */
-function render(outcome: NightlyOutcome, dropDir: string): number {
+function render(outcome: NightlyOutcome, dropDir: string, keySetting: string): number {
   // A line may quote a file name or the service's words: it stays one line, as printed.
   const say = (line: string) => process.stderr.write(`invoice-relay run: ${escapedText(line)}\n`);
   switch (outcome.kind) {
@@ -287,7 +288,7 @@ function render(outcome: NightlyOutcome, dropDir: string): number {
     case "api-key-refused":
       say(
         `the invoice service refused the API key (HTTP ${outcome.httpStatus}: ${outcome.detail}). ` +
-          "Submission is paused and nothing was marked failed; fix INVOICE_API_KEY and run again.",
+          `Submission is paused and nothing was marked failed; fix ${keySetting} and run again.`,
       );
       return passExitCode(outcome);
     case "stopped":

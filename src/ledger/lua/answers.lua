@@ -9,14 +9,16 @@
   KEYS[5] completed   zset   batches complete and not yet reported (score: when)
   KEYS[6] outbox-on   string present while the outbox is on
   KEYS[7] outbox      stream events for the results of record
-  KEYS[8..7+c]        hash   the fleet's totals and answers per second that the counts below add to
+  KEYS[8]             hash   the fleet's totals (src/ledger/fleet-counts.ts)
+  KEYS[9..7+c]        hash   the answers per second, one hash per hour the answers fall in
   KEYS[7+c+i]         string the record of the i-th answer's key
 
-  ARGV[1] now (ms; '' for Redis's clock), ARGV[2] c, then the counts the process gathered since its last
-  write, per count hash (includes/counts.lua), then per answer: key, status (succeeded | failed |
+  ARGV[1] now (ms; '' for Redis's clock), ARGV[2] c, then the counts of the requests these answers
+  answer, per count hash (includes/counts.lua), then per answer: key, status (succeeded | failed |
   retrying), the number m of field/value items that follow, and those m items (head fields of
   src/ledger/record.ts, `body`, or `attempt`: the HTTP attempt as src/ledger/record.ts attemptJson
-  writes it). With no answer, it only adds the counts.
+  writes it). An answer that makes its key succeeded or failed adds one to the totals' `final:<status>`:
+  requests and final answers are counted in the write that records them, so they survive any crash.
 
   - succeeded is never overwritten; failed or superseded may become succeeded (a late success is still
     a success); superseded is not overwritten by failed;
@@ -39,6 +41,7 @@ local counts, failed, pending, ingesting, completed = KEYS[1], KEYS[2], KEYS[3],
 local now = ledger_now(ARGV[1])
 local outbox = outbox_of(KEYS[6], KEYS[7])
 local delta = { queued = 0, retrying = 0, succeeded = 0, failed = 0, superseded = 0 }
+local finals = { succeeded = 0, failed = 0 }
 local released, released_order = {}, {}
 local out = {}
 local c = tonumber(ARGV[2])
@@ -98,6 +101,7 @@ while i <= #ARGV do
       for _, b in ipairs(head.batches or {}) do complete_if_done(pending, ingesting, completed, b, now) end
     end
     if final then
+      finals[status] = finals[status] + 1
       for _, b in ipairs(head.waiting or {}) do
         if not released[b] then released[b] = 0; released_order[#released_order + 1] = b end
         released[b] = released[b] + 1
@@ -121,6 +125,9 @@ end
 flush_record_writes()
 for _, s in ipairs({ 'queued', 'retrying', 'succeeded', 'failed', 'superseded' }) do
   if delta[s] ~= 0 then redis.call('HINCRBY', counts, s, delta[s]) end
+end
+for _, s in ipairs({ 'succeeded', 'failed' }) do
+  if finals[s] ~= 0 then redis.call('HINCRBY', KEYS[8], 'final:' .. s, finals[s]) end
 end
 for _, b in ipairs(released_order) do
   if redis.call('HEXISTS', pending, b) == 1 then

@@ -46,7 +46,7 @@ export function passesPage(
           <th>Files</th>
           <th>Invoices by outcome</th>
           <th>Refused (429)</th>
-          <th>Rate reached</th>
+          <th>Busiest second</th>
           <th>Exit</th>
         </tr>
       </thead>
@@ -63,7 +63,7 @@ export function passesPage(
               <td class="num">${pass.batches.length}</td>
               <td>${outcomes(pass)}</td>
               <td class="num">${pass.refused ?? ""}</td>
-              <td class="num">${pass.rateReached === undefined ? "" : `${rate(pass.rateReached)}/s`}</td>
+              <td class="num">${pass.busiestSecond === undefined ? "" : `${pass.busiestSecond} requests`}</td>
               <td>${exit(pass)}</td>
             </tr>`,
         )}
@@ -98,8 +98,10 @@ export function passPage(
       <dd>${outcomes(pass)}</dd>
       <dt>Refused for capacity</dt>
       <dd>${pass.refused ?? ""}</dd>
-      <dt>Rate reached</dt>
-      <dd>${pass.rateReached === undefined ? "" : `${rate(pass.rateReached)} requests/s, every process together`}</dd>
+      <dt>Busiest second</dt>
+      <dd>
+        ${pass.busiestSecond === undefined ? "" : `${pass.busiestSecond} requests answered in one whole second, every process together`}
+      </dd>
       <dt>Learned rate at the end</dt>
       <dd>${pass.learnedRate === undefined ? "" : `${rate(pass.learnedRate)} requests/s`}</dd>
     </dl>
@@ -166,7 +168,8 @@ function outcomes(pass: PassRecord): SafeHtml {
 function exit(pass: PassRecord): SafeHtml {
   if (pass.exitCode === undefined) return statusBadge("running");
   const known = EXITS[pass.exitCode];
-  return html`<span class="status status-${known?.badge ?? "failed"}">${known?.text ?? String(pass.exitCode)}</span>`;
+  const text = `${known?.text ?? String(pass.exitCode)}${pass.endedWithoutWord === true ? ": ended without a word (killed)" : ""}`;
+  return html`<span class="status status-${known?.badge ?? "failed"}">${text}</span>`;
 }
 
 function rate(perSecond: number): string {

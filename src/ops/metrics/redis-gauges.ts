@@ -118,12 +118,12 @@ export function registerRedisGauges(
   );
   gauge(
     "last_pass_end_time_seconds",
-    "When the latest pass (a run, or a scan of start) ended, Unix seconds (absent until one has)",
+    "When the latest pass (a run, or a scan of start that took files) ended, Unix seconds (absent until one has)",
     (s) => (s.lastPass?.endedAt === undefined ? undefined : s.lastPass.endedAt / 1000),
   );
   gauge(
     "last_pass_exit_code",
-    "Exit code of the latest pass (0 ok, 2 finished with problems, 1 could not finish)",
+    "Exit code of the latest pass (0 ok, 2 finished with problems, 1 could not finish or ended without a word)",
     (s) => s.lastPass?.exitCode,
   );
   labelled(

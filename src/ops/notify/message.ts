@@ -53,10 +53,16 @@ export function runNotice(
 }
 
 /** The alert of the service refusing the API key: submission is paused until the key is fixed. */
-export function apiKeyRefusedNotice(httpStatus: number, detail: string, ctx: NoticeContext): Notice {
+export function apiKeyRefusedNotice(
+  httpStatus: number,
+  detail: string,
+  ctx: NoticeContext,
+  /** Where the key is set (src/config/api-key-setting.ts). */
+  setting: string,
+): Notice {
   const reason =
     `The invoice service refused the API key (HTTP ${httpStatus}: ${detail}). Submission is paused and ` +
-    "nothing was marked failed; fix INVOICE_API_KEY and restart (or run again).";
+    `nothing was marked failed; fix ${setting} and restart (or run again).`;
   const lines = [
     `invoice-relay: the API key was refused [${plain(ctx.queuePrefix, 60)}]`,
     plain(reason, 400),

@@ -1,5 +1,5 @@
+import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { FleetCounts } from "../../../src/ledger/fleet-counts.js";
 import { Passes } from "../../../src/ledger/passes.js";
 import { RedisLedger } from "../../../src/ledger/redis-ledger.js";
 import { recordRateSample } from "../../../src/ledger/send-series.js";
@@ -18,18 +18,22 @@ const END = START + 120_000;
 
 /** The fleet's answers over the pass as the processes write them: 3 seconds accepted, then refused. */
 async function series(c: ConsoleApp): Promise<void> {
-  let at = START;
-  const tally = new FleetCounts(() => at);
-  const ledger = new RedisLedger(c.redis, c.prefix, undefined, { tally, retentionMs: DAY });
+  const ledger = new RedisLedger(c.redis, c.prefix, undefined, DAY);
   for (const [offset, answers] of [
     [10_000, ["2xx", "2xx", "2xx"]],
     [11_000, ["2xx", "4xx"]],
     [60_000, ["5xx"]],
-  ] as const) {
-    at = START + offset;
-    for (const answer of answers) tally.attempt(answer, answer === "4xx" ? "throttled" : undefined);
-  }
-  await ledger.flushCounts(true);
+  ] as const)
+    for (const answerClass of answers) {
+      const retry = answerClass === "4xx" ? ("throttled" as const) : undefined;
+      const attempt = {
+        number: 1,
+        startedAt: START + offset,
+        durationMs: 0,
+        counted: { answerClass, retry },
+      };
+      await ledger.recordRetrying(randomUUID(), { attempt });
+    }
   await recordRateSample(c.redis, c.prefix, START + 11_000, { learned: 40, sent: 3 }, DAY);
 }
 
@@ -47,7 +51,7 @@ describe("the console's passes", () => {
       batches: [batch],
       invoices: { succeeded: 4, rejected: 1 },
       refused: 1,
-      rateReached: 3,
+      busiestSecond: 3,
       learnedRate: 40,
       exitCode: 2,
     };
@@ -64,6 +68,7 @@ describe("the console's passes", () => {
     expect(list.body).toContain("2 finished with problems");
     expect(list.body).toContain("scan of start");
     expect(list.body).toMatch(/status-running/);
+    expect(list.body).toMatch(/Busiest second[\s\S]*>3 requests</);
 
     const page = await c.app.inject({ url: `/passes/${ended.id}`, headers: { host: HOST } });
     expect(page.statusCode).toBe(200);
@@ -72,6 +77,7 @@ describe("the console's passes", () => {
       expect(page.body, drawn).toContain(`class="${drawn}"`);
     expect(page.body).toContain("4 accepted, 1 refused for capacity, 1 other");
     expect(page.body).toContain("learned rate at the end 40/s");
+    expect(page.body).toContain("3 requests answered in one whole second, every process together");
     expect(page.body).toContain(`href="/batches/${batch}"`);
     expect(page.body).toContain("&lt;b&gt;night&lt;b&gt;&amp;amp;.csv");
     expect(page.body).not.toMatch(/<script/i);

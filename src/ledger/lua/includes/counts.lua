@@ -1,4 +1,4 @@
--- Adds what a process counted (src/ledger/fleet-counts.ts) to count hashes: for each of `n` hashes,
+-- Adds the counts of requests (src/ledger/fleet-counts.ts) to count hashes: for each of `n` hashes,
 -- KEYS[first], KEYS[first + 1], …, ARGV from `at` holds when the hash expires (ms since the epoch; 0:
 -- never), the number p of field/increment pairs, then the pairs. Returns the index of the ARGV after them.
 local function add_counts(first, n, at)

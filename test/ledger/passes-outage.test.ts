@@ -1,15 +1,13 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisServer } from "../../src/dev/redis-server.js";
-import { FleetCounts, readFleetTotals } from "../../src/ledger/fleet-counts.js";
 import { Passes } from "../../src/ledger/passes.js";
-import { RedisLedger } from "../../src/ledger/redis-ledger.js";
 import { createLogger } from "../../src/log/logger.js";
 import { PassWatch } from "../../src/use-cases/pass-watch.js";
 import { testPrefix } from "../support/redis.js";
 
 /*
- * The counts and the passes' records when Redis is away or does not answer: a private Redis this file
+ * The passes' records when Redis is away or does not answer: a private Redis this file
  * stops and pauses (never the shared one).
  */
 let server: RedisServer;
@@ -25,31 +23,6 @@ function logLines(): { logger: ReturnType<typeof createLogger>; lines: string[] 
   const logger = createLogger({ level: "warn", destination: { write: (line: string) => lines.push(line) } });
   return { logger, lines };
 }
-
-describe("the fleet's counts while Redis is away", () => {
-  it("when a write of counts fails, then they are kept and go with the next write once Redis is back", async () => {
-    const prefix = testPrefix();
-    const redis = new Redis(server.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    try {
-      const tally = new FleetCounts();
-      const ledger = new RedisLedger(redis, prefix, undefined, { tally, retentionMs: 86_400_000 });
-      tally.attempt("2xx", undefined);
-      tally.final("succeeded");
-      await server.stop();
-      await expect(ledger.flushCounts(true)).rejects.toThrow();
-      tally.attempt("4xx", "throttled");
-      await server.restart();
-      await expect.poll(() => redis.status, { timeout: 10_000 }).toBe("ready");
-      await ledger.flushCounts(true);
-      const totals = await readFleetTotals(redis, prefix);
-      expect(totals.attempts).toMatchObject({ "2xx": 1, "4xx": 1 });
-      expect(totals.retries.throttled).toBe(1);
-      expect(totals.final.succeeded).toBe(1);
-    } finally {
-      redis.disconnect();
-    }
-  });
-});
 
 describe("a pass's record while Redis is away", () => {
   it("when Redis is not connected at the pass's end, then the end is logged as not recorded and the pass goes on", async () => {
