@@ -30,6 +30,10 @@ export function dropFolder(root: string, doneMarkerSuffix?: string): DropFolder 
   };
 }
 
+/**
+ * Makes the folder and its subfolders: for tools that make a drop folder of their own (tests, benchmarks).
+ * The relay's commands never create the drop folder itself (drop-folder-usable.ts checks it).
+ */
 export async function ensureDropFolder(folder: DropFolder): Promise<void> {
   for (const dir of [folder.root, folder.processing, folder.archive, folder.rejected, folder.reports]) {
     await mkdir(dir, { recursive: true });

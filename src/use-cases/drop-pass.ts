@@ -12,7 +12,10 @@ import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-clai
 export { ingestClaimed, type DropPassDeps, type PassedFile };
 export type { PassResult } from "./ingest-claimed.js";
 
-/** How often a pass that waits for files to settle looks at the folder again. */
+/**
+ * How often a pass that waits for files to settle looks at the folder again: a file is taken within a
+ * quarter second of settling, and a listing four times a second costs a folder of files nothing.
+ */
 const SETTLE_POLL_MS = 250;
 
 /**

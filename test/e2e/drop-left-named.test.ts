@@ -114,4 +114,14 @@ describe("drop files a pass sees and does not take", () => {
     // Generous: the wait is 2 s; the rest is the process's start and end.
     expect(result.ms).toBeLessThan(20_000);
   });
+
+  it("when ingest sees a drop file's name ending in a dot, then it names it with the name meant and exits 2", async () => {
+    const dir = await drop();
+    await writeFile(join(dir, "late.csv."), csv("LATE"));
+    const result = await runCli(["ingest"], env(dir, { SETTLE_MS: "0" }));
+    expect(result.code, result.output).toBe(2);
+    expect(result.output).toMatch(
+      /invoice-relay ingest: drop folder: late\.csv\. left in the drop folder: .*rename it to late\.csv/,
+    );
+  });
 });
