@@ -93,9 +93,9 @@ try {
       const session = await openSftpSession(s);
       return {
         ...session,
-        download: async (from: string, to: string) => {
+        download: async (from: string, to: string, size: number) => {
           const t = performance.now();
-          await session.download(from, to);
+          await session.download(from, to, size);
           downloadSeconds += (performance.now() - t) / 1000;
         },
         standing: async (...args: Parameters<typeof session.standing>) => {

@@ -13,9 +13,8 @@
  * - plateau: the accepted rate at the last cut (the least its count allows), the capacity as shown.
  * - cut: refusals that speak of capacity take the rate to β of the plateau, once per round trip.
  * - curve: after a cut, CUBIC's: back up to the plateau within K, then past it ever faster (a probe).
- * - hold: a Retry-After honoured by every process, for exactly what was asked; after it the fleet goes on
- *   at the long-run rate the service allowed over the cycle.
- * - cycle: from the end of one hold to the end of the next.
+ * - hold: every process waits for the least Retry-After asked, when the service refuses everything at a
+ *   rate already cut; else a Retry-After is the refused request's own wait (the worker's retry).
  * - concurrency: requests in flight, the rate × the slowest answer lately (Little's law), under
  *   SUBMIT_CONCURRENCY, the operator's ceiling.
  * docs/capacity.md says why each rule is what it is.

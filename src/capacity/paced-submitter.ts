@@ -1,6 +1,5 @@
-import { firstHeaderValue } from "../submit/extract.js";
 import { refusedForCapacity } from "../submit/classify.js";
-import { parseRetryAfter } from "../submit/retry-after.js";
+import { retryAfterOf } from "../submit/retry-after.js";
 import type { Answer } from "../submit/answer.js";
 import type { Submitter } from "../submit/submitter.js";
 import type { AttemptTrace } from "../tracing/invoice-tracing.js";
@@ -29,9 +28,15 @@ export function withPacing(inner: Submitter, pacer: SendPacer, onSent?: (t: Send
   };
 }
 
-export function tellPacer(pacer: SendPacer, ticket: SendTicket, answer: Answer | undefined): void {
+/** What an answer says of capacity, told to the pacer; `now`: this process's clock (the fleet model's). */
+export function tellPacer(
+  pacer: SendPacer,
+  ticket: SendTicket,
+  answer: Answer | undefined,
+  now = Date.now(),
+): void {
   if (answer?.kind !== "response") return;
-  const retryAfterMs = parseRetryAfter(firstHeaderValue(answer.headers["retry-after"]), Date.now());
+  const retryAfterMs = retryAfterOf(answer.headers, now);
   if (refusedForCapacity(answer.status, retryAfterMs)) pacer.onRefused(ticket, retryAfterMs ?? 0);
-  else pacer.onAccepted(ticket, answer.timing?.durationMs ?? Date.now() - ticket.sentAt);
+  else pacer.onAccepted(ticket, answer.timing?.durationMs ?? now - ticket.sentAt);
 }

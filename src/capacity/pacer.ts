@@ -26,6 +26,9 @@ const MOST_BOOKED = 64;
  * the throughput against a service with no limit. Counts and charges go at most this often too.
  */
 const ROOM_MS = 20;
+/** Requests in flight before the first answer: TCP's initial window (RFC 6928, ten segments); from there the
+ * rate grows with what the service accepted. */
+const FIRST_FLIGHT = 10;
 /** Redis did not answer: asked again after this long. */
 const RETRY_MS = 250;
 
@@ -128,7 +131,7 @@ export class SendPacer {
     const last = this.#refusal ?? { sentAt: -Infinity, wentAt: -Infinity, retryAfterMs: Infinity };
     const wait = retryAfterMs > 0 ? Math.min(retryAfterMs, last.retryAfterMs) : last.retryAfterMs;
     const [latest, wentAt] = [Math.max(sentAt, last.sentAt), Math.max(went, last.wentAt)];
-    this.#refusal = { sentAt: latest, wentAt, retryAfterMs: wait };
+    this.#refusal = { sentAt: latest, wentAt, retryAfterMs: wait, roundTripMs: Math.max(...this.#slowest) };
     this.#write(undefined);
   }
 
@@ -143,10 +146,13 @@ export class SendPacer {
     else this.#pump();
   }
 
-  /** Requests in flight the learned rate needs at the latency seen (Little's law), within [1, max]. */
+  /**
+   * Requests in flight the learned rate needs at the latency seen (Little's law), within [1, max]; before
+   * any answer FIRST_FLIGHT at most, so that the first round trip never sends more than a small window.
+   */
   concurrency(max: number): number {
     const slowest = Math.max(...this.#slowest);
-    if (slowest === 0) return max;
+    if (slowest === 0) return Math.min(max, FIRST_FLIGHT);
     if (this.needFor(slowest, Infinity) > max) this.#cappedAt = this.#clock();
     return this.needFor(slowest, max);
   }

@@ -8,9 +8,11 @@ import { LATELY_MS } from "../ledger/send-budget.js";
  * measurement (what the service accepted), not a guess, so the cut only has to drain the service's queue;
  * and refusals below 1 − β of the answers cost less than a cut would: they are chance, not capacity. */
 export const BETA = 0.9;
-/** The time from a cut back to the plateau (CUBIC's K); after a hold the cycle's length, if longer,
- * replaces it: the service showed its long-run rate over that time, so it is probed past no faster. */
+/** The time from a cut back to the plateau (CUBIC's K). */
 export const RECOVER_MS = 1000;
+/** Round trips from a cut back to the plateau at least: the curve's K, counted in what the fleet can hear
+ * (a cut is judged once per round trip; CUBIC's K spans several). */
+export const FEEDBACKS = 4;
 /** The lowest rate: a service refusing everything is still asked now and then. */
 export const MIN_RATE = 0.5;
 /** After this long without sending, a pass starts again from the last learned rate, a cut below it. */
@@ -25,9 +27,9 @@ export const CAUTIOUS_GROWTH = 1.25;
 const NO_CEILING = 1_000_000;
 
 const [positive, count] = [z.number().positive(), z.number().nonnegative()];
-const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
+const COUNTS = ["at", "max", "atAccepted", "atRefused", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
- * counts at the last event (`at…`) and at the cycle's start (`mark…`), since when it refuses all, and the
+ * counts at the last event (`at…`), since when it refuses all, and the
  * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none). */
 type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
@@ -59,7 +61,10 @@ type Times = readonly [number, number];
 
 /** Refusals for capacity not yet judged: the latest send time among them, dated back an answer time and
  * the budget's window (`sentAt`) and not (`wentAt`), and the least Retry-After (Infinity: none asked). */
-export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs", number>>;
+export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs", number>> & {
+  /** The slowest answer lately: a round trip, the time the fleet hears what its rate did. */
+  readonly roundTripMs?: number;
+};
 
 /**
  * The stored state, checked: undefined when it is no state a pacer could have written at `now` with the
@@ -73,17 +78,16 @@ export function parseRateState(text: string, now: number, heldUntil = 0): RateSt
     return undefined; // not JSON, or not a state
   }
   const latest = Math.max(now, heldUntil) + STATE_AHEAD_MS;
-  return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
+  return s.at > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
 }
 
-/** An event at `now` (the curve starts there), with the fleet's counts then; and a cycle's start. */
+/** An event at `now` (the curve starts there), with the fleet's counts then. */
 const eventAt = (now: number, f: Counts) => ({ at: now, atAccepted: f.accepted, atRefused: f.refused });
-const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.accepted });
 
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
   const fresh = { version, rate: clamp(settings.startRate, settings), max: 0, k: RECOVER_MS, threshold: 0 };
-  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet) };
 }
 
 /**
@@ -110,46 +114,37 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
 /**
  * Refusals (429, or 503 with Retry-After) judged at `now` on the fleet's answers: the new state and the
  * hold, or undefined when they say nothing new. Once per round trip (a request sent before the last event
- * was refused at the old rate), and only past chance. When those that asked to wait are past chance by
- * themselves, the fleet holds for the least wait asked, then goes on at the long-run rate of the cycle,
- * the hold included; else a cut: β of what the service accepted, the plateau.
+ * was refused at the old rate), and only past chance. A Retry-After says when the refused request may go
+ * again (the worker waits it for that request); the whole fleet waits only when the service refuses
+ * everything since the last event, at a rate already cut: then for the least wait asked. Else a cut: β of
+ * what the service accepted, the plateau.
  */
 export function onRefused(
   state: RateState,
-  { sentAt, wentAt, retryAfterMs }: Refusal,
+  { sentAt, wentAt, retryAfterMs, roundTripMs = 0 }: Refusal,
   fleet: Fleet,
   now: number,
   settings: RateSettings,
 ) {
-  const asked = Number.isFinite(retryAfterMs) && pastChance(fleet, fleet.waitedPerSec);
   // it accepted less than the share 1 − β chance refuses, lately or since the last event (two refusals or
   // more: past chance at any count; a quarter second at a low rate may hold fewer): it refuses everything
   const [gotSince, refusedSince] = [fleet.accepted - state.atAccepted, fleet.refused - state.atRefused];
   const dark = refusedSince > 1 && gotSince <= (1 - BETA) * (gotSince + refusedSince);
   const { acceptedPerSec: accepts, refusedPerSec: refuses } = fleet;
   const refusingSince = accepts > (1 - BETA) * (accepts + refuses) && !dark ? 0 : state.refusingSince || now;
+  const hold = dark && retryAfterMs > 0 && Number.isFinite(retryAfterMs);
   // a hold is asked for in so many words: any refusal of a request sent since the last event asks it
-  if ((asked ? wentAt : sentAt) < state.at || !(asked || dark || pastChance(fleet))) return undefined;
+  if ((hold ? wentAt : sentAt) < state.at || !(dark || pastChance(fleet))) return undefined;
   const current = rateAt(state, now, settings, fleet);
   const version = state.version + 1;
-  const taught = gotSince > refusedSince; // mostly refused since the last event: no long-run rate shown
-  const holdMs = asked ? Math.min(retryAfterMs, settings.retryAfterCapMs) : 0;
-  if (holdMs > 0) {
-    const end = now + holdMs;
-    const longRun = taught ? ((fleet.accepted - state.markAccepted) * 1000) / (end - state.markAt) : 0;
-    // nothing taught: β of what the service accepted lately, and at least one request when it said
-    const probe = Math.max(1000 / holdMs, BETA * Math.min(current, fleet.acceptedPerSec));
-    const rate = clamp(longRun > 0 ? longRun : probe, settings);
-    const taken = longRun > 0 ? { max: rate, threshold: rate } : {}; // the plateau: a cycle's long-run rate
-    // a hold as long as the cycle so far ends it (the service's window): the curve probes past its rate on
-    // that time scale; a shorter one is part of it and keeps K (grown by each, K slowed the probe to a crawl)
-    const ends = holdMs >= now - state.markAt;
-    const [k, cycle] = ends ? [Math.max(RECOVER_MS, end - state.markAt), cycleAt(end, fleet)] : [state.k, {}];
-    const held = { ...state, version, rate, ...taken, k, refusingSince, ...eventAt(end, fleet), ...cycle };
-    return { state: held, holdMs };
+  if (hold) {
+    const holdMs = Math.min(retryAfterMs, settings.retryAfterCapMs);
+    // then at least one request per wait asked, as the service said, until one is accepted (onAccepted)
+    const rate = clamp(Math.max(1000 / Math.max(1, holdMs), BETA * Math.min(current, accepts)), settings);
+    return { state: { ...state, version, rate, refusingSince, ...eventAt(now + holdMs, fleet) }, holdMs };
   }
-  // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and over the cycle
-  // since the last cut (its long-run rate), each the least its count allows: n paced requests in a span
+  // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and since the last
+  // cut (its long-run rate), each the least its count allows: n paced requests in a span
   // show n − 1 per span at least (the first may open it, the last close it), never less than a cut's β n
   const least = (n: number, ms: number) => (Math.max(n - 1, BETA * n) * 1000) / ms;
   const since = state.max > 0 && now > state.at;
@@ -164,7 +159,9 @@ export function onRefused(
   // (if it saw any accepted); one sooner, or out of a return's slow start, may measure a service failing
   const first = state.max <= 0 && state.threshold <= 0;
   const threshold = accepted > 0 && (first || now - state.at >= state.k) ? max : state.threshold;
-  const next = { ...state, version, rate: cut, max, threshold, k: RECOVER_MS, refusingSince };
+  // back at the plateau no sooner than the fleet hears what the rate does there, FEEDBACKS round trips on
+  const k = Math.max(RECOVER_MS, FEEDBACKS * roundTripMs);
+  const next = { ...state, version, rate: cut, max, threshold, k, refusingSince };
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
 }
 
@@ -211,7 +208,7 @@ export function onProbed(state: RateState, fleet: Fleet, settings: RateSettings)
 
 /**
  * The first call of a pass IDLE_MS or more after the fleet last sent (`seen`): from the last learned
- * rate, a cut below it (the capacity may have changed meanwhile), back up within RECOVER_MS; a new cycle.
+ * rate, a cut below it (the capacity may have changed meanwhile), back up within RECOVER_MS.
  */
 export function onResume(state: RateState, seen: number, now: number, fleet: Fleet, settings: RateSettings) {
   if (seen === 0 || now - seen < IDLE_MS) return undefined;
@@ -220,7 +217,7 @@ export function onResume(state: RateState, seen: number, now: number, fleet: Fle
   const learned = state.max > 0 ? Math.min(state.max, rateAt(state, seen, settings, idle)) : state.rate;
   const [rate, max] = [clamp(BETA * learned, settings), state.max > 0 ? clamp(learned, settings) : 0];
   const version = state.version + 1;
-  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet) };
 }
 
 /**

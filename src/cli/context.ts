@@ -57,7 +57,10 @@ export interface OpenContextOptions {
 export async function openContext(config: Config, options: OpenContextOptions = {}): Promise<AppContext> {
   const target = redisTarget(config);
   checkKeyLayout(target, config.queuePrefix);
-  const folder = dropFolder(config.dropDir, config.doneMarkerSuffix);
+  const folder = dropFolder(config.dropDir, {
+    doneMarkerSuffix: config.doneMarkerSuffix,
+    reportEncoding: config.reportEncoding,
+  });
   if (options.dropFolder === true) await checkDropFolder(folder);
   const redis = createRedis(target, "producer", "invoice-relay-cli");
   // A failed connection attempt is reported by ensureConnected; keep ioredis from printing its own.

@@ -1,4 +1,6 @@
 import { PASS_RECORD_WAIT_MS } from "../use-cases/pass-watch.js";
+import { unansweredCommands, type RedisClient } from "../ledger/redis-client.js";
+import { openWaits } from "../lifecycle/waits.js";
 import { ALERT_DRAIN_MS } from "./alerts.js";
 
 /**
@@ -12,14 +14,21 @@ export const CLOSING_BOUND_MS = ALERT_DRAIN_MS + 5 * PASS_RECORD_WAIT_MS;
  * Ends the process with exit 1 if it is still alive `ms` from now: something it waits for does not
  * answer at all (a Redis frozen with its connections open answers nothing and closes nothing, so no
  * command fails). The ledger and the queue survive such an exit as they survive a crash: what was in
- * hand is taken again by the next process with the same keys. `why` says what it was still doing;
- * stopped by the returned function.
+ * hand is taken again by the next process with the same keys. `why` says what it was still doing,
+ * `unanswered` what it was waiting for then (none: said as unknown, never guessed); stopped by the
+ * returned function.
  */
-export function hardStopAfter(ms: number, why: string, out: NodeJS.WritableStream): () => void {
+export function hardStopAfter(
+  ms: number,
+  why: string,
+  out: NodeJS.WritableStream,
+  unanswered: () => readonly string[] = () => [],
+): () => void {
   const timer = setTimeout(() => {
+    const waits = unanswered();
     out.write(
-      `${why}; something it waits for does not answer (Redis frozen?). Exiting 1: what was left is ` +
-        "taken by the next run with the same keys\n",
+      `${why}; ${waits.length === 0 ? "something it waits for does not answer" : `what it waits for does not answer: ${waits.join("; ")}`}. ` +
+        "Exiting 1: what was left is taken by the next run with the same keys\n",
     );
     process.exit(1);
   }, ms);
@@ -27,4 +36,10 @@ export function hardStopAfter(ms: number, why: string, out: NodeJS.WritableStrea
   return () => {
     clearTimeout(timer);
   };
+}
+
+/** What the process waits for now: Redis (`target`) with commands unanswered, and the open waits. */
+export function unanswered(redis: RedisClient | undefined, target: string): string[] {
+  const commands = redis === undefined ? 0 : unansweredCommands(redis);
+  return [...(commands > 0 ? [`Redis at ${target} (${commands} commands unanswered)`] : []), ...openWaits()];
 }

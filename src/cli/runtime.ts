@@ -14,6 +14,7 @@ import { webhookSecrets } from "../ops/notify/webhook-url.js";
 import { coerceError } from "../errors/relay-error.js";
 import { withScope, type Scope } from "../lifecycle/scope.js";
 import { CLOSING_BOUND_MS, hardStopAfter } from "./hard-stop.js";
+import { openWaits } from "../lifecycle/waits.js";
 import type { WindowSettings } from "../ingest/ingest-window.js";
 
 /** Loads configuration for a command: environment first, then its flags. */
@@ -164,6 +165,7 @@ export function shutdownOnSignals(logger: Logger, scope: Scope, graceMs: number)
       bound,
       `invoice-relay: still not stopped ${Math.round(bound / 1000)} s after ${signal} (its grace and closing)`,
       process.stderr,
+      openWaits,
     );
   });
   return controller.signal;

@@ -257,6 +257,18 @@ export const SETTINGS = {
       )
       .optional(),
   },
+  reportEncoding: {
+    env: "REPORT_ENCODING",
+    description:
+      "How report files are written: utf-8, or utf-8-bom (a byte order mark first, so Excel reads them as " +
+      "UTF-8); a source profile's report_encoding overrides it for its files.",
+    // The values of REPORT_ENCODINGS (src/ingest/profiles/source-profile.ts): config imports no stage,
+    // and src/cli/context.ts, handing this value to the drop folder, holds the two lists alike at compile time.
+    schema: z.enum(["utf-8", "utf-8-bom"], {
+      error: "must be utf-8 or utf-8-bom (for reports opened in Excel)",
+    }),
+    default: "utf-8",
+  },
   correlationIdHeaders: {
     env: "CORRELATION_ID_HEADERS",
     description: "Response headers holding the correlation ID, first present wins.",

@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { BATCH_ID_PATTERN, newBatchId } from "../ledger/batch-id.js";
 import { fileName, type FileName } from "../names/file-name.js";
 import { formatOf } from "./read-invoice-file.js";
+import type { ReportEncoding } from "./profiles/source-profile.js";
 
 /** The drop folder and the sub-folders invoice-relay manages inside it. */
 export interface DropFolder {
@@ -16,9 +17,14 @@ export interface DropFolder {
    * after the file, so no older than it), whatever SETTLE_MS says; the marker is removed on claim.
    */
   readonly doneMarkerSuffix?: string | undefined;
+  /** REPORT_ENCODING: how reports/ files are written, unless a file's source profile says otherwise. */
+  readonly reportEncoding?: ReportEncoding | undefined;
 }
 
-export function dropFolder(root: string, doneMarkerSuffix?: string): DropFolder {
+export function dropFolder(
+  root: string,
+  options: Pick<DropFolder, "doneMarkerSuffix" | "reportEncoding"> = {},
+): DropFolder {
   const abs = resolve(root);
   return {
     root: abs,
@@ -26,7 +32,8 @@ export function dropFolder(root: string, doneMarkerSuffix?: string): DropFolder 
     archive: join(abs, "archive"),
     rejected: join(abs, "rejected"),
     reports: join(abs, "reports"),
-    doneMarkerSuffix,
+    doneMarkerSuffix: options.doneMarkerSuffix,
+    reportEncoding: options.reportEncoding,
   };
 }
 

@@ -59,6 +59,11 @@ export function normaliseFieldName(name: string): string {
   return name.trim().toLowerCase();
 }
 
+/** Why a field given a second time, under `sourceName`, with another value rejects its record. */
+export function givenTwice(sourceName: string): string {
+  return `is given twice with different values (again as "${sourceName}"); give it once`;
+}
+
 /**
  * Fills `fields` one source name at a time: a field given again with another value is an error (named
  * by the source name it came under the second time), the first value stays.
@@ -71,7 +76,7 @@ export function fieldSetter(
     if (target in fields && fields[target] !== value) {
       errors.push({
         field: FIELD_NAMES[target],
-        reason: `is given twice with different values (again as "${sourceName}")`,
+        reason: givenTwice(sourceName),
       });
       return;
     }

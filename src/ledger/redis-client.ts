@@ -30,3 +30,13 @@ export async function* scanKeys(
     } while (cursor !== "0");
   }
 }
+
+/** Commands sent and not answered yet (a Redis that froze with its connections open answers none). */
+export function unansweredCommands(client: RedisClient): number {
+  const queued = (node: object): number => {
+    const queue: unknown = Reflect.get(node, "commandQueue");
+    const length: unknown = queue === undefined || queue === null ? 0 : Reflect.get(queue, "length");
+    return typeof length === "number" ? length : 0;
+  };
+  return isCluster(client) ? client.nodes().reduce((n, node) => n + queued(node), 0) : queued(client);
+}

@@ -57,8 +57,10 @@ export interface RefusedName {
 /**
  * A new file's name, from a listing (a remote folder's, given as text, or the drop folder's, given as
  * bytes): a FileName when it is one path segment, UTF-8 text and at most MAX_NAME_BYTES long; else why
- * not. A remote listing comes decoded: bytes that are not UTF-8 arrive as U+FFFD, and the file cannot be
- * named back to the server, so a name holding U+FFFD is refused as not UTF-8.
+ * not. Bytes are judged as they are: only an invalid sequence is not UTF-8, and U+FFFD written as UTF-8
+ * is a character like any other. Text comes decoded (an SFTP listing, a command line), bytes that are not
+ * UTF-8 arriving as U+FFFD: such a name cannot be told from its bytes, nor named back to the server, so
+ * it is refused as holding U+FFFD.
  */
 export function admitName(raw: string | Buffer): FileName | RefusedName {
   const text = typeof raw === "string" ? raw : utf8(raw);
@@ -67,11 +69,12 @@ export function admitName(raw: string | Buffer): FileName | RefusedName {
   const problem = segmentProblem(text);
   if (problem !== undefined)
     return refused(raw, "not-one-segment", `${problem}; such a name is never used, rename the file`);
-  if (text.includes("\uFFFD"))
+  if (typeof raw === "string" && text.includes("\uFFFD"))
     return refused(
       raw,
       "not-text",
-      "is not UTF-8 text (its other bytes shown as U+FFFD); rename the file to a name in UTF-8",
+      "holds U+FFFD (\uFFFD), which stands for bytes that are not UTF-8 where the name came from (an SFTP " +
+        "listing, a command line), so the file cannot be named back; rename it to a UTF-8 name without that character",
     );
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_NAME_BYTES)

@@ -3,6 +3,10 @@ import { z } from "zod";
 import { join } from "node:path";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import type { FileName } from "../names/file-name.js";
+import type { DropFolder } from "../ingest/drop-folder.js";
+import { profileOfBatch } from "../ingest/profiles/profile-snapshot.js";
+import type { ReportEncoding } from "../ingest/profiles/source-profile.js";
+import { fileSystemCode, ReportWriteError } from "./errors/report-write-error.js";
 import { ROWS_PER_EVENT, type OutboxRow } from "../ledger/outbox.js";
 import { batchRows, type BatchRowsDeps } from "./batch-rows.js";
 import { csvLine, emptyCounts, REPORT_HEADER, type ReportRow, type StatusCounts } from "./report-row.js";
@@ -44,6 +48,20 @@ export interface WrittenReport {
 /** A report is written in pieces of about this many characters: a file stream's own chunk, 64 KiB. */
 const WRITE_CHUNK_CHARS = 64 * 1024;
 
+/**
+ * What a results CSV starts with in each report encoding: nothing, or U+FEFF, which UTF-8 writes as the
+ * byte order mark EF BB BF (Unicode §23.8) that Excel takes as "this is UTF-8".
+ */
+const CSV_START: Readonly<Record<ReportEncoding, string>> = { "utf-8": "", "utf-8-bom": "\uFEFF" };
+
+/** The encoding of a batch's report: its source profile's `report_encoding:`, else REPORT_ENCODING. */
+export function reportEncodingOf(
+  batch: Pick<BatchMeta, "profile_json">,
+  folder: Pick<DropFolder, "reportEncoding">,
+): ReportEncoding {
+  return profileOfBatch(batch)?.reportEncoding ?? folder.reportEncoding ?? "utf-8";
+}
+
 /** `reports/<source file name>.<batch id>.results.csv` and `.summary.json`. */
 export function reportPaths(
   reportsDir: string,
@@ -74,12 +92,14 @@ function outboxRow(row: ReportRow): OutboxRow {
  * written to a temporary name and renamed, so a reader never sees half a report. While the ledger's
  * outbox is on, the rows also go to it (`rows` events of one report generation) before the caller marks
  * the batch reported; a report written again sends them again as a newer generation, whose rows replace
- * the older one's in the results of record.
+ * the older one's in the results of record. The CSV is written in reportEncodingOf the batch; the
+ * summary JSON is always UTF-8 without a byte order mark, which JSON writers must not add (RFC 8259, 8.1). A file
+ * system that refuses the write (full, read-only) raises ReportWriteError naming the file and the fix.
  */
 export async function writeBatchReport(
   deps: BatchRowsDeps,
   batch: BatchMeta,
-  reportsDir: string,
+  folder: Pick<DropFolder, "reports" | "reportEncoding">,
   known: {
     /** The claimed bytes, read and checked by the caller (checkClaimedBytes): the file is not read again. */
     readonly bytes?: Uint8Array | undefined;
@@ -87,14 +107,31 @@ export async function writeBatchReport(
     readonly outbox?: boolean | undefined;
   } = {},
 ): Promise<WrittenReport> {
-  const paths = reportPaths(reportsDir, batch);
+  const paths = reportPaths(folder.reports, batch);
+  try {
+    return await writeReportFiles(deps, batch, folder, paths, known);
+  } catch (error) {
+    const errno = fileSystemCode(error);
+    if (errno === undefined) throw error;
+    throw new ReportWriteError(folder.reports, batch.file, batch.id, errno, { cause: error });
+  }
+}
+
+async function writeReportFiles(
+  deps: BatchRowsDeps,
+  batch: BatchMeta,
+  folder: Pick<DropFolder, "reports" | "reportEncoding">,
+  paths: { readonly csv: string; readonly summary: string },
+  known: { readonly bytes?: Uint8Array | undefined; readonly outbox?: boolean | undefined },
+): Promise<WrittenReport> {
+  const reportsDir = folder.reports;
   const counts = emptyCounts();
   let rows = 0;
   const tmpCsv = `${paths.csv}.${process.pid}.tmp`;
   // Opened as a promise, not a stream: a name the file system refuses fails here, to the caller, and
   // no 'error' event is ever left without a listener.
   const out = await open(tmpCsv, "w");
-  let buffered = `${REPORT_HEADER.join(",")}\r\n`;
+  let buffered = `${CSV_START[reportEncodingOf(batch, folder)]}${REPORT_HEADER.join(",")}\r\n`;
   const flush = async (atLeast: number) => {
     if (buffered.length < atLeast) return;
     await out.writeFile(buffered);

@@ -86,7 +86,7 @@ async function finalizeBatch(
     await deps.batches.markChanged(id, checked.change.message);
     return undefined;
   }
-  const report = await writeBatchReport(deps, { ...meta, path }, deps.folder.reports, {
+  const report = await writeBatchReport(deps, { ...meta, path }, deps.folder, {
     bytes: checked.bytes,
     outbox: read.outbox,
   });

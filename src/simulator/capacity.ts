@@ -61,6 +61,9 @@ export const DEFAULT_CAPACITY: Capacity = {
 
 /** Retry-After while nothing is admitted at all (`ratePerSec` 0): come back in a minute. */
 const QUOTA_SPENT_RETRY_AFTER_S = 60;
+/** The least Retry-After of a refusal: the header's delay-seconds are whole seconds (RFC 9110 §10.2.3), and
+ * public APIs round a wait up and never ask for 0 (GitHub, Stripe, AWS answer 1 or more). */
+const LEAST_RETRY_AFTER_S = 1;
 /** Seconds of per-second counts kept for `stats()`. */
 const SECONDS_KEPT = 600;
 
@@ -69,6 +72,8 @@ export type Admission =
   | {
       readonly admitted: false;
       readonly retryAfterSeconds: number;
+      /** The wait until a request would be admitted, as exactly as the model knows it (0: not known). */
+      readonly waitMs: number;
       readonly reason: "rate" | "in-flight" | "quota";
       readonly status: 429 | 503;
     };
@@ -131,12 +136,11 @@ export class CapacityModel {
     const quota = this.#quota(limit);
     if (quota !== undefined) return this.#refuse(quota, "quota");
     if (this.#tokens < 1) {
-      const wait =
-        limit.retryAfterSeconds ??
-        (limit.ratePerSec === 0
-          ? QUOTA_SPENT_RETRY_AFTER_S
-          : Math.round((1 - this.#tokens) / limit.ratePerSec));
-      return this.#refuse(wait, "rate");
+      const ms =
+        limit.ratePerSec === 0
+          ? QUOTA_SPENT_RETRY_AFTER_S * 1000
+          : ((1 - this.#tokens) / limit.ratePerSec) * 1000;
+      return this.#refuse(ms, "rate");
     }
     this.#tokens -= 1;
     if ((limit.windows ?? []).length > 0) this.#log.push(this.now());
@@ -173,13 +177,16 @@ export class CapacityModel {
     this.#seconds.length = 0;
   }
 
-  #refuse(retryAfterSeconds: number, reason: "rate" | "in-flight" | "quota"): Admission {
+  /** A refusal after which a request would be admitted in `waitMs`; its Retry-After that rounded up. */
+  #refuse(waitMs: number, reason: "rate" | "in-flight" | "quota"): Admission {
     this.#count().refused++;
     this.#refused++;
-    return { admitted: false, retryAfterSeconds, reason, status: this.#limit?.refuseWith ?? 429 };
+    const retryAfterSeconds =
+      this.#limit?.retryAfterSeconds ?? Math.max(LEAST_RETRY_AFTER_S, Math.ceil(waitMs / 1000));
+    return { admitted: false, retryAfterSeconds, waitMs, reason, status: this.#limit?.refuseWith ?? 429 };
   }
 
-  /** The seconds until a slot of a full quota window frees (rounded up), or undefined when none is full. */
+  /** The ms until a slot of every full quota window frees, or undefined when none is full. */
   #quota(limit: Capacity): number | undefined {
     const windows = limit.windows ?? [];
     if (windows.length === 0) return undefined;
@@ -192,7 +199,7 @@ export class CapacityModel {
       const inWindow = this.#log.filter((t) => t > from);
       if (inWindow.length < w.limit) continue;
       const frees = (inWindow[inWindow.length - w.limit] ?? now) + w.seconds * 1000 - now;
-      wait = Math.max(wait ?? 0, Math.ceil(frees / 1000));
+      wait = Math.max(wait ?? 0, frees);
     }
     return wait;
   }

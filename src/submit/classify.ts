@@ -1,11 +1,6 @@
 import type { Answer } from "./answer.js";
-import {
-  extractCorrelationId,
-  extractRulesetVersion,
-  firstHeaderValue,
-  type ExtractionRules,
-} from "./extract.js";
-import { parseRetryAfter } from "./retry-after.js";
+import { extractCorrelationId, extractRulesetVersion, type ExtractionRules } from "./extract.js";
+import { retryAfterOf } from "./retry-after.js";
 
 /** What to do with an invoice after one attempt, per the table of docs/submission.md, "What happens to each answer". */
 export type Verdict =
@@ -71,7 +66,7 @@ export function classify(answer: Answer, rules: ExtractionRules, now: number): V
   }
   const detail = `HTTP ${status}: ${describeError(json, body)}`;
   if (RETRYABLE.has(status)) {
-    const retryAfter = parseRetryAfter(firstHeaderValue(headers["retry-after"]), now);
+    const retryAfter = retryAfterOf(headers, now);
     const correlationId = extractCorrelationId(rules, headers, json);
     return { kind: "retry", httpStatus: status, retryAfterMs: retryAfter, detail, correlationId };
   }

@@ -33,15 +33,18 @@ export async function dropPass(
   {
     takeAgain = true,
     waitUntil,
+    unrecorded,
   }: {
     /** `false`: the caller compares the claimed files with their claims itself, right after. */
     readonly takeAgain?: boolean;
     /** Epoch ms until which files not ready yet are waited for; without it, they are named at once. */
     readonly waitUntil?: number | undefined;
+    /** Which files in processing/ with no batch yet to open (resumeClaimedFiles); all if absent. */
+    readonly unrecorded?: ((batch: string) => boolean) | undefined;
   } = {},
 ): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
-  const passed = await resumeClaimedFiles(deps);
+  const passed = await resumeClaimedFiles(deps, unrecorded);
   const watch = deps.quiet ?? new QuietWatch();
   let scan = await scanDropFolder(deps.folder, settleMs, watch);
   nameLeft(deps, scan);
@@ -116,12 +119,20 @@ function nameLeft(deps: DropPassDeps, scan: DropScan): void {
  * without persistence, a failover to a stale replica). A file another process is ingesting comes back
  * `busy`.
  */
-export async function resumeClaimedFiles(deps: DropPassDeps): Promise<PassedFile[]> {
+export async function resumeClaimedFiles(
+  deps: DropPassDeps,
+  /**
+   * Which files with no batch yet to open now, by batch id (others are left: an SFTP source may be
+   * putting them there now); all if absent.
+   */
+  unrecorded: (batch: string) => boolean = () => true,
+): Promise<PassedFile[]> {
   const order = new RegistrationOrder();
   const window = new InFlight();
   const passed: (PassedFile | undefined)[] = [];
   for (const file of await claimedFiles(deps.folder)) {
     if (deps.signal?.aborted === true || window.failed) break;
+    if (!unrecorded(file.batchId) && (await deps.batches.get(file.batchId)) === undefined) continue;
     const turn = order.next();
     const at = passed.push(undefined) - 1;
     await window.start(async () => {

@@ -218,7 +218,7 @@ async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: Unreadab
   const report = await writeBatchReport(
     { ledger: deps.ledger, batches: deps.batches, namespace: deps.namespace, profiles: deps.profiles },
     meta,
-    deps.folder.reports,
+    deps.folder,
   );
   await deps.batches.markReported(
     file.batchId,

@@ -1,7 +1,8 @@
 import { access } from "node:fs/promises";
 import type { SubmitConfig } from "../config/load.js";
 import { describeTarget, redisTarget } from "../config/redis-target.js";
-import { dropPass, resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
+import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
+import { passIntake } from "./pass-intake.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
@@ -18,6 +19,7 @@ import type { Readiness } from "../ingest/drop-folder.js";
 import type { RemoteRetake } from "./remote-pull.js";
 import type { RemotePass } from "./remote-pass.js";
 import { passWindow } from "./pass-window.js";
+import { passSignal } from "../lifecycle/pass-signal.js";
 
 export interface NightlyPassDeps extends Omit<DropPassDeps, "signal"> {
   readonly config: SubmitConfig;
@@ -131,8 +133,10 @@ export async function nightlyPass(
     now: deps.now,
     tracing: deps.tracing,
   });
+  // Every wait of the pass ends at its deadline or a signal to stop, whichever is first.
+  const until = passSignal(options.signal, options.deadline);
   // Ingest keeps to the window while this process's worker sends; its waits end with the pass.
-  const window = passWindow(deps.window, { redis: deps.redis, prefix: config.queuePrefix }, options);
+  const window = passWindow(deps.window, { redis: deps.redis, prefix: config.queuePrefix }, until);
   try {
     const sending = (): void => {
       const snapshot = service.pacer?.snapshot();
@@ -142,15 +146,13 @@ export async function nightlyPass(
       const since = service.pacer?.snapshot()?.refusingSince ?? 0;
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
-    const waitOptions = { ...options, onRound: sending, refusing };
-    const pulled = await deps.remote?.take(options.signal, true);
-    const passDeps = { ...deps, signal: options.signal, pulled, window: window.window };
+    const waitOptions = { ...options, until, onRound: sending, refusing };
+    const passDeps = { ...deps, signal: options.signal, window };
     let passed;
     try {
-      // The files that changed since their claim are looked for once, just below, not twice.
       const settled = Date.now() + SETTLE_WAITS * config.settleMs;
       const waitUntil = options.deadline === undefined ? settled : Math.min(settled, options.deadline);
-      passed = await dropPass(passDeps, config.settleMs, { takeAgain: false, waitUntil });
+      passed = await passIntake(passDeps, deps.remote, until, config.settleMs, waitUntil);
     } catch (error) {
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
       if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };
@@ -178,7 +180,6 @@ export async function nightlyPass(
       ? await finishRemote(passDeps, targets, outcome, waitOptions)
       : outcome;
   } finally {
-    window.close();
     await service.close(config.shutdownGraceMs);
   }
 }
@@ -218,11 +219,15 @@ async function finishRemote(
   deps: NightlyPassDeps & DropPassDeps,
   targets: Set<string>,
   finished: NightlyOutcome & { kind: "finished" },
-  options: NightlyPassOptions & { readonly onRound: () => void; readonly refusing: () => boolean },
+  options: NightlyPassOptions & {
+    readonly until: AbortSignal;
+    readonly onRound: () => void;
+    readonly refusing: () => boolean;
+  },
 ): Promise<NightlyOutcome> {
   let outcome: NightlyOutcome = finished;
   while (deps.remote !== undefined && outcome.kind === "finished") {
-    const { taken, again } = await deps.remote.finish(options.signal);
+    const { taken, again } = await deps.remote.finish(options.until);
     if (taken.size === 0 && again.length === 0) break;
     if (taken.size === 0) {
       const ending =

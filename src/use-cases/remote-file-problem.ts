@@ -1,15 +1,18 @@
 import { RemoteFileRefusedError } from "../ingest/sftp/errors/remote-file-refused-error.js";
+import { RemoteFileSizeError } from "../ingest/sftp/errors/remote-file-size-error.js";
 import { RemoteFileUnstableError } from "../ingest/sftp/errors/remote-file-unstable-error.js";
 import { escapedText } from "../names/shown-text.js";
 
 /**
  * Why one remote file cannot go on this pass, when the failure is that file's alone: this machine's
  * file system refused a write for it (a name too long, no room, no permission), or the server refused an
- * operation on it, or the file reads as other bytes at each read. Undefined for anything else (a dropped connection, Redis): the source's, tried again
+ * operation on it, or the file reads as other bytes at each read or other than its listed size. Undefined for anything else (a dropped connection, Redis): the source's, tried again
  * as a whole.
  */
 export function fileProblem(error: unknown): string | undefined {
   if (error instanceof RemoteFileUnstableError)
+    return `${escapedText(error.message)}; it is read again at the next pass`;
+  if (error instanceof RemoteFileSizeError)
     return `${escapedText(error.message)}; it is read again at the next pass`;
   if (error instanceof RemoteFileRefusedError)
     return `${escapedText(error.message)}; it is tried again at the next pass`;

@@ -15,7 +15,12 @@ export interface RemotePass {
    * Takes every settled file (waiting once for files first seen now when `settle`): the batches whose
    * files are in processing/ for the drop pass to open, those taken now and any a cut pass left.
    */
-  take(signal: AbortSignal | undefined, settle: boolean): Promise<ReadonlyMap<string, PulledFile>>;
+  take(
+    signal: AbortSignal | undefined,
+    settle: boolean,
+    /** Told of each source's files as soon as that source is done (with `settle`), before the others. */
+    onPulled?: (files: ReadonlyMap<string, PulledFile>) => void,
+  ): Promise<ReadonlyMap<string, PulledFile>>;
   /**
    * Finishes claims, archives and uploads results of reported batches; lists nothing new. Returns the
    * files taken again now, whole, because their server copy grew or changed after their batch took it
@@ -59,9 +64,14 @@ export function remotePass(
     }
   };
   return {
-    take: async (signal, settle) => {
-      const pulls = settle ? await pullSettled(deps, signal) : await pullRemoteSources(deps, signal);
-      note(pulls);
+    take: async (signal, settle, onPulled) => {
+      const pulls = settle
+        ? await pullSettled(deps, signal, (pull) => {
+            note([pull]);
+            onPulled?.(pull.unopened ?? new Map());
+          })
+        : await pullRemoteSources(deps, signal);
+      if (!settle) note(pulls);
       return new Map(pulls.flatMap((p) => [...(p.unopened ?? [])]));
     },
     finish: async (signal) => {

@@ -64,23 +64,21 @@ export interface RemoteRetake {
 }
 
 /**
- * One pass over every SFTP source, one after the other: finish claims a cut pass left, take every
- * settled file, then archive and report back the batches whose reports are written. A source that
- * cannot be reached is tried `attempts` times with backoff, its error recorded for `status`; it never
- * stops the other sources or the drop folder. A refused host key or login is not retried.
+ * One pass over every SFTP source, side by side, so a slow source never delays another: finish claims a
+ * cut pass left, take every settled file, then archive and report back the batches whose reports are
+ * written. Every wait of each ends with `signal` (the pass's deadline: src/lifecycle/pass-signal.ts),
+ * the source then failing with what it was waiting for. A source that cannot be reached is tried
+ * `attempts` times with backoff, its error recorded for `status`; it never stops the other sources or
+ * the drop folder. A refused host key or login is not retried.
  */
 export async function pullRemoteSources(
   deps: RemotePullDeps,
   signal?: AbortSignal,
   options: PullOptions = { take: true },
 ): Promise<SourcePull[]> {
-  const out: SourcePull[] = [];
-  for (const source of deps.sources) {
-    if (signal?.aborted === true) break;
-    if (options.skip?.has(source.name) === true) continue;
-    out.push(await pullSource(deps, source, options, signal));
-  }
-  return out;
+  if (signal?.aborted === true) return [];
+  const polled = deps.sources.filter((s) => options.skip?.has(s.name) !== true);
+  return Promise.all(polled.map((source) => pullSource(deps, source, options, signal)));
 }
 
 export interface PullOptions {
@@ -92,26 +90,36 @@ export interface PullOptions {
 
 /**
  * For a one-shot pass (`run`): a file is settled only across two polls, so a file first seen now is
- * polled again once SETTLE_MS has passed (twice at most), and taken then if it has not changed.
+ * polled again once SETTLE_MS has passed (twice at most), and taken then if it has not changed. Each
+ * source is polled on its own, side by side, `onPulled` told of each as it is done.
  */
-export async function pullSettled(deps: RemotePullDeps, signal?: AbortSignal): Promise<SourcePull[]> {
-  let pulls = await pullRemoteSources(deps, signal);
-  for (
-    let round = 0;
-    round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
-    round++
-  ) {
-    await new Promise((r) => setTimeout(r, deps.settleMs + 100));
-    const again = await pullRemoteSources(deps, signal);
-    pulls = again.map((p, i) => ({
-      ...p,
-      taken: p.taken + (pulls[i]?.taken ?? 0),
-      batches: [...(pulls[i]?.batches ?? []), ...p.batches],
-      unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
-      left: distinct([...(pulls[i]?.left ?? []), ...(p.left ?? [])]),
-    }));
-  }
-  return pulls;
+export async function pullSettled(
+  deps: RemotePullDeps,
+  signal?: AbortSignal,
+  onPulled?: (pull: SourcePull) => void,
+): Promise<SourcePull[]> {
+  const one = async (source: RemoteSource): Promise<SourcePull[]> => {
+    const alone = { ...deps, sources: [source] };
+    let pulls = await pullRemoteSources(alone, signal);
+    for (
+      let round = 0;
+      round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
+      round++
+    ) {
+      await pause(deps.settleMs + 100, signal);
+      const again = await pullRemoteSources(alone, signal);
+      pulls = again.map((p, i) => ({
+        ...p,
+        taken: p.taken + (pulls[i]?.taken ?? 0),
+        batches: [...(pulls[i]?.batches ?? []), ...p.batches],
+        unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
+        left: distinct([...(pulls[i]?.left ?? []), ...(p.left ?? [])]),
+      }));
+    }
+    for (const pull of pulls) onPulled?.(pull);
+    return pulls;
+  };
+  return (await Promise.all(deps.sources.map(one))).flat();
 }
 
 async function pullSource(
@@ -128,7 +136,7 @@ async function pullSource(
   try {
     for (let attempt = 1; ; attempt++) {
       try {
-        const done = await pollOnce(deps, claims, source, options);
+        const done = await pollOnce(deps, claims, source, options, signal);
         await claims.setState({ ...cleared(state), lastPollAt: Date.now(), ...done.state });
         return { source: source.name, ...done.result };
       } catch (thrown) {
@@ -148,7 +156,7 @@ async function pullSource(
           });
           return { source: source.name, taken: 0, batches: [], waiting: state.waiting, error };
         }
-        await new Promise((r) => setTimeout(r, (deps.backoffMs ?? 1000) * 2 ** (attempt - 1)));
+        await pause((deps.backoffMs ?? 1000) * 2 ** (attempt - 1), signal);
       }
     }
   } finally {
@@ -175,11 +183,12 @@ async function pollOnce(
   claims: RemoteClaims,
   source: RemoteSource,
   options: PullOptions,
+  signal: AbortSignal | undefined,
 ): Promise<{
   result: Omit<SourcePull, "source" | "error">;
   state: Partial<RemoteSourceState>;
 }> {
-  const session = await deps.openSession(source);
+  const session = await deps.openSession(source, signal);
   try {
     const folders = remoteFolders(source);
     await session.mkdirp(source.afterClaim === "move" ? folders.processing : source.path);
@@ -262,6 +271,19 @@ export async function listCandidates(
   );
   await claims.saw(listing.seen);
   return listing.candidates;
+}
+
+/** Waits `ms`, or less when `signal` ends the pass first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 function distinct(files: readonly LeftFile[]): LeftFile[] {

@@ -7,6 +7,7 @@ import type { RemoteStanding } from "../ingest/sftp/remote-content.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
 import { RemoteFileUnstableError } from "../ingest/sftp/errors/remote-file-unstable-error.js";
+import { RemoteFileSizeError } from "../ingest/sftp/errors/remote-file-size-error.js";
 import type { BatchStore } from "../ledger/batch-store.js";
 import type { LedgerClock } from "../ledger/clock.js";
 import type { RedisClient } from "../ledger/redis-client.js";
@@ -72,7 +73,8 @@ function partPath(deps: ClaimDeps, claim: RemoteClaim): string {
  * the server's processing/ first (with `after_claim: move`; nobody writes there by name), then read again
  * there and compared, by size and SHA-256, with the download (with `delete`, read again where it is).
  * Only then is the download renamed to its claimed name here. A partial download left by a cut or kill
- * is removed first, whatever comes of the file. Each step is safe to repeat.
+ * is gone on with while the server's file is unchanged, removed once it changed. Each step is safe to
+ * repeat.
  */
 export async function takeFile(
   deps: ClaimDeps,
@@ -84,10 +86,10 @@ export async function takeFile(
 ): Promise<Take> {
   const local = join(deps.folder.processing, claimedName(start.batch, start.name));
   const part = partPath(deps, start);
-  await rm(part, { force: true });
   // Renamed here before a crash came before the step was recorded: the file here is whole and checked.
   const here = await claimedContent(local).catch(() => undefined);
   if (here !== undefined) {
+    await rm(part, { force: true });
     const done = { ...start, step: "downloaded" as const, sha256: start.sha256 ?? here.sha256 };
     await claims.update(done);
     return { kind: "taken", claim: done };
@@ -113,14 +115,19 @@ export async function takeFile(
     return changed(before);
   if (start.settlingSince !== undefined && Date.now() - start.settlingSince < deps.settleMs)
     return { kind: "settling" };
-  let got;
+  // The server says the size and time it had at the claim: a partial download a pass's end cut is gone
+  // on with (its bytes are checked whole below, against the server's), never begun again.
   try {
-    await session.download(at, part);
-    got = await claimedContent(part);
+    await session.download(at, part, start.size);
   } catch (error) {
-    await rm(part, { force: true });
+    if (!(error instanceof RemoteFileSizeError)) throw error;
+    // Other than listed: a file still being written is taken once settled; one the server still lists
+    // so is named, its part removed (remote-claim.ts).
+    const now = await session.stat(at);
+    if (now?.size !== start.size || now.mtimeMs !== start.mtimeMs) return changed(now);
     throw error;
   }
+  const got = await claimedContent(part);
   // The size and time the server says, against those it said before: whether it says it changed. What
   // was read is judged by its bytes alone (`standing`), never by the size said (which a server may get
   // wrong: remote-content.ts).

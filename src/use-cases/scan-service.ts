@@ -6,7 +6,7 @@ import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { endConnection } from "../queue/connection.js";
 import { closeWithin } from "../queue/leave-jobs.js";
 import { quietConnectionErrors } from "../queue/invoice-queue.js";
-import { dropPass, type DropPassDeps } from "./drop-pass.js";
+import { dropPass, resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
 import type { SourceProfile } from "../ingest/profiles/source-profile.js";
@@ -106,13 +106,20 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       }
       if (options.folderUsable !== undefined && !(await options.folderUsable())) return 0;
       const pass = PassWatch.starting(options.passes.deps, "scan");
-      const pulled = await options.remote?.take(undefined, false);
+      // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
+      const taking = options.remote?.take(undefined, false) ?? Promise.resolve(undefined);
+      taking.catch(() => undefined); // awaited below, after the drop folder
       // The files this scan sees and leaves where they are: named in the log and in its record.
       const left: LeftFile[] = [];
       let passed;
       try {
-        passed = await dropPass({ ...deps, pulled, onLeft: (file) => left.push(file) }, options.settleMs);
+        passed = await dropPass({ ...deps, onLeft: (file) => left.push(file) }, options.settleMs, {
+          unrecorded: options.remote === undefined ? undefined : () => false,
+        });
+        const pulled = await taking;
+        if (options.remote !== undefined) passed.push(...(await resumeClaimedFiles({ ...deps, pulled })));
       } catch (error) {
+        await taking.catch(() => undefined);
         // The process is stopping while a file waits for room in the window: nothing failed.
         if (!(error instanceof IngestInterruptedError)) throw error;
         logger.info(

@@ -151,6 +151,9 @@ describe("a process's pacer and the fleet's budget", () => {
   it("when the rate needs more requests in flight than SUBMIT_CONCURRENCY allows, then the pacer gives the ceiling and says it caps", async () => {
     const time = new VirtualTime(START);
     const pacer = pacerOn(time, countedBudget(time).budget, { startRate: 1000, ceiling: 1000 });
+    // before any answer, the first flight: TCP's initial window of ten
+    expect(pacer.concurrency(1000)).toBe(10);
+    expect(pacer.concurrency(4)).toBe(4);
     await send(time, pacer, 20, 1, () => "accepted", 400);
     // 1,000/s × 400 ms: 400 in flight
     expect(pacer.concurrency(1000)).toBe(400);

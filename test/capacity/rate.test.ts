@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   BETA,
+  FEEDBACKS,
   CAUTIOUS_GROWTH,
   IDLE_MS,
   MIN_RATE,
@@ -194,49 +195,56 @@ describe("the learned rate, on a fake clock", () => {
     expect(third?.state.max).toBe(96); // 25 in the quarter second: 24 at least
   });
 
-  it("when the refusals that asked to wait are no more than chance among many that did not, then the wait is their own: a cut, no hold", () => {
-    // 5 % of the answers refused at random with Retry-After: 1, and a capacity crossed (Retry-After: 0)
-    const crossing = fleet(300, 60, 1000, 100, 15);
-    const cut = onRefused(
-      learned(),
-      { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 1000 },
-      crossing,
-      T + 20,
-      SETTINGS,
+  it("when refusals ask a wait while the service still accepts most requests, then the wait is the refused request's own: a cut, never a hold of the fleet", () => {
+    // a bucket crossed, every refusal with Retry-After: 1 (or 60): the service accepts 300/s meanwhile
+    for (const retryAfterMs of [1000, 60_000]) {
+      const cut = onRefused(
+        learned(),
+        { ...refusedAt(T + 10), retryAfterMs },
+        fleet(300, 60, 1000, 100),
+        T + 20,
+        SETTINGS,
+      );
+      expect(cut?.holdMs).toBe(0);
+      expect(cut?.state.rate).toBeLessThan(300);
+    }
+    // as many refused at random, asking to wait, and nothing else: chance, nothing at all
+    const random = fleet(285, 15, 1000, 50);
+    expect(
+      onRefused(learned(), { ...refusedAt(T + 10), retryAfterMs: 1000 }, random, T + 20, SETTINGS),
+    ).toBeUndefined();
+  });
+
+  it("when the service refuses everything since the last event and asks a wait, then the fleet holds for the least wait asked (within the cap), at once for a request sent since the event, then sends at the floor until one is accepted", () => {
+    const cutAt = learned({ at: T, atAccepted: 100, atRefused: 0 });
+    const dark = fleet(0, 8, 100, 10);
+    // sent 250 ms before the cut by the margin a cut waits for, but went 50 ms after it
+    const refusal = { sentAt: T - 200, wentAt: T + 50, retryAfterMs: 45_000 };
+    const held = onRefused(cutAt, refusal, dark, T + 100, SETTINGS);
+    expect(held?.holdMs).toBe(45_000);
+    expect(held?.state).toMatchObject({ rate: MIN_RATE, max: 300, at: T + 45_100, refusingSince: T + 100 });
+    // a state dated at the hold's end is one a pacer wrote
+    expect(parseRateState(JSON.stringify(held?.state), T + 100, T + 45_100)).toEqual(held?.state);
+    expect(onRefused(cutAt, { ...refusal, retryAfterMs: 3_600_000 }, dark, T + 100, SETTINGS)?.holdMs).toBe(
+      60_000,
     );
-    expect(cut?.holdMs).toBe(0);
-    expect(cut?.state.rate).toBeLessThan(300);
-    // the same refusals all asking to wait: the service's hold
-    const asked = fleet(300, 60, 1000, 100, 60);
-    expect(
-      onRefused(learned(), { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 1000 }, asked, T + 20, SETTINGS)
-        ?.holdMs,
-    ).toBe(1000);
-    // asked by chance alone and nothing else past it: nothing at all
-    const random = fleet(285, 15, 1000, 50, 15);
-    expect(
-      onRefused(learned(), { sentAt: T + 10, wentAt: T + 10, retryAfterMs: 1000 }, random, T + 20, SETTINGS),
-    ).toBeUndefined();
+    // refusing everything without a wait asked: a cut to the floor a round trip on, no hold
+    expect(onRefused(cutAt, { ...refusal, retryAfterMs: 0 }, dark, T + 400, SETTINGS)).toBeUndefined();
+    const later = { sentAt: T + 300, wentAt: T + 350, retryAfterMs: 0 };
+    expect(onRefused(cutAt, later, dark, T + 400, SETTINGS)).toMatchObject({
+      holdMs: 0,
+      state: { rate: MIN_RATE },
+    });
   });
 
-  it("when a refusal asking to wait comes for a request sent after the last cut, then the hold is taken at once, where a cut waits a round trip", () => {
-    const cutAt = learned({ at: T + 1000 });
-    const went = { sentAt: T + 800, wentAt: T + 1050 };
-    const asked = fleet(300, 60, 1000, 100, 60);
-    expect(onRefused(cutAt, { ...went, retryAfterMs: 1000 }, asked, T + 1100, SETTINGS)?.holdMs).toBe(1000);
-    expect(
-      onRefused(cutAt, { ...went, retryAfterMs: 0 }, fleet(300, 60), T + 1100, SETTINGS),
-    ).toBeUndefined();
-  });
-
-  it("when cutting, then the plateau is the lower of the accepted rate lately and over the cycle since the last cut, each the least its count allows: a quarter second holds a bucket's burst, a cycle its long-run rate", () => {
+  it("when cutting, then the plateau is the lower of the accepted rate lately and since the last cut, each the least its count allows: a quarter second holds a bucket's burst, the time since the cut its long-run rate", () => {
     // 1,001 accepted over the 4 s since the last cut (250/s at least); 300/s lately, a burst drained among them
     const state = learned({ at: T, atAccepted: 0 });
     const refusal = refusedAt(T + 3900);
     const burst = onRefused(state, refusal, fleet(300, 100, 1001, 30), T + 4000, SETTINGS);
     expect(burst?.state.max).toBe(250);
     expect(burst?.state.rate).toBe(BETA * 250);
-    // the capacity fell: 101/s lately (25.25 in the quarter second, 24.25 at least) is below the cycle's
+    // the capacity fell: 101/s lately (25.25 in the quarter second, 24.25 at least) is below the rate since the cut
     const fell = onRefused(state, refusal, fleet(101, 100, 1001, 30), T + 4000, SETTINGS);
     expect(fell?.state.max).toBe(97);
     // 12 paced requests in a quarter second show 11 per quarter at least: 44/s, not 48/s
@@ -245,68 +253,9 @@ describe("the learned rate, on a fake clock", () => {
     // 4 in the quarter second: one less would be more than a cut takes; β of them, 14.4/s
     const few = onRefused(state, refusal, fleet(16, 40, 1001, 30), T + 4000, SETTINGS);
     expect(few?.state.max).toBeCloseTo(BETA * 16);
-    // 41 over the cycle's 4 s: 10/s at least
+    // 41 over the 4 s since the cut: 10/s at least
     const slow = onRefused(state, refusal, fleet(40, 40, 41, 30), T + 4000, SETTINGS);
     expect(slow?.state.max).toBe(10);
-  });
-
-  it("when a hold shorter than the cycle so far comes, then it is part of the cycle: the fleet goes on at the cycle's long-run rate and K stays, so short holds night-long never slow the probe to a crawl", () => {
-    // a cycle begun 600 s ago (K = 1 s), 120,000 accepted since; a 1 s Retry-After past chance
-    const state = learned({ markAt: T, markAccepted: 0, at: T + 599_000, atAccepted: 100_000 });
-    const refusal = { sentAt: T + 600_000, wentAt: T + 600_000, retryAfterMs: 1000 };
-    const held = onRefused(state, refusal, fleet(200, 60, 120_000, 10, 60), T + 600_000, SETTINGS);
-    expect(held?.holdMs).toBe(1000);
-    expect(held?.state).toMatchObject({ k: RECOVER_MS, markAt: T, at: T + 601_000 });
-    expect(held?.state.rate).toBeCloseTo(120_000 / 601);
-    // a hold as long as the cycle so far ends it: K becomes the cycle's length
-    const long = onRefused(
-      state,
-      { ...refusal, retryAfterMs: 600_000 },
-      fleet(200, 60, 120_000, 10, 60),
-      T + 600_000,
-      {
-        ...SETTINGS,
-        retryAfterCapMs: 600_000,
-      },
-    );
-    expect(long?.state).toMatchObject({ k: 1_200_000, markAt: T + 1_200_000 });
-  });
-
-  it("when the refusals ask for a Retry-After, then the fleet holds for exactly that (within the cap), then goes on at the long-run rate of the cycle, the hold included, and probes past it on the cycle's time scale", () => {
-    // 300 accepted since the last hold's end, 15 s ago, and a Retry-After of 45 s: 5/s
-    const state = learned({ markAt: T, markAccepted: 100 });
-    const held = onRefused(
-      state,
-      { sentAt: T + 15_000, wentAt: T + 15_000, retryAfterMs: 45_000 },
-      fleet(0, 8, 400, 0, 8),
-      T + 15_000,
-      SETTINGS,
-    );
-    expect(held?.holdMs).toBe(45_000);
-    expect(held?.state).toMatchObject({ rate: 5, max: 5, at: T + 60_000, k: 60_000, markAt: T + 60_000 });
-    expect(held?.state.markAccepted).toBe(400);
-    // a state dated at the hold's end is one a pacer wrote
-    const text = JSON.stringify(held?.state);
-    expect(parseRateState(text, T + 15_000, T + 60_000)).toEqual(held?.state);
-    expect(
-      onRefused(state, { sentAt: T, wentAt: T, retryAfterMs: 3_600_000 }, fleet(0, 8, 400, 0, 8), T, SETTINGS)
-        ?.holdMs,
-    ).toBe(60_000);
-  });
-
-  it("when a hold comes while the service accepted nothing over the cycle, then the plateau learned before stays, and one request goes when the service said", () => {
-    const state = learned({ markAt: T, markAccepted: 100, atAccepted: 100 });
-    const held = onRefused(
-      state,
-      { sentAt: T + 1000, wentAt: T + 1000, retryAfterMs: 2000 },
-      fleet(0, 8, 100, 50, 8),
-      T + 1000,
-      SETTINGS,
-    );
-    expect(held?.holdMs).toBe(2000);
-    expect(held?.state.max).toBe(300);
-    expect(held?.state.rate).toBe(0.5);
-    expect(held?.state.refusingSince).toBe(T + 1000);
   });
 
   it("when slow start reaches twice the stored rate, then it is noted, so a pass after a pause starts from it", () => {
@@ -320,7 +269,7 @@ describe("the learned rate, on a fake clock", () => {
     const state = learned({ at: T, rate: 270, max: 300 });
     expect(onResume(state, T + 5000, T + 10_000, fleet(0), SETTINGS)).toBeUndefined();
     const resumed = onResume(state, T + 5000, T + 5000 + IDLE_MS, fleet(0, 0, 9), SETTINGS);
-    expect(resumed).toMatchObject({ rate: BETA * 300, max: 300, at: T + 5000 + IDLE_MS, markAccepted: 9 });
+    expect(resumed).toMatchObject({ rate: BETA * 300, max: 300, at: T + 5000 + IDLE_MS, atAccepted: 9 });
   });
 
   it("when the stored state is garbled, out of range or dated ahead of the server's clock, then it is not read", () => {
@@ -346,6 +295,25 @@ describe("the learned rate, on a fake clock", () => {
     expect(phaseAt(state, T + 1500, 0)).toBe("holding");
     expect(phaseAt(state, T + 3000, 0)).toBe("probing");
     expect(phaseAt(startState(SETTINGS, T, NONE), T, 0)).toBe("probing");
+  });
+
+  it("when answers take a second, then a cut's curve is back at its plateau no sooner than four round trips, the fleet's feedback, where quick answers keep K", () => {
+    const slow = onRefused(
+      learned(),
+      { ...refusedAt(T + 10), roundTripMs: 1000 },
+      fleet(300, 60),
+      T + 20,
+      SETTINGS,
+    );
+    expect(slow?.state.k).toBe(FEEDBACKS * 1000);
+    const quick = onRefused(
+      learned(),
+      { ...refusedAt(T + 10), roundTripMs: 40 },
+      fleet(300, 60),
+      T + 20,
+      SETTINGS,
+    );
+    expect(quick?.state.k).toBe(RECOVER_MS);
   });
 
   it("when sizing requests in flight, then the rate times the slowest answer (Little's law), at least one", () => {

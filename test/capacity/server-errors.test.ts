@@ -12,7 +12,7 @@ const FIRST_PROBE_S = 3;
 // and the fleet would creep down cut after cut.
 describe("a service that answers a fifth of its requests with a server error (virtual time)", () => {
   it.each([11, 12, 13])(
-    "seed %i: the fleet stays above half the capacity after the first probe, and every invoice is routed",
+    "seed %i: the fleet stays above half the capacity after the first probe while it has a second's work in hand, and every invoice is routed",
     async (seed: number) => {
       const night = await modelNight({
         processes: 3,
@@ -27,7 +27,8 @@ describe("a service that answers a fifth of its requests with a server error (vi
       const last = seconds.length - 1; // partial: the night ended in it
       let under = 0;
       seconds.forEach((s, i) => {
-        if (i <= FIRST_PROBE_S || i >= last) return;
+        // a second's worth of invoices in hand, not waiting out their retry's delay: the rate bounds it
+        if (i <= FIRST_PROBE_S || i >= last || (night.backlog[i] ?? 0) < SHAPE.capacity) return;
         under = s.admitted < capacityAt(SHAPE, i * 1000) / 2 ? under + 1 : 0;
         expect(under, `second ${i}: ${JSON.stringify(seconds)}`).toBeLessThanOrEqual(5);
       });

@@ -1,10 +1,23 @@
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { problemsOf } from "./problems-of.js";
 import { loadConfig, requireSubmitConfig } from "../../src/config/load.js";
+import { SETTINGS } from "../../src/config/settings.js";
 
 const base = { INVOICE_API_URL: "https://invoices.example.com", INVOICE_API_KEY: "irs_live_a1b2c3d4e5f6" };
 
 describe("configuration", () => {
+  it("when docs/configuration.md lists the settings, then every one src/config/settings.ts reads is there, with its default", async () => {
+    const page = await readFile(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const listed = new Map(
+      [...page.matchAll(/^- `([A-Z][A-Z0-9_]+)` \(([^)]*)\)/gm)].map((m) => [m[1] ?? "", m[2] ?? ""]),
+    );
+    expect(Object.values(SETTINGS).filter((s) => !listed.has(s.env))).toEqual([]);
+    for (const setting of Object.values(SETTINGS))
+      if ("default" in setting)
+        expect(listed.get(setting.env), setting.env).toContain(`default \`${setting.default}\``);
+  });
+
   it("when nothing is set, then every setting with a default has it", () => {
     const config = loadConfig({});
     expect(config).toMatchObject({

@@ -46,20 +46,27 @@ async function world(files: [string, string, Lies][], options: HostileOptions = 
 }
 
 describe("an SFTP server that lies about its files", () => {
-  it("when the server says a size smaller than the file holds (fewer bytes, or 0), then every row is read and sent and the server's archived copy is the whole file", async () => {
+  it("when the server says a size smaller than the file holds (fewer bytes, or 0), then no byte past that size is read, nothing of the file is sent, each is named with its sizes and left on the server, and run exits 2", async () => {
+    const said = Buffer.byteLength(HEADER + row("SHORT-1") + row("SHORT-2"));
     const short = HEADER + row("SHORT-1") + row("SHORT-2") + row("SHORT-3");
     const zero = HEADER + row("ZERO-1") + row("ZERO-2");
     const { server, sim, env } = await world([
-      ["short.csv", short, { size: Buffer.byteLength(HEADER + row("SHORT-1") + row("SHORT-2")) }],
+      ["short.csv", short, { size: said }],
       ["zero.csv", zero, { size: 0 }],
     ]);
 
     const { code, output } = await runCli(["run"], env, 60_000);
 
-    expect(code, output).toBe(0);
-    expect(sim.stats().effects).toMatchObject({ total: 5, keysWithMultipleEffects: 0 });
-    const archived = server.files().filter((p) => p.startsWith(`${server.inbox}/archive/`));
-    expect(archived.map((p) => server.read(p)?.toString()).sort()).toEqual([short, zero].sort());
+    expect(code, output).toBe(2);
+    expect(output).toContain(`/inbox/short.csv holds more than the ${said} bytes it was listed with`);
+    expect(output).toContain("/inbox/zero.csv holds more than the 0 bytes it was listed with");
+    expect(sim.stats().effects.total).toBe(0);
+    expect(server.served("short.csv")?.furthest).toBeLessThanOrEqual(said + 1);
+    expect(server.served("zero.csv")?.furthest).toBeLessThanOrEqual(1);
+    expect([server.listed("short.csv")?.toString(), server.listed("zero.csv")?.toString()]).toEqual([
+      short,
+      zero,
+    ]);
   });
 
   it("when the server keeps the connection up but never answers a read, then run gives up on the source with a message naming the server and what it was asked, exits non-zero, and takes the file at a later run once the server answers", async () => {

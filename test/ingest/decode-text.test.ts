@@ -85,6 +85,22 @@ describe("decodeText", () => {
       }
     });
 
+    it("when lines end in a CR alone or in CRLF, as the CSV reader takes them, then a bad byte's line counts each once in every chunking", async () => {
+      const utf8Bytes = join(utf8("external_id\rINV-1\r\nINV-2\rM"), [0xfc], utf8("ller\r"));
+      const lone = join(utf16le("a\rb\r\nc\r"), [0x00, 0xdc], utf16le("d"));
+      for (const sizes of CHUNKINGS) {
+        expect((await decode(utf8Bytes, sizes)).error?.position, `UTF-8 ${sizes.join()}`).toEqual({
+          line: 4,
+          byteOffset: 26,
+        });
+        const bom = join([0xff, 0xfe], lone);
+        expect((await decode(bom, sizes)).error?.position, `UTF-16 ${sizes.join()}`).toEqual({
+          line: 4,
+          byteOffset: 16,
+        });
+      }
+    });
+
     it("when a Windows-1252 byte appears, then the error names the byte, line, offset and the profile setting", async () => {
       const bytes = join(utf8("external_id\nINV-1\nM"), [0xfc], utf8("ller\n"));
       for (const sizes of CHUNKINGS) {

@@ -158,6 +158,39 @@ describe("encodings", () => {
     expect(error.message).toContain("name its encoding in a source profile (`encoding:` in SOURCES_FILE");
   });
 
+  it("when a .csv file is gzip-compressed, then it is rejected as gzip with what to do, not sent to name an encoding", async () => {
+    const { gzipSync } = await import("node:zlib");
+    for (const profile of [undefined, profileFor("windows-1252")]) {
+      const items = await read(gzipSync(`${HEADER}\n${row("INV-1")}\n`), "csv", [1], profile);
+      expect(outline(items)).toEqual(["file-error"]);
+      expect(fileErrorOf(items).error.message).toBe(
+        "vendor-1.file (line 1, byte offset 0): the file is gzip-compressed, not text: decompress it " +
+          "(gunzip, or 7-Zip on Windows) and drop the file it holds. Fix the file and drop it again.",
+      );
+    }
+  });
+
+  it.each([
+    ["utf-16le", "UTF-16LE"],
+    ["utf-16be", "UTF-16BE"],
+  ] as const)(
+    "when a %s file has no byte order mark and no profile names it, then the file is rejected as UTF-16, not for its columns",
+    async (encoding, shown) => {
+      const bytes = encode(`${HEADER}\n${row("Müller-1")}\n`, encoding);
+      for (const format of FORMATS) {
+        const items = await read(bytes, format, [3]);
+        expect(outline(items)).toEqual(["file-error"]);
+        expect(fileErrorOf(items).error.problem).toBe(
+          `the file looks like ${shown} without a byte order mark (every second byte of its start is NUL); ` +
+            `save it as UTF-8, or name \`encoding: ${encoding}\` in a source profile (SOURCES_FILE, see ` +
+            "docs/vendor-files.md, Vendor files)",
+        );
+      }
+      const named = await read(bytes, "csv", [3], profileFor(encoding));
+      expect(outline(named)).toEqual(["valid@2"]);
+    },
+  );
+
   it("when the file's byte order mark contradicts the profile, then the file is rejected naming both", async () => {
     const bytes = Uint8Array.from([0xff, 0xfe, ...encode(`${HEADER}\n${row("INV-1")}\n`, "utf-16le")]);
     const items = await read(bytes, "csv", [], profileFor("windows-1252"));

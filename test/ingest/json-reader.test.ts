@@ -203,4 +203,17 @@ describe("JSON reader", () => {
     expect(outline(items)).toEqual(["rejected@1", "file-error"]);
     expect(fileErrorOf(items).error.position).toEqual({ line: 4 + breaks, column: 2 });
   });
+
+  it("when an element gives external_id twice with different values, then that element alone is rejected naming the field, and the next goes on", async () => {
+    const twice =
+      '{"external_id": "INV-A", "currency": "EUR", "destination_country": "DE", "archive_policy": "eu-10y", "external_id": "INV-B"}';
+    const items = await readAll(`[${twice}, ${JSON.stringify(record("INV-2"))}]`, "json", TINY);
+    expect(outline(items)).toEqual(["rejected@1", "valid@2"]);
+    expect(rejectionAt(items, 1).errors).toEqual([
+      {
+        field: "external_id",
+        reason: 'is given twice with different values (again as "external_id"); give it once',
+      },
+    ]);
+  });
 });

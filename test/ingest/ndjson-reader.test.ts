@@ -132,4 +132,37 @@ describe("NDJSON reader", () => {
       expect(outline(items)).toEqual(["rejected@1", "rejected@2", "valid@3"]);
     },
   );
+
+  it.each([[[]], [TINY]])(
+    "when lines end in a CR alone, or in CRLF cut between chunks (chunks %j), then each line is read as the CSV reader reads them",
+    async (sizes) => {
+      const [a, b, c] = ["INV-1", "INV-2", "INV-3"].map((id) => JSON.stringify(record(id)));
+      const items = await readAll(`${a}\r\r${b}\r${c}\r\n`, "ndjson", sizes);
+      expect(outline(items)).toEqual(["valid@1", "valid@3", "valid@4"]);
+      expect(validAt(items, 3).key).toBe(keyOf(record("INV-2") as Record<string, unknown>));
+    },
+  );
+
+  it("when a line gives external_id twice with different values, then the line is rejected naming the field, and the same value twice is taken", async () => {
+    const twice =
+      '{"external_id": "INV-A", "currency": "EUR", "destination_country": "DE", "archive_policy": "eu-10y", "external_id": "INV-B"}';
+    const same =
+      '{"external_id": "INV-C", "routing": {"destination_country": "DE", "archive_policy": "eu-10y", "archive_policy": "eu-10y"}, "currency": "EUR"}';
+    const nested =
+      '{"external_id": "INV-D", "currency": "EUR", "routing": {"destination_country": "DE", "archive_policy": "eu-10y", "destination_country": "FR"}}';
+    const items = await readAll(lines(twice, same, nested), "ndjson");
+    expect(outline(items)).toEqual(["rejected@1", "valid@2", "rejected@3"]);
+    expect(rejectionAt(items, 1).errors).toEqual([
+      {
+        field: "external_id",
+        reason: 'is given twice with different values (again as "external_id"); give it once',
+      },
+    ]);
+    expect(rejectionAt(items, 3).errors).toEqual([
+      {
+        field: "routing.destination_country",
+        reason: 'is given twice with different values (again as "routing.destination_country"); give it once',
+      },
+    ]);
+  });
 });

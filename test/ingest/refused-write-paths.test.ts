@@ -92,7 +92,7 @@ describe("write paths given a name the file system refuses", () => {
       batches: w.batches,
       namespace: resolveNamespace(),
     };
-    await expect(writeBatchReport(deps, meta, w.folder.reports)).rejects.toMatchObject({
+    await expect(writeBatchReport(deps, meta, w.folder)).rejects.toMatchObject({
       code: "ENAMETOOLONG",
     });
     expect(await readdir(w.folder.reports)).toEqual([]);

@@ -41,12 +41,12 @@ class Cut extends Error {}
 /** A session whose `op` throws before doing its work the first time it is called on `match`. */
 function cutOnce(inner: RemoteSession, op: "rename" | "remove" | "download", match: string): RemoteSession {
   let cut = false;
-  const wrapped = async (...args: [string, string]): Promise<void> => {
-    if (!cut && args[0].endsWith(match)) {
+  const wrapped = async (from: string, to: string, size = 0): Promise<void> => {
+    if (!cut && from.endsWith(match)) {
       cut = true;
-      throw new Cut(`cut before ${op} of ${args[0]}`);
+      throw new Cut(`cut before ${op} of ${from}`);
     }
-    await inner[op](...args);
+    await (op === "download" ? inner.download(from, to, size) : inner[op](from, to));
   };
   return { ...inner, [op]: wrapped };
 }

@@ -39,7 +39,10 @@ function refusing(inner: RemoteSession, op: "standing" | "stat" | "download", ma
   if (op === "standing")
     return { ...inner, standing: async (path, claimed) => (refuse(path), inner.standing(path, claimed)) };
   if (op === "stat") return { ...inner, stat: async (path) => (refuse(path), inner.stat(path)) };
-  return { ...inner, download: async (remote, local) => (refuse(remote), inner.download(remote, local)) };
+  return {
+    ...inner,
+    download: async (remote, local, size) => (refuse(remote), inner.download(remote, local, size)),
+  };
 }
 
 async function world(name: string) {

@@ -170,19 +170,26 @@ describe("pulling from an SFTP source, cut at any step", () => {
     await expectTakenOnce(w);
   });
 
-  it("when the connection is cut in the middle of a download, then no partial file is left or ingested and the retry takes it whole", async () => {
+  it("when the connection is cut in the middle of a download, then the retry goes on from the part downloaded, and takes the file whole; no partial file is left or ingested", async () => {
     const w = await world("midway");
     const big =
       "external_id,currency,destination_country,archive_policy\n" + "X-1,EUR,DE,eu-10y\n".repeat(400_000);
     await writeFile(join(w.inbox, "big.csv"), big);
     await pullRemoteSources(w.deps(healthy));
     let cuts = 0;
+    // What the retry found already downloaded.
+    let resumedFrom: number | undefined;
     const cutMidway: RemotePullDeps["openSession"] = async (s) => {
       const inner = await openSftpSession(s);
       return {
         ...inner,
-        download: async (remote, local) => {
-          const download = inner.download(remote, local);
+        download: async (remote, local, size) => {
+          if (cuts === 1)
+            resumedFrom ??= await stat(local).then(
+              (st) => st.size,
+              () => 0,
+            );
+          const download = inner.download(remote, local, size);
           download.catch(() => undefined); // awaited below, after the cut
           if (remote.endsWith("big.csv") && cuts === 0) {
             cuts += 1;
@@ -205,6 +212,7 @@ describe("pulling from an SFTP source, cut at any step", () => {
     const [pull] = await pullRemoteSources(w.deps(cutMidway, 3));
     expect(cuts).toBe(1);
     expect(pull?.error).toBeUndefined();
+    expect(resumedFrom).toBeGreaterThan(0);
     const local = await readdir(w.folder.processing);
     expect(local.filter((n) => n.startsWith("."))).toEqual([]);
     const bigLocal = local.find((n) => n.endsWith("--big.csv"));

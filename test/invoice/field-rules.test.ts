@@ -60,7 +60,7 @@ describe("fields picked by dotted paths", () => {
     const result = normaliseFields(picked);
     expect(result.ok).toBe(false);
     expect(result.ok ? [] : result.errors.map((e) => e.reason)).toContainEqual(
-      'is given twice with different values (again as "external_id")',
+      'is given twice with different values (again as "external_id"); give it once',
     );
   });
 

@@ -27,13 +27,22 @@ describe("a file name from outside", () => {
     expect(problemOf(`a${at}`)).toBe("too-long");
   });
 
-  it("when its bytes are not UTF-8, or a listing decoded them to U+FFFD, then it is refused as not text and shown with its bytes", () => {
+  it("when its bytes are not UTF-8, or a listing decoded them to U+FFFD, then it is refused and shown with its bytes", () => {
     const bytes = Buffer.concat([Buffer.from("loc"), Buffer.from([0xff]), Buffer.from("al.csv")]);
     const verdict = admitName(bytes);
     expect(isRefused(verdict) && verdict.problem).toBe("not-text");
     expect(isRefused(verdict) && verdict.shown).toBe('"loc\\xffal.csv"');
     expect(problemOf("bad\uFFFDname.csv")).toBe("not-text");
     expect(admitName(Buffer.from("\uFEFFbom.csv"))).toBe("\uFEFFbom.csv");
+  });
+
+  it("when its bytes are valid UTF-8 that spells U+FFFD, then it is taken; when a listing gave it as text, then the refusal says what U+FFFD stands for, not that it is not UTF-8", () => {
+    expect(admitName(Buffer.from("Rechnung-\uFFFD.csv"))).toBe("Rechnung-\uFFFD.csv");
+    const verdict = admitName("Rechnung-\uFFFD.csv");
+    expect(isRefused(verdict) && verdict.why).toBe(
+      "holds U+FFFD (\uFFFD), which stands for bytes that are not UTF-8 where the name came from (an SFTP " +
+        "listing, a command line), so the file cannot be named back; rename it to a UTF-8 name without that character",
+    );
   });
 });
 

@@ -120,6 +120,23 @@ describe("Retry-After and backoff", () => {
     expect(parseRetryAfter(undefined, NOW)).toBeUndefined();
   });
 
+  it("when Retry-After is a date from a service whose clock is 5 s ahead, then it is read against the answer's Date: the wait it meant", () => {
+    const ahead = NOW + 5000; // the service's clock
+    const headers = {
+      "retry-after": new Date(ahead + 2000).toUTCString(),
+      date: new Date(ahead).toUTCString(),
+    };
+    expect(classify(response(429, "", headers), DEFAULT_EXTRACTION_RULES, NOW)).toMatchObject({
+      kind: "retry",
+      retryAfterMs: 2000,
+    });
+    // without a readable Date, this machine's clock is all there is
+    const undated = { "retry-after": headers["retry-after"], date: "yesterday" };
+    expect(classify(response(429, "", undated), DEFAULT_EXTRACTION_RULES, NOW)).toMatchObject({
+      retryAfterMs: 7000,
+    });
+  });
+
   it("when Retry-After is a decimal, a list or a bare number that is no date, then the seconds are read, never a date in 2001", () => {
     expect(parseRetryAfter("1.5", NOW)).toBe(1500);
     expect(parseRetryAfter(" 12, 13", NOW)).toBe(12_000);

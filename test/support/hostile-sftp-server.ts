@@ -1,9 +1,11 @@
 // An SFTP server that lies, for what a real OpenSSH server cannot be made to do: list names holding `/`,
-// NUL, `..` or an absolute path, and serve whatever path a client builds from them. Built on ssh2's own
-// server side (its `Server` and SFTP stream), over a tree kept in memory; loopback only.
+// NUL, `..` or an absolute path, and serve whatever path a client builds from them; serve a file shorter
+// or longer than listed, or one that never ends, or a byte at a time. Built on ssh2's own server side
+// (its `Server` and SFTP stream), over a tree kept in memory; loopback only. `startSilentServer`: a
+// server that takes the connection and never sends its banner.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import ssh2, { type Attributes, type Connection, type SFTPWrapper } from "ssh2";
@@ -27,6 +29,11 @@ interface Node {
   link?: boolean;
   /** Other bytes of the same length at each opening for reading. */
   changing?: boolean;
+  /** Reads past its content are answered with more rows, for ever. */
+  endless?: boolean;
+  /** Bytes served of it, by every read; and the furthest byte a read asked for (offset + length). */
+  served: number;
+  furthest: number;
 }
 
 /** How a listed file's server lies about it. */
@@ -39,6 +46,8 @@ export interface Lies {
   readonly link?: boolean;
   /** Each opening for reading serves other bytes of the same length (a file made as it is read). */
   readonly changing?: boolean;
+  /** Reads past the content are answered with more rows, for ever (the listing says `size`, or the content's). */
+  readonly endless?: boolean;
 }
 
 export interface HostileSftpServer {
@@ -59,6 +68,10 @@ export interface HostileSftpServer {
   read(path: string): Buffer | undefined;
   /** Every file of the server, by path. */
   files(): string[];
+  /** From now on, reads are answered at this rate (as HostileOptions.dripBytesPerSecond), or at once. */
+  drip(bytesPerSecond: number | undefined): void;
+  /** Of a listed name: the bytes its reads were answered with, and the furthest byte a read asked for. */
+  served(name: string): { readonly bytes: number; readonly furthest: number } | undefined;
   close(): Promise<void>;
 }
 
@@ -67,6 +80,8 @@ export interface HostileOptions {
   readonly answerSessions?: boolean;
   /** How long each answer to a listing (a hundred names) takes: a slow server, or a far one. */
   readonly listingAnswerMs?: number;
+  /** Reads are answered this many bytes a second, the whole server together, a quarter second apart. */
+  readonly dripBytesPerSecond?: number;
 }
 
 export async function startHostileSftpServer(options: HostileOptions = {}): Promise<HostileSftpServer> {
@@ -80,11 +95,14 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
   const fingerprint = `SHA256:${createHash("sha256").update(hostBlob).digest("base64").replace(/=+$/, "")}`;
   const inbox = "/inbox";
   const tree = new Map<string, Node>([
-    ["/", { kind: "dir", data: Buffer.alloc(0), mtime: 0 }],
-    [inbox, { kind: "dir", data: Buffer.alloc(0), mtime: 0 }],
+    ["/", { kind: "dir", data: Buffer.alloc(0), mtime: 0, served: 0, furthest: 0 }],
+    [inbox, { kind: "dir", data: Buffer.alloc(0), mtime: 0, served: 0, furthest: 0 }],
   ]);
   // Names listed as given, each with its file, served at the path a careless client builds from it.
   const listed = new Map<string, Node>();
+  const rate = { dripBytesPerSecond: options.dripBytesPerSecond };
+  // Each listed file's node by the name it was listed under, wherever the relay moves it since.
+  const byName = new Map<string, Node>();
   const sockets = new Set<Connection>();
   const server = new Server({ hostKeys: [host.private] }, (conn) => {
     sockets.add(conn);
@@ -112,7 +130,7 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
       conn.on("session", (accept) => {
         if (options.answerSessions === false) return;
         accept().on("sftp", (acceptSftp) => {
-          serveSftp(acceptSftp(), tree, listed, inbox, options.listingAnswerMs ?? 0);
+          serveSftp(acceptSftp(), tree, listed, inbox, options, rate);
         });
       });
     });
@@ -127,15 +145,20 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
     inbox,
     url: () => `sftp://partner@127.0.0.1:${port}${inbox}`,
     list: (name, content, mtime = Math.floor(Date.now() / 1000) - 60, lies = {}) => {
-      listed.set(name, {
+      const node: Node = {
         kind: "file",
         data: Buffer.from(content),
         mtime,
+        served: 0,
+        furthest: 0,
+        ...(lies.endless === true ? { endless: true } : {}),
         ...(lies.size === undefined ? {} : { saidSize: lies.size }),
         ...(lies.stallFrom === undefined ? {} : { stallFrom: lies.stallFrom }),
         ...(lies.link === true ? { link: true } : {}),
         ...(lies.changing === true ? { changing: true } : {}),
-      });
+      };
+      listed.set(name, node);
+      byName.set(name, node);
     },
     listed: (name) => listed.get(name)?.data,
     read: (path) => {
@@ -143,6 +166,13 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
       return node?.kind === "file" ? node.data : undefined;
     },
     files: () => [...tree].filter(([, n]) => n.kind === "file").map(([p]) => p),
+    drip: (bytesPerSecond) => {
+      rate.dripBytesPerSecond = bytesPerSecond;
+    },
+    served: (name) => {
+      const node = byName.get(name);
+      return node === undefined ? undefined : { bytes: node.served, furthest: node.furthest };
+    },
     close: async () => {
       for (const conn of sockets) conn.end();
       await new Promise<void>((resolve) =>
@@ -182,8 +212,13 @@ function serveSftp(
   tree: Map<string, Node>,
   listed: Map<string, Node>,
   inbox: string,
-  listingAnswerMs: number,
+  options: HostileOptions,
+  rate: { dripBytesPerSecond: number | undefined },
 ) {
+  const listingAnswerMs = options.listingAnswerMs ?? 0;
+  // A drip: each answer a quarter second after the last, a quarter of the rate's bytes.
+  const DRIP_MS = 250;
+  let dripAt = 0;
   const handles = new Map<string, Handle>();
   // A path the tree does not hold is the file of the first listed name it resolves to: the lie.
   const listedAt = (path: string) => [...listed].find(([name]) => posix.join(inbox, name) === path);
@@ -293,7 +328,13 @@ function serveSftp(
       return;
     }
     if (exists === undefined || (flags & OPEN_MODE.TRUNC) !== 0)
-      tree.set(file, { kind: "file", data: Buffer.alloc(0), mtime: Math.floor(Date.now() / 1000) });
+      tree.set(file, {
+        kind: "file",
+        data: Buffer.alloc(0),
+        mtime: Math.floor(Date.now() / 1000),
+        served: 0,
+        furthest: 0,
+      });
     open(reqid, { kind: "file", path: file });
   });
   sftp.on("READ", (reqid, id, offset, length) => {
@@ -304,11 +345,32 @@ function serveSftp(
       return;
     }
     if (node.stallFrom !== undefined && offset + length > node.stallFrom) return;
-    if (offset >= node.data.length) {
+    node.furthest = Math.max(node.furthest, offset + length);
+    if (offset >= node.data.length && node.endless !== true) {
       fail(reqid, STATUS_CODE.EOF);
       return;
     }
-    sftp.data(reqid, node.data.subarray(offset, Math.min(node.data.length, offset + length)));
+    const drip = rate.dripBytesPerSecond;
+    const bytes =
+      node.endless === true
+        ? Buffer.from(endlessBytes(node.data, offset, length))
+        : node.data.subarray(
+            offset,
+            Math.min(
+              node.data.length,
+              offset + (drip === undefined ? length : Math.max(1, (drip * DRIP_MS) / 1000)),
+            ),
+          );
+    const answer = () => {
+      node.served += bytes.length;
+      sftp.data(reqid, bytes);
+    };
+    if (drip === undefined) {
+      answer();
+      return;
+    }
+    dripAt = Math.max(Date.now(), dripAt) + DRIP_MS;
+    setTimeout(answer, dripAt - Date.now());
   });
   sftp.on("WRITE", (reqid, id, offset, data) => {
     const h = handleOf(id);
@@ -362,7 +424,13 @@ function serveSftp(
       fail(reqid, STATUS_CODE.FAILURE);
       return;
     }
-    tree.set(dir, { kind: "dir", data: Buffer.alloc(0), mtime: Math.floor(Date.now() / 1000) });
+    tree.set(dir, {
+      kind: "dir",
+      data: Buffer.alloc(0),
+      mtime: Math.floor(Date.now() / 1000),
+      served: 0,
+      furthest: 0,
+    });
     sftp.status(reqid, STATUS_CODE.OK);
   });
   const ok = (reqid: number) => {
@@ -380,5 +448,38 @@ function attrsOf(node: Node): Attributes {
     size: node.saidSize ?? node.data.length,
     atime: node.mtime,
     mtime: node.mtime,
+  };
+}
+
+/** `length` bytes from `offset` of a file that is `data` and then the same row again and again, for ever. */
+function endlessBytes(data: Buffer, offset: number, length: number): Buffer {
+  const row = Buffer.from("ENDLESS,EUR,DE,eu-10y\n");
+  const out = Buffer.alloc(length);
+  for (let i = 0; i < length; i++) {
+    const at = offset + i;
+    out[i] = at < data.length ? (data[at] ?? 0) : (row[(at - data.length) % row.length] ?? 0);
+  }
+  return out;
+}
+
+/** A server that takes each connection and never says a word: no SSH banner, ever. Loopback only. */
+export async function startSilentServer(): Promise<{ readonly port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => undefined);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
+    },
   };
 }

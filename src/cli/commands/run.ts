@@ -33,7 +33,9 @@ import { SendingSummary } from "../sending-summary.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
 import { FlagError } from "../errors/flag-error.js";
 import { openScopedTracing } from "../tracing.js";
-import { CLOSING_BOUND_MS, hardStopAfter } from "../hard-stop.js";
+import { CLOSING_BOUND_MS, hardStopAfter, unanswered } from "../hard-stop.js";
+import type { RedisClient } from "../../ledger/redis-client.js";
+import { describeTarget, redisTarget } from "../../config/redis-target.js";
 import { leftFileText, type LeftFile } from "../../names/file-name.js";
 import { escapedText, shownName } from "../../names/shown-text.js";
 
@@ -63,9 +65,10 @@ export const runCommand: CommandFactory = () =>
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
       const sources = await loadRemoteSources(config);
-      // Whatever does not answer, the run ends by its deadline, its grace and its closing.
+      // Whatever does not answer, the run ends by its deadline, its grace and its closing, naming it.
       const bound =
         deadlineMs === undefined ? undefined : deadlineMs + config.shutdownGraceMs + CLOSING_BOUND_MS;
+      const redis: { client?: RedisClient } = {};
       const hardStop =
         bound === undefined
           ? undefined
@@ -73,9 +76,10 @@ export const runCommand: CommandFactory = () =>
               bound,
               `invoice-relay run: still not done ${Math.round(bound / 1000)} s after it started (its --deadline, grace and closing)`,
               process.stderr,
+              () => unanswered(redis.client, describeTarget(redisTarget(config))),
             );
       try {
-        await runPass(config, logger, profiles, sources, options, deadlineMs, () => hardStop?.());
+        await runPass(config, logger, profiles, sources, options, deadlineMs, () => hardStop?.(), redis);
       } finally {
         hardStop?.();
       }
@@ -90,6 +94,8 @@ async function runPass(
   deadlineMs: number | undefined,
   /** The pass is over (with --serve, serving goes on until a signal): its hard stop no longer applies. */
   passDone: () => void,
+  /** Given the pass's Redis connection, for the hard stop to tell whether it answers. */
+  redis: { client?: RedisClient },
 ): Promise<void> {
   await commandScope(logger, async (scope) => {
     const tracing = await openScopedTracing(scope, logger);
@@ -97,6 +103,7 @@ async function runPass(
     scope.defer(() => past.close());
     const ctx = await openContext(config, { dropFolder: true });
     scope.defer(() => ctx.close());
+    redis.client = ctx.redis;
     // With RESULTS_DATABASE_URL: an old schema refuses the run; the outbox is on before any file is claimed.
     const exported = await startResultsExport(config, logger);
     scope.defer(() => exported?.close());

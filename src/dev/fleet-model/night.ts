@@ -2,6 +2,7 @@ import { CapacityModel, type Capacity, type CapacityPatch } from "../../simulato
 import { mulberry32 } from "../../simulator/prng.js";
 import { SendPacer, tellPacer, type RateSettings } from "../../capacity/index.js";
 import { memoryBudget, type BudgetTrace } from "./memory-budget.js";
+import type { BudgetPort } from "../../ledger/send-budget.js";
 import { VirtualTime } from "./virtual-time.js";
 import type { Answer } from "../../submit/answer.js";
 
@@ -20,8 +21,20 @@ export interface NightOptions {
   readonly maxConcurrency?: number;
   /** Changes of the capacity, at ms after the first request. */
   readonly changes?: readonly { readonly atMs: number; readonly patch: NonNullable<CapacityPatch> }[];
-  /** A share of admitted requests refused with a 429 at random besides (the chaos suite's: 0.05). */
+  /** A share of admitted requests refused with a 429 at random besides (the chaos suite's: 0.05), with
+   * `Retry-After: 1` unless `random429Bare`. */
   readonly random429?: number;
+  readonly random429Bare?: boolean;
+  /** How a refusal for capacity says its wait: whole seconds at least 1 (the simulator's, by default),
+   * none, 0, the exact wait as a decimal, or an HTTP date on the service's clock, `clockSkewMs` off. */
+  readonly retryAfter?: "whole" | "none" | "zero" | "decimal" | "date";
+  readonly clockSkewMs?: number;
+  /** One answer in twenty takes ten times as long (a long tail). */
+  readonly latencyTail?: boolean;
+  /** Answers take `factor` times as long from `atMs` to `untilMs` after the first request. */
+  readonly latencyJump?: { readonly atMs: number; readonly untilMs: number; readonly factor: number };
+  /** Deployments sharing the service, each with its own budget (its own QUEUE_PREFIX); 1 if absent. */
+  readonly deployments?: number;
   /** A share of admitted requests answered 503 without Retry-After besides, and sent again a second later
    * (the chaos suite's server errors: 0.2). */
   readonly errors?: number;
@@ -46,6 +59,11 @@ export interface NightOutcome {
   }[];
   /** Admitted and refused per 100 ms from the first request, with the fleet's rate then. */
   readonly tenths: readonly { readonly admitted: number; readonly refused: number; readonly rate: number }[];
+  /** Invoices not routed and not waiting out a retry's delay, at each whole second from the first request:
+   * the work the fleet had in hand to send then. */
+  readonly backlog: readonly number[];
+  /** Requests each deployment had accepted. */
+  readonly acceptedBy: readonly number[];
   /** Requests refused at random (`random429`), apart from the capacity's. */
   readonly randomRefused: number;
   /** Every state of the learned rate written, when. */
@@ -85,18 +103,25 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
   const latency = options.latencyMs ?? { min: 20, max: 40 };
   const maxConcurrency = options.maxConcurrency ?? MAX_CONCURRENCY;
   const states: BudgetTrace[] = [];
-  const budget = memoryBudget(time, REDIS_RTT_MS, states);
+  const deployments = Math.max(1, options.deployments ?? 1);
+  const budgets = Array.from({ length: deployments }, () => memoryBudget(time, REDIS_RTT_MS, states));
+  const acceptedBy = budgets.map(() => 0);
   const settings = { ceiling: 0, startRate: 100, retryAfterCapMs: 60_000, ...options.settings };
   const tenths: { admitted: number; refused: number; rate: number }[] = [];
-  let waiting = options.invoices;
+  // each deployment its own invoices (its own drop folder and queue), split evenly
+  const waiting = Array.from({ length: deployments }, (_, d) =>
+    Math.floor((options.invoices + deployments - 1 - d) / deployments),
+  );
   let routed = 0;
   let randomRefused = 0;
+  let retrying = 0;
+  const backlog: number[] = [];
   let startedAt = 0;
   const pacers = Array.from(
-    { length: options.processes },
-    () =>
+    { length: options.processes * deployments },
+    (_, i) =>
       new SendPacer({
-        budget,
+        budget: budgetOf(budgets, i % deployments),
         settings,
         clock: () => time.now,
         timer: (fn: () => void, ms: number) => {
@@ -116,6 +141,11 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     inFlight[i] = (inFlight[i] ?? 0) + 1;
     if (startedAt === 0) {
       startedAt = ticket.sentAt;
+      const sample = () => {
+        backlog.push(options.invoices - routed - retrying);
+        time.at(1000, sample);
+      };
+      sample();
       for (const change of options.changes ?? [])
         time.at(change.atMs, () => {
           capacity.set(change.patch);
@@ -134,34 +164,50 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     else if (!admitted.admitted) tenth.refused++;
     tenth.rate = ticket.rate;
     // answered as the service would, and heard by the pacer as the relay hears it (tellPacer)
-    const answer = (status: number, retryAfterMs?: number): Answer => ({
+    const answer = (status: number, headers: Record<string, string> = {}): Answer => ({
       kind: "response",
       status,
-      headers: retryAfterMs === undefined ? {} : { "retry-after": String(retryAfterMs / 1000) },
+      headers,
       body: "",
       timing: { startedAt: ticket.sentAt, durationMs: time.now - ticket.sentAt },
     });
     const again = (ms: number) => {
+      retrying++;
       time.at(ms, () => {
-        waiting++;
+        retrying--;
+        waiting[i % deployments] = (waiting[i % deployments] ?? 0) + 1;
       });
     };
     if (!admitted.admitted || refusedAtRandom) {
       await time.sleep(0.5 + draw());
-      const retryAfterMs = admitted.admitted ? 1000 : admitted.retryAfterSeconds * 1000;
       inFlight[i] = (inFlight[i] ?? 0) - 1;
-      tellPacer(pacer, ticket, answer(admitted.admitted ? 429 : admitted.status, retryAfterMs));
-      again(retryAfterMs);
+      if (admitted.admitted) {
+        const bare = options.random429Bare === true;
+        tellPacer(pacer, ticket, answer(429, bare ? {} : { "retry-after": "1" }), time.now);
+        again(1000);
+      } else {
+        const said = retryAfterHeaders(options, admitted, time.now);
+        tellPacer(pacer, ticket, answer(admitted.status, said.headers), time.now);
+        again(said.waitMs);
+      }
     } else {
-      await time.sleep(latency.min + (latency.max - latency.min) * draw() + admitted.extraLatencyMs);
+      const jump = options.latencyJump;
+      const since = time.now - startedAt;
+      const slower = jump !== undefined && since >= jump.atMs && since < jump.untilMs ? jump.factor : 1;
+      const tail = options.latencyTail === true && draw() < 0.05 ? 10 : 1;
+      const drawn = latency.min + (latency.max - latency.min) * draw();
+      await time.sleep(drawn * slower * tail + admitted.extraLatencyMs);
       capacity.release();
       inFlight[i] = (inFlight[i] ?? 0) - 1;
       // drawn only when asked for, so that a seed's night without errors is the one it always was
       const errors = options.errors ?? 0;
       const failed = errors > 0 && draw() < errors;
-      tellPacer(pacer, ticket, answer(failed ? 503 : 201));
+      tellPacer(pacer, ticket, answer(failed ? 503 : 201), time.now);
       if (failed) again(1000);
-      else routed++;
+      else {
+        routed++;
+        acceptedBy[i % deployments] = (acceptedBy[i % deployments] ?? 0) + 1;
+      }
     }
     await time.sleep(HANDLING_MS);
   };
@@ -171,8 +217,9 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
   const pump = (i: number): void => {
     const pacer = pacers[i];
     if (pacer === undefined) return;
-    while (waiting > 0 && (inHand[i] ?? 0) < 2 * maxConcurrency) {
-      waiting--;
+    const d = i % deployments;
+    while ((waiting[d] ?? 0) > 0 && (inHand[i] ?? 0) < 2 * maxConcurrency) {
+      waiting[d] = (waiting[d] ?? 0) - 1;
       inHand[i] = (inHand[i] ?? 0) + 1;
       void send(pacer, i).then(() => {
         inHand[i] = (inHand[i] ?? 0) - 1;
@@ -195,6 +242,47 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     randomRefused,
     perSecond: stats.perSecond,
     tenths: Array.from(tenths, (t) => t ?? { admitted: 0, refused: 0, rate: 0 }),
+    backlog,
+    acceptedBy,
     states,
   };
+}
+
+/** HTTP dates have whole seconds: a date asks at least the wait, rounded up to the service's next second. */
+const httpDate = (ms: number) => new Date(Math.ceil(ms / 1000) * 1000).toUTCString();
+
+/**
+ * A refusal's Retry-After as the service says it (NightOptions.retryAfter), and when the worker sends the
+ * request again: after what was said, or a second when nothing was (the retry table's backoff, roughly).
+ */
+function retryAfterHeaders(
+  options: NightOptions,
+  refused: Readonly<{ retryAfterSeconds: number; waitMs: number }>,
+  now: number,
+): { headers: Record<string, string>; waitMs: number } {
+  const whole = refused.retryAfterSeconds * 1000;
+  switch (options.retryAfter ?? "whole") {
+    case "none":
+      return { headers: {}, waitMs: 1000 };
+    case "zero":
+      return { headers: { "retry-after": "0" }, waitMs: 0 };
+    case "decimal":
+      return { headers: { "retry-after": (refused.waitMs / 1000).toFixed(3) }, waitMs: refused.waitMs };
+    case "date": {
+      const served = now + (options.clockSkewMs ?? 0);
+      const headers = {
+        "retry-after": httpDate(served + refused.waitMs),
+        date: new Date(served).toUTCString(),
+      };
+      return { headers, waitMs: Math.ceil((served + refused.waitMs) / 1000) * 1000 - served };
+    }
+    case "whole":
+      return { headers: { "retry-after": String(whole / 1000) }, waitMs: whole };
+  }
+}
+
+function budgetOf(budgets: readonly BudgetPort[], deployment: number): BudgetPort {
+  const budget = budgets[deployment];
+  if (budget === undefined) throw new RangeError(`no deployment ${deployment}`);
+  return budget;
 }

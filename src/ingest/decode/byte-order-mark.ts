@@ -8,9 +8,6 @@ const BYTE_ORDER_MARKS: readonly (readonly [Encoding, readonly number[]])[] = [
   ["utf-16be", [0xfe, 0xff]],
 ];
 
-/** Bytes a reader needs from the start of a file to tell whether it begins with a byte order mark. */
-export const BYTE_ORDER_MARK_MAX_LENGTH = 3;
-
 /** How a file's text is decoded, and what chose that: `check` and the batch summary show it. */
 export interface EncodingChoice {
   readonly encoding: Encoding;
@@ -31,7 +28,7 @@ export function byteOrderMarkOf(
 }
 
 /**
- * The encoding of a file that starts with `head` (at least BYTE_ORDER_MARK_MAX_LENGTH bytes, unless the
+ * The encoding of a file that starts with `head` (at least 3 bytes, the longest mark, unless the
  * file is shorter): the profile's if it names one, else the one a byte order mark announces, else UTF-8.
  * A byte order mark that contradicts the profile makes the file unreadable: one of the two is wrong, and
  * guessing which would decode every character of the file wrongly.

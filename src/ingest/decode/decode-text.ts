@@ -1,5 +1,6 @@
 import type { SourceProfile } from "../profiles/source-profile.js";
-import { BYTE_ORDER_MARK_MAX_LENGTH, chooseEncoding, type EncodingChoice } from "./byte-order-mark.js";
+import { chooseEncoding, type EncodingChoice } from "./byte-order-mark.js";
+import { checkContent, SNIFF_LENGTH } from "./content-sniff.js";
 import { utf16Chunks } from "./utf16-chunks.js";
 import type { FixIn } from "../unreadable-file-error.js";
 import { asText, utf8Chunks } from "./utf8-chunks.js";
@@ -11,7 +12,8 @@ const WHERE = "SOURCES_FILE, see docs/vendor-files.md, Vendor files";
 /**
  * Turns a drop file's bytes into text, chunk by chunk, in constant memory (docs/vendor-files.md, "Vendor files").
  * The encoding is the profile's `encoding:`, else the one a byte order mark at the start announces
- * (UTF-8, UTF-16 LE or BE), else UTF-8; a byte order mark is never part of the text. `onEncoding` hears
+ * (UTF-8, UTF-16 LE or BE), else UTF-8; a byte order mark is never part of the text. A file that is not
+ * text at all (gzip, ZIP, Office, PDF) or UTF-16 without a byte order mark is refused as such first. `onEncoding` hears
  * the choice before any text is yielded. Bytes that are not text in that encoding raise
  * UnreadableFileError with their byte offset and line, after the text before them: line numbers are
  * physical lines of the file whatever its encoding, and what the readers see before an error does not
@@ -27,6 +29,7 @@ export async function* decodeText(
   try {
     const { head, ended } = await readHead(bytes);
     const choice = chooseEncoding(file, head, profile);
+    checkContent(file, head, choice, profile);
     onEncoding?.(choice);
     const { encoding, byteOrderMark } = choice;
     if (encoding === "utf-8") {
@@ -103,13 +106,13 @@ function utf16Problem(
       };
 }
 
-/** The first bytes of a file, enough to tell its byte order mark (all of it if it is shorter). */
+/** The first bytes of a file, enough to tell its byte order mark and what it holds (all of it if it is shorter). */
 async function readHead(
   bytes: AsyncIterator<Uint8Array>,
 ): Promise<{ readonly head: Uint8Array; readonly ended: boolean }> {
   const parts: Uint8Array[] = [];
   let length = 0;
-  while (length < BYTE_ORDER_MARK_MAX_LENGTH) {
+  while (length < SNIFF_LENGTH) {
     const next = await bytes.next();
     if (next.done === true) return { head: Buffer.concat(parts), ended: true };
     parts.push(next.value);

@@ -1,4 +1,5 @@
 import { UnreadableFileError, type FixIn } from "../unreadable-file-error.js";
+import { lineEnds } from "./line-ends.js";
 import { utf16ErrorIn, utf16Text } from "./utf16-error.js";
 
 /** How a UTF-16 file's decoding failed: the text before the bad bytes, and the error to raise after it. */
@@ -26,6 +27,7 @@ export async function* utf16Chunks(
   const decoder = new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
   let units = 0; // code units decoded so far
   let lines = 1; // line of the next code unit
+  let afterCr = false; // the text before it ended in a CR
   let fed = 0; // bytes given to the decoder
   let tail: Uint8Array = new Uint8Array(0); // the last bytes given, of which the decoder may still hold up to 3
 
@@ -37,7 +39,10 @@ export async function* utf16Chunks(
     const at = found?.index ?? 0;
     const before = utf16Text(region.subarray(0, at), bigEndian);
     const problem = found?.problem ?? `could not be decoded (${String(thrown)})`;
-    const position = { line: lines + countNewlines(before), byteOffset: startOffset + 2 * units + at };
+    const position = {
+      line: lines + lineEnds(before, afterCr).count,
+      byteOffset: startOffset + 2 * units + at,
+    };
     const described = describe(problem);
     return { before, error: new UnreadableFileError(file, described.problem, position, described.fixIn) };
   };
@@ -54,7 +59,9 @@ export async function* utf16Chunks(
     fed += chunk.length;
     tail = lastBytes(tail, chunk);
     units += text.length;
-    lines += countNewlines(text);
+    const ends = lineEnds(text, afterCr);
+    lines += ends.count;
+    afterCr = ends.afterCr;
     if (text.length > 0) yield text;
   }
   let last: string;
@@ -73,10 +80,4 @@ function lastBytes(tail: Uint8Array, chunk: Uint8Array): Uint8Array {
   if (chunk.length >= 3) return Uint8Array.from(chunk.subarray(chunk.length - 3));
   const joined = Buffer.concat([tail, chunk]);
   return joined.subarray(Math.max(0, joined.length - 3));
-}
-
-function countNewlines(text: string): number {
-  let count = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) count++;
-  return count;
 }

@@ -1,5 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { UnreadableFileError, type FixIn } from "../unreadable-file-error.js";
+import { lineEnds } from "./line-ends.js";
 
 /**
  * Checks a byte stream is strict UTF-8, chunk by chunk, in constant memory, and yields it re-cut on
@@ -16,6 +17,7 @@ export async function* utf8Chunks(
   let carry: Buffer = Buffer.alloc(0);
   let offset = 0; // byte offset of carry[0] in the file
   let lines = 1; // line of carry[0]
+  let afterCr = false; // the bytes before carry[0] ended in a CR
   let first = true;
   for await (const piece of source) {
     const bytes = carry.length === 0 ? Buffer.from(piece) : Buffer.concat([carry, piece]);
@@ -27,7 +29,9 @@ export async function* utf8Chunks(
       if (whole[0] === 0xef && whole[1] === 0xbb && whole[2] === 0xbf) out = whole.subarray(3);
       first = false;
     }
-    lines += countNewlines(whole);
+    const ends = lineEnds(whole, afterCr);
+    lines += ends.count;
+    afterCr = ends.afterCr;
     offset += good;
     carry = Buffer.from(bytes.subarray(cut));
     if (out.length > 0) yield out;
@@ -50,12 +54,6 @@ function completeLength(bytes: Buffer): number {
     }
   }
   return end;
-}
-
-function countNewlines(bytes: Buffer): number {
-  let count = 0;
-  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) count++;
-  return count;
 }
 
 function invalidAt(

@@ -46,7 +46,7 @@ export function checkProfile(raw: RawProfile): {
     problems,
     profile: {
       match: raw.match,
-      ...readingOptions({ ...raw, headerRow: raw.header_row }),
+      ...readingOptions({ ...raw, headerRow: raw.header_row, reportEncoding: raw.report_encoding }),
       columns,
       defaults,
       values,

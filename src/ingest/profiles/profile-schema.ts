@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { canonicalField, canonicalFieldHint } from "./canonical-field.js";
-import { ENCODINGS } from "./source-profile.js";
+import { ENCODINGS, REPORT_ENCODINGS } from "./source-profile.js";
 import { FILE_FORMATS } from "../../ledger/statuses.js";
 
 /** The fields a profile may have, in the order docs/configuration.md ("Source profiles") lists them. */
@@ -14,6 +14,7 @@ export const PROFILE_FIELDS = [
   "columns",
   "defaults",
   "values",
+  "report_encoding",
 ] as const;
 
 const FORMATS = FILE_FORMATS;
@@ -119,6 +120,13 @@ export const rawProfileSchema = z.strictObject({
     mapOf(text("the value to use"), "{ Deutschland: DE }"),
     "{ destination_country: { Deutschland: DE } }",
   ).optional(),
+  report_encoding: z
+    .enum(REPORT_ENCODINGS, {
+      error: (issue) =>
+        `${typeof issue.input === "string" ? `${shown(issue.input)} is not a report encoding` : `must be a report encoding, not ${shown(issue.input)}`}; ` +
+        `write ${REPORT_ENCODINGS.join(" or ")} (utf-8-bom for reports opened in Excel)`,
+    })
+    .optional(),
 });
 
 export type RawProfile = z.output<typeof rawProfileSchema>;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { FlatField } from "../../invoice/normalise.js";
 import { CANONICAL_FIELDS } from "./canonical-field.js";
-import { ENCODINGS, readingOptions, type SourceProfile } from "./source-profile.js";
+import { ENCODINGS, REPORT_ENCODINGS, readingOptions, type SourceProfile } from "./source-profile.js";
 import { FILE_FORMATS } from "../../ledger/statuses.js";
 
 const isField = (value: unknown): value is FlatField =>
@@ -16,6 +16,7 @@ const snapshotSchema = z.strictObject({
   quote: z.string().optional(),
   encoding: z.enum(ENCODINGS).optional(),
   headerRow: z.number().int().positive().optional(),
+  reportEncoding: z.enum(REPORT_ENCODINGS).optional(),
   columns: z.array(z.tuple([z.string(), field])),
   defaults: z.partialRecord(field, z.string()),
   values: z.array(z.tuple([field, z.array(z.tuple([z.string(), z.string()]))])),

@@ -12,6 +12,13 @@ export const ENCODINGS = [
 ] as const;
 export type Encoding = (typeof ENCODINGS)[number];
 
+/**
+ * How report files are written (REPORT_ENCODING, or a profile's `report_encoding:`): UTF-8, or UTF-8
+ * starting with a byte order mark, by which a spreadsheet (Excel) tells UTF-8 from its legacy code page.
+ */
+export const REPORT_ENCODINGS = ["utf-8", "utf-8-bom"] as const;
+export type ReportEncoding = (typeof REPORT_ENCODINGS)[number];
+
 /** Delimiters tried, in this order, when neither a profile nor anything else says which one a CSV uses. */
 export const DELIMITERS = [",", ";", "\t", "|"] as const;
 
@@ -35,6 +42,8 @@ export interface SourceProfile {
   readonly encoding?: Encoding;
   /** 1-based physical line of the CSV header; the lines above it are skipped. */
   readonly headerRow?: number;
+  /** How the reports of its files are written; REPORT_ENCODING otherwise. */
+  readonly reportEncoding?: ReportEncoding;
   /**
    * Source column → canonical field: a CSV header name (matched trimmed and case-insensitively), or a
    * dotted path into JSON objects (`invoice.number`). Columns not named here are matched as without a
@@ -47,8 +56,11 @@ export interface SourceProfile {
   readonly values: ReadonlyMap<FlatField, ReadonlyMap<string, string>>;
 }
 
-/** How a profile reads its files: the optional fields of SourceProfile before its mapping. */
-export type ReadingOptions = Pick<SourceProfile, "format" | "delimiter" | "quote" | "encoding" | "headerRow">;
+/** How a profile reads its files (and writes their reports): the optional fields of SourceProfile before its mapping. */
+export type ReadingOptions = Pick<
+  SourceProfile,
+  "format" | "delimiter" | "quote" | "encoding" | "headerRow" | "reportEncoding"
+>;
 
 /** The reading options that are set, and only those: an option left out is detected, never `undefined`. */
 export function readingOptions(given: {
@@ -60,5 +72,6 @@ export function readingOptions(given: {
     ...(given.quote === undefined ? {} : { quote: given.quote }),
     ...(given.encoding === undefined ? {} : { encoding: given.encoding }),
     ...(given.headerRow === undefined ? {} : { headerRow: given.headerRow }),
+    ...(given.reportEncoding === undefined ? {} : { reportEncoding: given.reportEncoding }),
   };
 }

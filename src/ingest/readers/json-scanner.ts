@@ -15,7 +15,14 @@ export const MAX_JSON_KEY_CHARS = MAX_JSON_ELEMENT_CHARS;
 
 /** What the scanner finds: an element of the invoices array, or the reason the file is not usable JSON. */
 export type ScanEvent =
-  | { readonly kind: "element"; readonly index: number; readonly line: number; readonly value: unknown }
+  | {
+      readonly kind: "element";
+      readonly index: number;
+      readonly line: number;
+      readonly value: unknown;
+      /** The element as written, which `value` was parsed from. */
+      readonly text: string;
+    }
   | { readonly kind: "too-long"; readonly index: number }
   | { readonly kind: "error"; readonly line: number; readonly column: number; readonly message: string };
 
@@ -233,7 +240,7 @@ export class JsonInvoiceScanner {
       this.key = String(value);
       this.state = "objectColon";
     } else if (element) {
-      yield { kind: "element", index: ++this.index, line: this.tokenAt.line, value };
+      yield { kind: "element", index: ++this.index, line: this.tokenAt.line, value, text: source };
       this.state = "arrayAfter";
     } else {
       this.state = "objectAfterValue";

@@ -3,6 +3,7 @@ import type { RawItem } from "../raw-item.js";
 import { UnreadableFileError } from "../unreadable-file-error.js";
 import { readerProfile, type ReaderProfile } from "./reader-profile.js";
 import { previewValue } from "./json-error.js";
+import { pickJsonObject } from "./json-duplicate-keys.js";
 import { JsonInvoiceScanner, MAX_JSON_ELEMENT_CHARS, type ScanEvent } from "./json-scanner.js";
 
 /**
@@ -39,7 +40,7 @@ function toItem(event: Exclude<ScanEvent, { kind: "error" }>, profile: ReaderPro
     const reason = `is longer than ${MAX_JSON_ELEMENT_CHARS} characters`;
     return { kind: "invalid", line: event.index, errors: [{ field: "(element)", reason }] };
   }
-  const { index, value } = event;
+  const { index, value, text } = event;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return {
       kind: "invalid",
@@ -47,6 +48,6 @@ function toItem(event: Exclude<ScanEvent, { kind: "error" }>, profile: ReaderPro
       errors: [{ field: "(element)", value: previewValue(value), reason: "must be a JSON object" }],
     };
   }
-  const picked = profile.apply(profile.pick(value as Record<string, unknown>));
+  const picked = profile.apply(pickJsonObject(profile, value as Record<string, unknown>, text));
   return { kind: "fields", line: index, picked };
 }

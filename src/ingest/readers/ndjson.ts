@@ -3,12 +3,14 @@ import type { RawItem } from "../raw-item.js";
 import { UnreadableFileError } from "../unreadable-file-error.js";
 import { readerProfile, type ReaderProfile } from "./reader-profile.js";
 import { describeJsonError, previewValue } from "./json-error.js";
+import { pickJsonObject } from "./json-duplicate-keys.js";
 
 /** Longest NDJSON line accepted, in characters; a longer line is rejected without being kept whole. */
 export const MAX_NDJSON_LINE_CHARS = 8 * 1024 * 1024;
 
 /**
- * Reads NDJSON / JSON Lines: one object per line; blank lines skipped; a broken line is rejected alone.
+ * Reads NDJSON / JSON Lines: one object per line (ended by LF, CRLF or CR); blank lines skipped; a broken
+ * line is rejected alone.
  * A file without one non-blank line is rejected as empty, as an empty CSV or JSON file is: more likely a
  * failed export than a night without invoices. Each object is picked through the source profile's dotted
  * paths, defaults and values, if any.
@@ -23,12 +25,19 @@ export async function* readNdjson(
   let oversized = false;
   let line = 1;
   let empty = true;
+  let lfAfterCr = false; // the chunk before ended in CR: a LF starting this one ends no other line
   for await (const chunk of text) {
     const items: RawItem[] = [];
-    let start = 0;
-    for (let nl = chunk.indexOf("\n"); nl !== -1; nl = chunk.indexOf("\n", start)) {
-      const piece = chunk.slice(start, nl);
-      start = nl + 1;
+    let start = lfAfterCr && chunk.startsWith("\n") ? 1 : 0;
+    if (chunk.length > 0) lfAfterCr = false;
+    const ends = new LineEnds(chunk);
+    for (let end = ends.next(start); end !== -1; end = ends.next(start)) {
+      const piece = chunk.slice(start, end);
+      start = end + 1;
+      if (chunk.charCodeAt(end) === CR) {
+        if (start === chunk.length) lfAfterCr = true;
+        else if (chunk.charCodeAt(start) === LF) start++;
+      }
       // The limit holds however the line was chunked, also when its end arrives in the same chunk.
       if (oversized || pending.length + piece.length > MAX_NDJSON_LINE_CHARS) items.push(tooLong(line));
       else {
@@ -57,6 +66,31 @@ export async function* readNdjson(
     throw new UnreadableFileError(file, "the file is empty: NDJSON needs one JSON object per line");
 }
 
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * Where lines of one chunk end: at LF, CRLF or a CR alone, as the CSV reader takes them (a JSON line holds
+ * no raw line break: inside a string JSON writes it escaped). Each kind is searched for once per stretch
+ * of the chunk (indexOf, which is fast), so a chunk without CRs is not searched for them again per line.
+ */
+class LineEnds {
+  private lf: number;
+  private cr: number;
+
+  constructor(private readonly chunk: string) {
+    this.lf = chunk.indexOf("\n");
+    this.cr = chunk.indexOf("\r");
+  }
+
+  /** The first line end at or after `from`; -1 when the chunk ends first. */
+  next(from: number): number {
+    if (this.lf !== -1 && this.lf < from) this.lf = this.chunk.indexOf("\n", from);
+    if (this.cr !== -1 && this.cr < from) this.cr = this.chunk.indexOf("\r", from);
+    return this.lf === -1 ? this.cr : this.cr === -1 ? this.lf : Math.min(this.lf, this.cr);
+  }
+}
+
 function tooLong(line: number): RawItem {
   return {
     kind: "invalid",
@@ -65,8 +99,7 @@ function tooLong(line: number): RawItem {
   };
 }
 
-function parseLine(raw: string, line: number, profile: ReaderProfile): RawItem | undefined {
-  const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+function parseLine(text: string, line: number, profile: ReaderProfile): RawItem | undefined {
   if (text.trim() === "") return undefined;
   let value: unknown;
   try {
@@ -85,6 +118,6 @@ function parseLine(raw: string, line: number, profile: ReaderProfile): RawItem |
       errors: [{ field: "(line)", value: previewValue(value), reason: "must be a JSON object" }],
     };
   }
-  const picked = profile.apply(profile.pick(value as Record<string, unknown>));
+  const picked = profile.apply(pickJsonObject(profile, value as Record<string, unknown>, text));
   return { kind: "fields", line, picked };
 }

@@ -29,7 +29,14 @@ export type Attempt =
   | { readonly kind: "open"; readonly client: SftpClient; readonly sftp: SFTPWrapper; readonly type: string }
   | { readonly kind: "not-pinned"; readonly fingerprint: string; readonly type: string }
   | { readonly kind: "revoked"; readonly fingerprint: string; readonly where: string }
-  | { readonly kind: "failed"; readonly code: unknown; readonly level: unknown };
+  | { readonly kind: "failed"; readonly code: unknown; readonly level: unknown }
+  | { readonly kind: "ended"; readonly stage: ConnectStage };
+
+/**
+ * How far a connection had got when the pass's end cut it: no banner or key exchange yet, the login not
+ * yet taken, or logged in with no SFTP session.
+ */
+export type ConnectStage = "banner" | "login" | "session";
 
 /**
  * One connection to the source's server offering `algorithms`, trusting only the accepted keys; never
@@ -40,6 +47,8 @@ export async function connectOnce(
   login: Credentials,
   algorithms: readonly ServerHostKeyAlgorithm[],
   accepted: AcceptedKeys,
+  /** Ends the attempt at once (a pass's deadline, a signal to stop), whatever stage it is at. */
+  signal?: AbortSignal,
 ): Promise<Attempt> {
   // The library's default listeners print to the console; a dropped connection is seen instead by the
   // operation in flight, which fails and is retried.
@@ -74,6 +83,25 @@ export async function connectOnce(
       });
   });
   unopened.catch(() => undefined);
+  // ssh2 waits `readyTimeout` for a banner and a handshake; the pass's end comes first when it is sooner.
+  let stage: ConnectStage = "banner";
+  if (ssh instanceof EventEmitter) {
+    ssh.once("handshake", () => {
+      stage = "login";
+    });
+    ssh.once("ready", () => {
+      stage = "session";
+    });
+  }
+  const ended = new Promise<never>((_, reject) => {
+    const end = () => {
+      (ssh as (EventEmitter & { destroy?: () => void }) | undefined)?.destroy?.();
+      reject(new Error("ended"));
+    };
+    if (signal?.aborted === true) end();
+    else signal?.addEventListener("abort", end, { once: true });
+  });
+  ended.catch(() => undefined);
   try {
     const connecting = client.connect({
       host: source.host,
@@ -92,7 +120,7 @@ export async function connectOnce(
       },
     });
     connecting.catch(() => undefined); // when the wait wins, the connection's own failure comes after
-    const sftp = await Promise.race([connecting, unopened]).finally(() => {
+    const sftp = await Promise.race([connecting, unopened, ended]).finally(() => {
       clearTimeout(noSession);
     });
     // Each request waits for its answer: Nagle's algorithm would hold a small request back until the
@@ -101,6 +129,7 @@ export async function connectOnce(
     return { kind: "open", client, sftp, type: key === undefined ? "" : keyTypeOf(key) };
   } catch {
     await client.end().catch(() => undefined);
+    if (signal?.aborted === true) return { kind: "ended", stage };
     if (failure?.level === NO_SESSION) return { kind: "failed", ...failure };
     if (key !== undefined) {
       const fingerprint = fingerprintOf(key);

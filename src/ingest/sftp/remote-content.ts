@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { open } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import type { SFTPWrapper } from "ssh2";
 import type { ClaimedContent } from "../claimed-content.js";
+import { RemoteFileSizeError } from "./errors/remote-file-size-error.js";
 
 /**
  * How a file on the server stands against what was taken of it (its size and the SHA-256 of its bytes),
@@ -16,7 +17,11 @@ export type RemoteStanding =
   | { readonly kind: "intact" | "grown" | "rewritten"; readonly size: number; readonly mtimeMs: number }
   | { readonly kind: "gone" };
 
-/** One read's length and how many are under way: those of the download (session.ts, fastGet). */
+/**
+ * One read's length and how many are under way, for the download and the check alike: 64 KiB is within
+ * what every server answers whole (OpenSSH's limit is 256 KiB), and 16 in flight keep a link busy
+ * across a round trip of a far server (1 MiB in flight).
+ */
 const READ_BYTES = 64 * 1024;
 const READS_IN_FLIGHT = 16;
 
@@ -33,7 +38,7 @@ export async function remoteStanding(
   sftp: SFTPWrapper,
   path: string,
   claimed: ClaimedContent,
-  answer: () => void = () => undefined,
+  progress: (delivered: number) => void = () => undefined,
 ): Promise<RemoteStanding> {
   let handle: Buffer;
   try {
@@ -44,22 +49,33 @@ export async function remoteStanding(
     if ((error as { code?: unknown }).code === NO_SUCH_FILE) return { kind: "gone" };
     throw error;
   }
+  let answered = false;
   try {
     const stats = await call<{ size: number; mtime: number }>((cb) => {
       sftp.fstat(handle, cb);
     });
     const seen = { size: stats.size, mtimeMs: stats.mtime * 1000 };
-    const same = (await prefixSha256(sftp, handle, claimed.size, answer)) === claimed.sha256;
+    const same = (await prefixSha256(sftp, handle, claimed.size, progress)) === claimed.sha256;
+    const more = same ? await readAt(sftp, handle, Buffer.alloc(1), claimed.size) : 0;
+    answered = true;
     if (!same) return { kind: "rewritten", ...seen };
-    const more = await readAt(sftp, handle, Buffer.alloc(1), claimed.size);
     return { kind: more === 0 ? "intact" : "grown", ...seen };
   } finally {
-    await call<undefined>((cb) => {
-      sftp.close(handle, (error) => {
-        cb(error, undefined);
-      });
-    }).catch(() => undefined);
+    await closeHandle(sftp, handle, answered);
   }
+}
+
+/**
+ * Closes a handle on the server, waiting for its answer when `wait`: after a failure the connection may
+ * be gone, and a request on a closed connection is never answered (ssh2 neither sends nor fails it).
+ */
+export async function closeHandle(sftp: SFTPWrapper, handle: Buffer, wait: boolean): Promise<void> {
+  const closing = call<undefined>((cb) => {
+    sftp.close(handle, (error) => {
+      cb(error, undefined);
+    });
+  }).catch(() => undefined);
+  if (wait) await closing;
 }
 
 /** The SHA-256 of the first `length` bytes; undefined when the file ends before them. */
@@ -67,7 +83,7 @@ async function prefixSha256(
   sftp: SFTPWrapper,
   handle: Buffer,
   length: number,
-  answer: () => void,
+  progress: (delivered: number) => void,
 ): Promise<string | undefined> {
   const hash = createHash("sha256");
   const pieces = Math.ceil(length / READ_BYTES);
@@ -77,8 +93,8 @@ async function prefixSha256(
     // A server may answer a read with fewer bytes than asked: ask again for the rest.
     for (let filled = 0; filled < buffer.length;) {
       const got = await readAt(sftp, handle, buffer.subarray(filled), start + filled);
-      answer();
       if (got === 0) return undefined; // the end of the file came first: it shrank
+      progress(got);
       filled += got;
     }
     return buffer;
@@ -112,41 +128,84 @@ function readAt(sftp: SFTPWrapper, handle: Buffer, buffer: Buffer, position: num
 }
 
 /**
- * Appends to the local file `local` what the server's `remote` holds after its first `from` bytes, up
- * to the end of the file, and returns how many bytes that was. The download (fastGet) reads as many
- * bytes as the server says the file has; a server that says fewer than it holds (0, or a size before a
- * conversion) would otherwise have the rest of its invoices dropped without a word. One read when the
- * server told the truth.
+ * Downloads `remote` into `local`, its listed `size` bytes and never one more, going on from the bytes
+ * `local` holds already (a download a pass's end cut: the caller keeps it only while the server's file
+ * has the size and time it had). Reads go out `READS_IN_FLIGHT` at a time, each answer written where it
+ * belongs as it comes; a read answered with fewer bytes than asked is asked again for the rest. Cut
+ * short, `local` is left holding the first bytes that came without a gap, to be gone on with.
+ * `progress` is told of the bytes each answer delivered (an answer with none is no progress). The end of
+ * the file before `size`, or a byte after it, is a RemoteFileSizeError: a file that never ends is read
+ * no further than its listing says.
  */
-export async function readRest(
+export async function downloadListed(
   sftp: SFTPWrapper,
   remote: string,
   local: string,
-  from: number,
-  answer: () => void = () => undefined,
-): Promise<number> {
+  size: number,
+  progress: (delivered: number) => void = () => undefined,
+): Promise<void> {
+  const had = await stat(local).then(
+    (s) => s.size,
+    () => 0,
+  );
+  const from = had <= size ? had : 0;
   const handle = await call<Buffer>((cb) => {
     sftp.open(remote, "r", cb);
   });
-  const out = await open(local, "a");
+  const out = await open(local, from > 0 ? "r+" : "w");
+  const pieces = Math.ceil((size - from) / READ_BYTES);
+  const lengthOf = (piece: number) => Math.min(READ_BYTES, size - from - piece * READ_BYTES);
+  // The bytes of each piece written so far, from its start.
+  const filled: number[] = new Array<number>(pieces).fill(0);
+  let complete = false;
   try {
-    const buffer = Buffer.alloc(READ_BYTES);
-    let at = from;
-    for (;;) {
-      const got = await readAt(sftp, handle, buffer, at);
-      answer();
-      if (got === 0) return at - from;
-      await out.write(buffer, 0, got);
-      at += got;
+    // Where the file ended within the piece, or undefined once the piece is here whole.
+    const read = async (piece: number): Promise<number | undefined> => {
+      const start = from + piece * READ_BYTES;
+      const buffer = Buffer.alloc(lengthOf(piece));
+      while ((filled[piece] ?? 0) < buffer.length) {
+        const at = filled[piece] ?? 0;
+        const got = await readAt(sftp, handle, buffer.subarray(at), start + at);
+        if (got === 0) return start + at;
+        progress(got);
+        await out.write(buffer, at, got, start + at);
+        filled[piece] = at + got;
+      }
+      return undefined;
+    };
+    const inFlight = new Map<number, Promise<number | undefined>>();
+    let next = 0;
+    for (let piece = 0; piece < pieces; piece++) {
+      while (next < pieces && next < piece + READS_IN_FLIGHT) {
+        const started = read(next);
+        started.catch(() => undefined); // awaited in order below
+        inFlight.set(next++, started);
+      }
+      const ended = await inFlight.get(piece);
+      inFlight.delete(piece);
+      if (ended !== undefined) {
+        await Promise.allSettled(inFlight.values());
+        throw new RemoteFileSizeError(remote, size, { kind: "fewer", bytes: ended });
+      }
     }
+    if ((await readAt(sftp, handle, Buffer.alloc(1), size)) > 0)
+      throw new RemoteFileSizeError(remote, size, { kind: "more" });
+    complete = true;
   } finally {
+    if (!complete) await out.truncate(from + gapless(filled, lengthOf)).catch(() => undefined);
     await out.close();
-    await call<undefined>((cb) => {
-      sftp.close(handle, (error) => {
-        cb(error, undefined);
-      });
-    }).catch(() => undefined);
+    await closeHandle(sftp, handle, complete);
   }
+}
+
+/** The bytes written from the first piece on with no gap: whole pieces, then the first one not whole. */
+function gapless(filled: readonly number[], lengthOf: (piece: number) => number): number {
+  let bytes = 0;
+  for (const [piece, n] of filled.entries()) {
+    bytes += n;
+    if (n < lengthOf(piece)) break;
+  }
+  return bytes;
 }
 
 function call<T>(start: (cb: (error: Error | undefined | null, value: T) => void) => void): Promise<T> {

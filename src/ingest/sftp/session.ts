@@ -1,42 +1,32 @@
 import { EventEmitter } from "node:events";
-import { stat } from "node:fs/promises";
-import type { FileEntryWithStats, SFTPWrapper } from "ssh2";
+import type { SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
-import { admitName, type FileName, type RefusedName } from "../../names/file-name.js";
-import { connectOnce, patienceOf } from "./connect-once.js";
+import { connectOnce, patienceOf, type ConnectStage } from "./connect-once.js";
 import { connectionProblem } from "./connection-problem.js";
 import { credentials } from "./credentials.js";
 import { HostKeyRefusedError } from "./errors/host-key-refused-error.js";
 import { HostKeyRevokedError } from "./errors/host-key-revoked-error.js";
-import { RemoteFileRefusedError } from "./errors/remote-file-refused-error.js";
 import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
 import { acceptedKeys, algorithmsFor } from "./host-key.js";
-import { readRest, remoteStanding, type RemoteStanding } from "./remote-content.js";
+import type { RemoteStanding } from "./remote-content.js";
 import type { RemoteSource } from "./remote-source.js";
+import { requests, type RemoteEntry } from "./sftp-requests.js";
+import { endedBy } from "../../lifecycle/pass-signal.js";
+import { waitingFor } from "../../lifecycle/waits.js";
 
-/** One entry of a remote folder. */
-export interface RemoteEntry {
-  /** The name as the server listed it (decoded by ssh2): matched against globs and printed, never a path. */
-  readonly listed: string;
-  /** `listed` checked where it came in (admitName): the name every path of the file is made from, or why not. */
-  readonly name: FileName | RefusedName;
-  readonly size: number;
-  /** Seconds resolution on most servers (SFTP v3 sends whole seconds). */
-  readonly mtimeMs: number;
-  /** From the listing's `ls -l` type letter. */
-  readonly type: "file" | "folder" | "link" | "other";
-}
-
-const TYPES: Readonly<Record<string, RemoteEntry["type"]>> = { "-": "file", d: "folder", l: "link" };
+export type { RemoteEntry };
 
 /** The few SFTP operations the pull and the upload need: the port the use cases talk to. */
 export interface RemoteSession {
   readonly list: (dir: string) => Promise<RemoteEntry[]>;
   /** Undefined when there is nothing at `path`. */
   readonly stat: (path: string) => Promise<{ size: number; mtimeMs: number } | undefined>;
-  /** Every byte up to the end of the file, whatever size the server says it has. */
-  readonly download: (remote: string, local: string) => Promise<void>;
+  /**
+   * The file's first `size` bytes (its listed size) and never more, going on from what `local` holds
+   * (remote-content.ts, downloadListed); a file that ends before or goes on after is a RemoteFileSizeError.
+   */
+  readonly download: (remote: string, local: string, size: number) => Promise<void>;
   /** Reads `path` again to tell whether it still holds the content taken (remote-content.ts). */
   readonly standing: (path: string, claimed: ClaimedContent) => Promise<RemoteStanding>;
   readonly upload: (local: string, remote: string) => Promise<void>;
@@ -47,7 +37,11 @@ export interface RemoteSession {
   readonly close: () => Promise<void>;
 }
 
-export type OpenSession = (source: RemoteSource) => Promise<RemoteSession>;
+/**
+ * Opens a session whose every wait (the connection, the handshake, each request) ends when `signal` is
+ * aborted (a pass's deadline, or a signal to stop: src/lifecycle/pass-signal.ts).
+ */
+export type OpenSession = (source: RemoteSource, signal?: AbortSignal) => Promise<RemoteSession>;
 
 /**
  * The key type a fingerprint pin was last met with, per server and pin: asked for first from then on,
@@ -64,7 +58,7 @@ const metWith = new Map<string, string>();
  * HostKeyRevokedError, RemoteSourceUnavailableError (`secret`/`config` before any connection, `auth`,
  * `connect` in an operator's words); no secret is ever in a message.
  */
-export async function openSftpSession(source: RemoteSource): Promise<RemoteSession> {
+export async function openSftpSession(source: RemoteSource, signal?: AbortSignal): Promise<RemoteSession> {
   const accepted = await acceptedKeys(source);
   const login = await credentials(source);
   const server = `${source.host}:${source.port}`;
@@ -73,11 +67,20 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
   const first = algorithmsFor([metWith.get(known) ?? ""]);
   let algorithms = [...first, ...accepted.algorithms.filter((a) => !first.includes(a))];
   for (;;) {
-    const attempt = await connectOnce(source, login, algorithms, accepted);
+    const attempt = await waitingFor(`SFTP source ${source.name}: ${server}, connecting`, () =>
+      connectOnce(source, login, algorithms, accepted, signal),
+    );
     if (attempt.kind === "open") {
       if (accepted.probe) metWith.set(known, attempt.type);
-      return sessionOf(attempt.client, attempt.sftp, source.name, server, patienceOf(source));
+      return sessionOf(attempt.client, attempt.sftp, source.name, server, patienceOf(source), signal);
     }
+    if (attempt.kind === "ended")
+      throw new RemoteSourceUnavailableError(
+        source.name,
+        "deadline",
+        `${endedBy(signal ?? AbortSignal.abort())} came while connecting to ${server} (${CONNECTING[attempt.stage]}); ` +
+          "the connection was closed. If it happens again, ask the server's operator whether it is overloaded or stuck",
+      );
     if (attempt.kind === "revoked")
       throw new HostKeyRevokedError(source.name, server, attempt.fingerprint, attempt.where);
     if (attempt.kind === "not-pinned") {
@@ -107,56 +110,108 @@ export async function openSftpSession(source: RemoteSource): Promise<RemoteSessi
   }
 }
 
+/** How far a connection cut by the pass's end had got. */
+const CONNECTING: Readonly<Record<ConnectStage, string>> = {
+  banner: "it had sent no SSH banner, or not finished the key exchange",
+  login: "it had not yet taken the login",
+  session: "logged in, but it had opened no SFTP session",
+};
+
 function sessionOf(
   client: SftpClient,
   sftp: SFTPWrapper,
   source: string,
   server: string,
   patienceMs: number,
+  signal: AbortSignal | undefined,
 ): RemoteSession {
   let dead: RemoteSourceUnavailableError | undefined;
+  const cut = (error: RemoteSourceUnavailableError): RemoteSourceUnavailableError => {
+    dead = error;
+    const ssh: unknown = Reflect.get(client, "client");
+    if (ssh instanceof EventEmitter) (ssh as EventEmitter & { destroy?: () => void }).destroy?.();
+    return error;
+  };
   /**
-   * Runs one operation; when the server answers nothing for `patienceMs` (`answer` tells each answer
-   * of a long one), the connection is closed and the operation fails as the source's (`transfer`, tried
-   * again with backoff), so the other sources and the drop folder go on.
+   * Runs one operation until it is done, the pass's signal ends it, or the server delivers nothing for
+   * `patienceMs` (`progress` is told of what each answer of a long one delivered: bytes, names; an answer
+   * with none starts no new wait). Either end closes the connection and fails the operation as the
+   * source's, naming the server, the step and how far it got, so the other sources and the drop folder
+   * go on.
    */
-  const watched = async <T>(what: string, run: (answer: () => void) => Promise<T>): Promise<T> => {
+  const watched = async <T>(
+    what: string,
+    run: (progress: (delivered: number) => void) => Promise<T>,
+    unit = "bytes",
+  ): Promise<T> => {
     if (dead !== undefined) throw dead;
     let timer: NodeJS.Timeout | undefined;
     let fail: (error: Error) => void = () => undefined;
-    const stalled = new Promise<never>((_, reject) => {
+    let delivered = 0;
+    const ended = new Promise<never>((_, reject) => {
       fail = reject;
     });
-    const answer = () => {
+    const wait = () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        dead = new RemoteSourceUnavailableError(
-          source,
-          "transfer",
-          `${server} answered nothing for ${patienceMs / 1000} s while asked to ${what}; the connection ` +
-            "was closed. If it happens again, ask the server's operator whether it is overloaded or stuck",
+        fail(
+          cut(
+            new RemoteSourceUnavailableError(
+              source,
+              "transfer",
+              `${server} answered nothing for ${patienceMs / 1000} s while asked to ${what}; the connection ` +
+                "was closed. If it happens again, ask the server's operator whether it is overloaded or stuck",
+            ),
+          ),
         );
-        const ssh: unknown = Reflect.get(client, "client");
-        if (ssh instanceof EventEmitter) (ssh as EventEmitter & { destroy?: () => void }).destroy?.();
-        fail(dead);
       }, patienceMs);
     };
-    answer();
+    const onEnd = () => {
+      const got = delivered > 0 ? ` (${delivered} ${unit} in)` : "";
+      fail(
+        cut(
+          new RemoteSourceUnavailableError(
+            source,
+            "deadline",
+            `${endedBy(signal ?? AbortSignal.abort())} came while ${server} was asked to ${what}${got}; the ` +
+              "connection was closed, and the next pass goes on from there (a download resumes where it " +
+              "stopped while the file is unchanged). If it happens again, give the pass a longer --deadline, " +
+              "or ask the server's operator why it is slow",
+          ),
+        ),
+      );
+    };
+    if (signal?.aborted === true) {
+      onEnd();
+      return ended;
+    }
+    signal?.addEventListener("abort", onEnd, { once: true });
+    wait();
     try {
-      const running = run(answer);
+      const running = run((n) => {
+        if (n <= 0) return;
+        delivered += n;
+        wait();
+      });
       running.catch(() => undefined); // when the wait wins, the operation's own failure comes after
-      return await Promise.race([running, stalled]);
+      return await waitingFor(`SFTP source ${source}: ${server}, asked to ${what}`, () =>
+        Promise.race([running, ended]),
+      );
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", onEnd);
     }
   };
   const plain = requests(client, sftp);
   return {
-    list: (dir) => watched(`list ${dir}`, (answer) => plain.list(dir, answer)),
+    list: (dir) => watched(`list ${dir}`, (progress) => plain.list(dir, progress), "names"),
     stat: (path) => watched(`stat ${path}`, () => plain.stat(path)),
-    download: (remote, local) => watched(`read ${remote}`, (answer) => plain.download(remote, local, answer)),
-    standing: (path, claimed) => watched(`read ${path}`, (answer) => plain.standing(path, claimed, answer)),
-    upload: (local, remote) => watched(`write ${remote}`, (answer) => plain.upload(local, remote, answer)),
+    download: (remote, local, size) =>
+      watched(`read ${remote}`, (progress) => plain.download(remote, local, size, progress)),
+    standing: (path, claimed) =>
+      watched(`read ${path}`, (progress) => plain.standing(path, claimed, progress)),
+    upload: (local, remote) =>
+      watched(`write ${remote}`, (progress) => plain.upload(local, remote, progress)),
     rename: (from, to) => watched(`rename ${from}`, () => plain.rename(from, to)),
     remove: (path) => watched(`remove ${path}`, () => plain.remove(path)),
     mkdirp: (path) => watched(`create ${path}`, () => plain.mkdirp(path)),
@@ -164,104 +219,4 @@ function sessionOf(
       await client.end().catch(() => undefined);
     },
   };
-}
-
-/** The session's operations as requests to the server; `answer` is told of each answer of a long one. */
-function requests(client: SftpClient, sftp: SFTPWrapper) {
-  return {
-    list: (dir: string, answer: () => void) => listing(sftp, dir, answer),
-    stat: (path: string) =>
-      answered("read", path, async () => {
-        if ((await client.exists(path)) === false) return undefined;
-        const s = await client.stat(path);
-        return { size: s.size, mtimeMs: s.modifyTime };
-      }),
-    download: (remote: string, local: string, answer: () => void) =>
-      answered("send", remote, async () => {
-        await client.fastGet(remote, local, { concurrency: 16, chunkSize: 64 * 1024, step: answer });
-        await readRest(sftp, remote, local, (await stat(local)).size, answer);
-      }),
-    standing: (path: string, claimed: ClaimedContent, answer: () => void) =>
-      answered("read", path, () => remoteStanding(sftp, path, claimed, answer)),
-    upload: (local: string, remote: string, answer: () => void) =>
-      answered("write", remote, async () => {
-        await client.fastPut(local, remote, { step: answer });
-      }),
-    rename: (from: string, to: string) =>
-      answered("rename", `${from} to ${to}`, async () => {
-        await client.rename(from, to);
-      }),
-    remove: (path: string) =>
-      answered("remove", path, async () => {
-        await client.delete(path, true);
-      }),
-    mkdirp: async (path: string) => {
-      if ((await client.exists(path)) === false) await client.mkdir(path, true);
-    },
-  };
-}
-
-/**
- * The entries of a folder, asked for an answer at a time (a server sends a hundred or so names each),
- * `answer` told of each: a folder of 100,000 names takes as long as it takes, and only a server that
- * stops answering is taken for stalled. `.` and `..` are left out; the type is the `ls -l` letter.
- */
-async function listing(sftp: SFTPWrapper, dir: string, answer: () => void): Promise<RemoteEntry[]> {
-  const handle = await new Promise<Buffer>((resolve, reject) => {
-    sftp.opendir(dir, (error, opened) => {
-      if (error) reject(error);
-      else resolve(opened);
-    });
-  });
-  const out: RemoteEntry[] = [];
-  try {
-    for (;;) {
-      const names = await new Promise<FileEntryWithStats[] | undefined>((resolve, reject) => {
-        sftp.readdir(handle, (error, list) => {
-          if ((error as { code?: unknown } | undefined)?.code === END_OF_FILE) resolve(undefined);
-          else if (error) reject(error);
-          else resolve(list);
-        });
-      });
-      answer();
-      if (names === undefined) return out;
-      for (const e of names)
-        out.push({
-          listed: e.filename,
-          name: admitName(e.filename),
-          size: e.attrs.size,
-          mtimeMs: e.attrs.mtime * 1000,
-          type: TYPES[e.longname.slice(0, 1)] ?? "other",
-        });
-    }
-  } finally {
-    await new Promise<void>((resolve) => {
-      sftp.close(handle, () => {
-        resolve();
-      });
-    });
-  }
-}
-
-/** SSH_FX_EOF (SFTP v3): a folder has no more names. */
-const END_OF_FILE = 1;
-
-// ssh2 gives an SFTP status (the server's answer) as a numeric code; ssh2-sftp-client's own checks of a
-// path give these. Anything else (a dropped connection, a timeout) is the source's problem, not the file's.
-const PATH_CODES: ReadonlySet<unknown> = new Set(["ERR_BAD_PATH", "ENOENT", "EACCES", "ENOTDIR"]);
-
-/** Runs an operation on one file; the server's refusal of it becomes a RemoteFileRefusedError. */
-async function answered<T>(operation: string, path: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    const code = (error as { code?: unknown } | undefined)?.code;
-    if (typeof code === "number" || PATH_CODES.has(code))
-      throw new RemoteFileRefusedError(
-        operation,
-        path,
-        error instanceof Error ? error.message : String(error),
-      );
-    throw error;
-  }
 }

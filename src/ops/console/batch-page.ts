@@ -33,7 +33,7 @@ export function batchPage(view: BatchView): SafeHtml {
       <dt>File</dt>
       <dd>${shownName(meta.file)}</dd>
       <dt>Batch</dt>
-      <dd class="mono">${meta.id}</dd>
+      <dd class="mono id">${meta.id}</dd>
       <dt>State</dt>
       <dd>${statusBadge(meta.state)} <span class="muted">${final}/${total} rows final</span></dd>
       ${
@@ -53,7 +53,7 @@ export function batchPage(view: BatchView): SafeHtml {
           ? ""
           : html`<dt>Replaced by</dt>
               <dd>
-                <a class="mono" href="/batches/${encodeURIComponent(meta.replaced_by)}">${meta.replaced_by}</a>
+                <a class="mono id" href="/batches/${encodeURIComponent(meta.replaced_by)}">${meta.replaced_by}</a>
                 <span class="muted">the file grew or changed after its claim and was taken again, whole</span>
               </dd>`
       }
@@ -95,10 +95,10 @@ function rowsTable(page: RowsPage): SafeHtml {
   return html`<table class="rows">
     <thead>
       <tr>
-        <th>Line</th>
+        <th class="num">Line</th>
         <th>external_id</th>
         <th>Status</th>
-        <th>HTTP</th>
+        <th class="num">HTTP</th>
         <th>Idempotency key</th>
         <th>Correlation id</th>
         <th>Error</th>
@@ -114,7 +114,7 @@ function rowsTable(page: RowsPage): SafeHtml {
             </td>
             <td>${statusBadge(row.status)}</td>
             <td class="num">${row.http_status}</td>
-            <td class="mono">${row.idempotency_key}</td>
+            <td class="mono id">${row.idempotency_key}</td>
             <td class="mono">${row.correlation_id}</td>
             <td class="error">${row.error}</td>
           </tr>`,

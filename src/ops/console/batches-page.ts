@@ -78,7 +78,7 @@ function batchLine(meta: BatchMeta, held: string | undefined): SafeHtml {
   return html`<tr>
     <td>
       <a href="${link}">${shownName(meta.file)}</a>
-      <div class="muted mono">${meta.id}</div>
+      <div class="muted mono id">${meta.id}</div>
     </td>
     <td>${when(meta.created_at)}</td>
     <td>
@@ -89,7 +89,7 @@ function batchLine(meta: BatchMeta, held: string | undefined): SafeHtml {
           ? ""
           : html`<div class="muted">
               replaced by
-              <a class="mono" href="/batches/${encodeURIComponent(meta.replaced_by)}">${meta.replaced_by}</a>
+              <a class="mono id" href="/batches/${encodeURIComponent(meta.replaced_by)}">${meta.replaced_by}</a>
             </div>`
       }
     </td>

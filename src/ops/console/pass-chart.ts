@@ -24,6 +24,9 @@ const Y_TICKS = 4;
 interface Columns {
   /** Seconds per column. */
   readonly width: number;
+  /** Epoch ms where the first column starts and the last ends: whole seconds. */
+  readonly from: number;
+  readonly to: number;
   readonly accepted: number[];
   readonly refused: number[];
   readonly other: number[];
@@ -39,6 +42,8 @@ export function columnsOf(input: ChartInput): Columns {
   const zeros = () => Array.from({ length: n }, () => 0);
   const columns: Columns = {
     width,
+    from: first * 1000,
+    to: (first + n * width) * 1000,
     accepted: zeros(),
     refused: zeros(),
     other: zeros(),
@@ -65,6 +70,31 @@ export function niceCeil(value: number): number {
   return 10 * power;
 }
 
+/** Spacings of the time axis's labels, in seconds: the clock's own units, so each label is a round time. */
+const TICK_STEPS_S = [
+  1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400,
+];
+
+/**
+ * The times the axis labels, epoch ms: whole seconds a round step apart, at most X_TICKS of them, so that
+ * no two read the same (a clock shows whole seconds).
+ */
+export function timeTicks(from: number, to: number): number[] {
+  const span = Math.max(1000, to - from);
+  const step =
+    1000 *
+    (TICK_STEPS_S.find((s) => s * 1000 * (X_TICKS - 1) >= span) ??
+      86_400 * Math.ceil(span / 86_400_000 / (X_TICKS - 1)));
+  const ticks: number[] = [];
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) ticks.push(t);
+  return ticks;
+}
+
+/** A scale's tick as written on the axis: exact, to the hundredth a quarter of a small top needs (0.25/s). */
+function tickLabel(v: number): string {
+  return String(Math.round(v * 100) / 100);
+}
+
 /**
  * The learned rate is sampled every second while the fleet sends (src/use-cases/rate-sampler.ts): samples
  * further apart than this mean it did not send between them, and the line is broken there.
@@ -72,10 +102,15 @@ export function niceCeil(value: number): number {
 const SAMPLE_GAP_S = 5;
 
 export function passChart(input: ChartInput): SafeHtml {
+  if (input.points.length === 0)
+    return html`<p class="pass-chart-empty">
+      No request was answered from ${clock(input.from)} to ${clock(input.to)} UTC: nothing to chart.
+    </p>`;
   const c = columnsOf(input);
   const n = c.accepted.length;
   const stacked = c.accepted.map((a, i) => a + (c.refused[i] ?? 0) + (c.other[i] ?? 0));
-  const top = niceCeil(Math.max(1, ...stacked, ...c.learned.map((l) => l ?? 0)));
+  // At least one request per second per grid line: a quiet pass's axis reads 1/s to 4/s, not fractions.
+  const top = niceCeil(Math.max(Y_TICKS, ...stacked, ...c.learned.map((l) => l ?? 0)));
   const plotWidth = WIDTH - MARGIN.left - MARGIN.right;
   const plotHeight = HEIGHT - MARGIN.top - MARGIN.bottom;
   const x = (i: number) => round(MARGIN.left + (i * plotWidth) / n);
@@ -90,14 +125,13 @@ export function passChart(input: ChartInput): SafeHtml {
   const grid = Array.from({ length: Y_TICKS + 1 }, (_, k) => (top * k) / Y_TICKS).map(
     (v) =>
       html`<line class="chart-grid" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${y(v)}" y2="${y(v)}" />
-        <text class="chart-label" x="${MARGIN.left - 6}" y="${y(v) + 4}" text-anchor="end">${label(v)}/s</text>`,
+        <text class="chart-label" x="${MARGIN.left - 6}" y="${y(v) + 4}" text-anchor="end">${tickLabel(v)}/s</text>`,
   );
-  const span = input.to - input.from;
-  const times = Array.from({ length: X_TICKS }, (_, k) => k / (X_TICKS - 1)).map(
-    (f) =>
-      html`<text class="chart-label" x="${round(MARGIN.left + f * plotWidth)}" y="${HEIGHT - 10}"
-        text-anchor="${f === 0 ? "start" : f === 1 ? "end" : "middle"}">${clock(input.from + f * span)}</text>`,
-  );
+  const times = timeTicks(c.from, c.to).map((t) => {
+    const f = (t - c.from) / (c.to - c.from);
+    return html`<text class="chart-label" x="${round(MARGIN.left + f * plotWidth)}" y="${HEIGHT - 10}"
+        text-anchor="${f === 0 ? "start" : f === 1 ? "end" : "middle"}">${clock(t)}</text>`;
+  });
   const summary = describe(input, c, stacked);
   return html`<figure class="pass-chart">
     <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc">
@@ -111,13 +145,6 @@ export function passChart(input: ChartInput): SafeHtml {
           : ""
       }
       ${times}
-      ${
-        input.points.length === 0
-          ? html`<text class="chart-empty" x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle">
-            No request was answered during this pass.
-          </text>`
-          : ""
-      }
     </svg>
     <figcaption>
       <span class="key key-accepted"></span> accepted (2xx) <span class="key key-refused"></span> refused

@@ -32,7 +32,7 @@ export function passesPage(
       here.
     </p>`;
   return html`<h2>
-      Latest pass, <a class="mono" href="/passes/${encodeURIComponent(latest.id)}">${latest.id}</a>
+      Latest pass, <a class="mono id" href="/passes/${encodeURIComponent(latest.id)}">${latest.id}</a>
     </h2>
     ${passChart({ from: latest.startedAt, to: latest.endedAt ?? now, points })}
     <h2>Passes</h2>
@@ -43,10 +43,10 @@ export function passesPage(
           <th>Pass</th>
           <th>Started</th>
           <th>Took</th>
-          <th>Files</th>
+          <th class="num">Files</th>
           <th>Invoices by outcome</th>
-          <th>Refused (429)</th>
-          <th>Busiest second</th>
+          <th class="num">Refused (429)</th>
+          <th class="num">Busiest second</th>
           <th>Exit</th>
         </tr>
       </thead>
@@ -55,7 +55,7 @@ export function passesPage(
           (pass) =>
             html`<tr>
               <td>
-                <a class="mono" href="/passes/${encodeURIComponent(pass.id)}">${pass.id}</a>
+                <a class="mono id" href="/passes/${encodeURIComponent(pass.id)}">${pass.id}</a>
                 <div class="muted">${pass.kind === "run" ? "run" : "scan of start"}</div>
               </td>
               <td>${when(pass.startedAt)}</td>
@@ -125,7 +125,7 @@ export function passPage(
                 html`<tr>
                   <td>
                     <a href="/batches/${encodeURIComponent(b.id)}">${shownName(b.file)}</a>
-                    <div class="muted mono">${b.id}</div>
+                    <div class="muted mono id">${b.id}</div>
                   </td>
                   <td>${statusBadge(b.state)}</td>
                 </tr>`,

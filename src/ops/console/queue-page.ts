@@ -42,7 +42,7 @@ export function queuePage(view: QueueView): SafeHtml {
     <table class="queue">
       <thead>
         <tr>
-          ${names.map((n) => html`<th>${n}</th>`)}
+          ${names.map((n) => html`<th class="num">${n}</th>`)}
         </tr>
       </thead>
       <tbody>
@@ -66,9 +66,9 @@ function sourcesTable(sources: ReadonlyMap<string, RemoteSourceState>): SafeHtml
         <tr>
           <th>source</th>
           <th>last poll</th>
-          <th>files waiting</th>
-          <th>taken</th>
-          <th>results to upload</th>
+          <th class="num">files waiting</th>
+          <th class="num">taken</th>
+          <th class="num">results to upload</th>
           <th>last error</th>
         </tr>
       </thead>

@@ -17,8 +17,9 @@ h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
 table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid var(--line); }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: #eef1f5; font-weight: 600; white-space: nowrap; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.mono, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12.5px; word-break: break-all; }
+th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.mono, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12.5px; overflow-wrap: break-word; }
+.id { white-space: nowrap; }
 td.error { color: #9a1c1c; max-width: 32rem; }
 a { color: var(--accent); }
 .muted { color: var(--muted); }
@@ -44,7 +45,8 @@ button.primary { background: var(--accent); color: #fff; border-color: var(--acc
 .pass-chart { margin: 0; background: #fff; border: 1px solid var(--line); padding: .6rem; }
 .pass-chart svg { width: 100%; height: auto; display: block; }
 .chart-grid { stroke: #e4e7ec; stroke-width: 1; }
-.chart-label, .chart-empty { font-size: 11px; fill: var(--muted); }
+.chart-label { font-size: 11px; fill: var(--muted); }
+.pass-chart-empty { color: var(--muted); }
 .chart-accepted { fill: #3aa56b; }
 .chart-refused { fill: #e08a2e; }
 .chart-other { fill: #b4bcc8; }

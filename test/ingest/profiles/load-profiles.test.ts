@@ -142,7 +142,7 @@ describe("refusing a source profiles file", () => {
     expect(error.code).toBe("SOURCE_PROFILE_INVALID");
     expect(error.message).toBe(
       'sources.yaml, profile 2 ("sap-*.csv"), field headerRow (line 4): is not a profile field; write header_row, ' +
-        "or use only match, format, delimiter, quote, encoding, header_row, columns, defaults, values",
+        "or use only match, format, delimiter, quote, encoding, header_row, columns, defaults, values, report_encoding",
     );
   });
 

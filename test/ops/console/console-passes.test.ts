@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Passes } from "../../../src/ledger/passes.js";
 import { RedisLedger } from "../../../src/ledger/redis-ledger.js";
 import { recordRateSample } from "../../../src/ledger/send-series.js";
-import { columnsOf, niceCeil } from "../../../src/ops/console/pass-chart.js";
+import { columnsOf, niceCeil, passChart, timeTicks } from "../../../src/ops/console/pass-chart.js";
 import { consoleApp, reportedBatch, type ConsoleApp } from "./console-app.js";
 
 const apps: ConsoleApp[] = [];
@@ -163,5 +163,52 @@ describe("the pass chart's arithmetic", () => {
     expect([0.3, 1, 1.3, 3, 7, 42, 100, 101, 260].map(niceCeil)).toEqual([
       1, 1, 1.6, 3, 8, 50, 100, 120, 300,
     ]);
+  });
+
+  it("when a pass lasts three seconds and answered one request a second, then the time axis labels distinct whole seconds and the rate axis whole requests per second", () => {
+    const from = 1_800_000_000_400; // 400 ms into a second
+    const points = [0, 1, 2].map((k) => ({
+      second: Math.floor(from / 1000) + k,
+      accepted: 1,
+      refused: 0,
+      other: 0,
+      learned: undefined,
+      sent: undefined,
+    }));
+    const svg = passChart({ from, to: from + 2_600, points }).toString();
+    const labels = [...svg.matchAll(/class="chart-label"[^>]*>([^<]+)</g)].map((m) => m[1]);
+    const times = labels.filter((l) => /^\d\d:\d\d:\d\d$/.test(l ?? ""));
+    expect(times).toEqual(["08:00:00", "08:00:01", "08:00:02", "08:00:03"]);
+    expect(labels.filter((l) => l?.endsWith("/s"))).toEqual(["0/s", "1/s", "2/s", "3/s", "4/s"]);
+  });
+
+  it("when the scale's top is 5/s, then its quarter ticks are written exactly, 1.25/s, not rounded to 1.3/s", () => {
+    const second = 1_800_000_000;
+    const points = [{ second, accepted: 5, refused: 0, other: 0, learned: undefined, sent: undefined }];
+    const svg = passChart({ from: second * 1000, to: second * 1000 + 1000, points }).toString();
+    expect(svg).toContain(">1.25/s<");
+    expect(svg).toContain(">3.75/s<");
+  });
+
+  it("when the ticks of a long pass are chosen, then they are round clock times at most five, never two alike", () => {
+    const from = Date.UTC(2026, 10, 21, 2, 0, 7);
+    const ticks = timeTicks(from, from + 7 * 3_600_000);
+    expect(ticks.map((t) => new Date(t).toISOString().slice(11, 19))).toEqual([
+      "04:00:00",
+      "06:00:00",
+      "08:00:00",
+    ]);
+  });
+
+  it("when a pass sent no request, then its page says so in a sentence and draws no empty chart", () => {
+    const out = passChart({
+      from: Date.UTC(2026, 10, 21, 2),
+      to: Date.UTC(2026, 10, 21, 2, 0, 4),
+      points: [],
+    });
+    expect(out.toString()).not.toContain("<svg");
+    expect(out.toString()).toContain(
+      "No request was answered from 02:00:00 to 02:00:04 UTC: nothing to chart.",
+    );
   });
 });

@@ -1,0 +1,32 @@
+/**
+ * One signal for every wait of a pass: aborted when the process is told to stop (SIGTERM, SIGINT) or
+ * when the pass's deadline comes, whichever is first. Each wait (Redis, the service, each SFTP step,
+ * the file system, a batch waiting for its file) is given this signal, never a timeout of its own, so a
+ * pass ends by its deadline whatever it was waiting for, and says what that was.
+ */
+export function passSignal(stop: AbortSignal, deadline: number | undefined): AbortSignal {
+  if (deadline === undefined) return stop;
+  const controller = new AbortController();
+  // Unref'd: a pass that is done before its deadline is not kept alive by it.
+  const timer = setTimeout(
+    () => {
+      controller.abort(DEADLINE);
+    },
+    Math.max(0, deadline - Date.now()),
+  ).unref();
+  stop.addEventListener("abort", () => {
+    clearTimeout(timer);
+  });
+  return AbortSignal.any([stop, controller.signal]);
+}
+
+/** The reason a pass's signal is aborted with at its deadline. */
+export const DEADLINE = "deadline";
+
+/** What ended a pass's waits, in an operator's words: its deadline, or a signal to stop. */
+export function endedBy(signal: AbortSignal): string {
+  if (signal.reason === DEADLINE) return "the pass's --deadline";
+  return typeof signal.reason === "string" && signal.reason.startsWith("SIG")
+    ? `a signal to stop (${signal.reason})`
+    : "a signal to stop";
+}
