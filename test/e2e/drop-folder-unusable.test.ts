@@ -126,7 +126,7 @@ describe("a drop folder that cannot be used", () => {
 });
 
 describe("one deployment per drop folder", () => {
-  it("when a second deployment (another QUEUE_PREFIX) runs on a drop folder a started one serves, then it exits 1 naming both and does nothing; once the first stops it runs", async () => {
+  it("when a second deployment (another QUEUE_PREFIX) runs on a drop folder a started one serves, then run and start exit 1 naming both and do nothing; once the first stops it runs", async () => {
     const dir = await scratch();
     const first = env(dir, { QUEUE_PREFIX: "first-deployment", HTTP_ADDR: "off" });
     const start = spawnNode("workers/cli.js", ["start"], first);
@@ -152,6 +152,11 @@ describe("one deployment per drop folder", () => {
     );
     expect(refused.output).toMatch(/this one is QUEUE_PREFIX=second-deployment on Redis /);
     expect(refused.output).not.toMatch(/nothing to do/);
+    const startRefused = await runCli(["start"], { ...second, HTTP_ADDR: "off" }, LIMIT_MS);
+    expect(startRefused.code, startRefused.output).toBe(1);
+    expect(startRefused.output).toMatch(
+      /is served by another deployment \(QUEUE_PREFIX=first-deployment on Redis /,
+    );
 
     start.child.kill("SIGTERM");
     await start.exited;
