@@ -2,7 +2,10 @@ import type { Queue } from "bullmq";
 import type { Config } from "../config/load.js";
 import { describeTarget, redisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log/logger.js";
-import { dropFolder, ensureDropFolder, type DropFolder } from "../ingest/drop-folder.js";
+import { dropFolder, type DropFolder } from "../ingest/drop-folder.js";
+import { checkDropFolder } from "../ingest/drop-folder-usable.js";
+import { DropFolderLease } from "../ingest/drop-folder-lease.js";
+import { deploymentName } from "./deployment-name.js";
 import { resolveNamespace, type KeyNamespace } from "../invoice/key.js";
 import { createRedis, endConnection, ensureConnected } from "../queue/connection.js";
 import { createInvoiceQueue } from "../queue/invoice-queue.js";
@@ -28,7 +31,10 @@ export interface AppContext {
 }
 
 export interface OpenContextOptions {
-  /** Create the drop folder's subfolders. */
+  /**
+   * Check that the drop folder can be used (checkDropFolder: before Redis is reached), create its
+   * subfolders and take its lease for this deployment (DropFolderLease), released at close.
+   */
   readonly dropFolder?: boolean;
   /** `read-only` for commands that only read (`status`, `results`); anything else may write. */
   readonly access?: RedisAccess;
@@ -51,12 +57,18 @@ export interface OpenContextOptions {
 export async function openContext(config: Config, options: OpenContextOptions = {}): Promise<AppContext> {
   const target = redisTarget(config);
   checkKeyLayout(target, config.queuePrefix);
+  const folder = dropFolder(config.dropDir, {
+    doneMarkerSuffix: config.doneMarkerSuffix,
+    reportEncoding: config.reportEncoding,
+  });
+  if (options.dropFolder === true) await checkDropFolder(folder);
   const redis = createRedis(target, "producer", "invoice-relay-cli");
   // A failed connection attempt is reported by ensureConnected; keep ioredis from printing its own.
   redis.on("error", () => undefined);
+  let warnings: string[];
   try {
     await ensureConnected(redis, target);
-    const warnings = await checkRedis(redis, {
+    warnings = await checkRedis(redis, {
       access: options.access ?? "read-write",
       allowEvicting: config.allowEvictingRedis,
       safeUrl: describeTarget(target),
@@ -72,17 +84,19 @@ export async function openContext(config: Config, options: OpenContextOptions = 
       use: options.outbox ?? (write ? "writes" : "reads"),
     });
     if (outbox !== undefined) warnings.push(outbox);
-    const logger = options.logger ?? commandLogger(config);
-    for (const warning of warnings) logger.warn(warning);
   } catch (error) {
     endConnection(redis);
     throw error;
   }
-  const folder = dropFolder(config.dropDir, {
-    doneMarkerSuffix: config.doneMarkerSuffix,
-    reportEncoding: config.reportEncoding,
-  });
-  if (options.dropFolder === true) await ensureDropFolder(folder);
+  const logger = options.logger ?? commandLogger(config);
+  for (const warning of warnings) logger.warn(warning);
+  const lease =
+    options.dropFolder === true
+      ? await DropFolderLease.take(folder, deploymentName(config), { logger }).catch((error: unknown) => {
+          endConnection(redis);
+          throw error;
+        })
+      : undefined;
   const queue = createInvoiceQueue(redis, config.queuePrefix, config.maxAttempts);
   return {
     config,
@@ -93,6 +107,7 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     folder,
     namespace: resolveNamespace(config.idempotencyNamespace),
     close: async () => {
+      await lease?.release();
       await queue.close();
       endConnection(redis);
     },

@@ -1,5 +1,7 @@
 import { spokenDuration } from "../config/duration.js";
 import type { PassRecord } from "../ledger/passes.js";
+import { leftFileText } from "../names/file-name.js";
+import { escapedText } from "../names/shown-text.js";
 
 /** A pass as `status --json` shows it (src/cli/status-report.ts says what each field is). */
 export interface PassStatus {
@@ -13,6 +15,8 @@ export interface PassStatus {
   readonly busiest_second: number | null;
   readonly learned_rate: number | null;
   readonly exit_code: number | null;
+  readonly left: readonly { readonly where: string; readonly file: string; readonly why: string }[];
+  readonly left_out: number;
   /** Its process stopped without recording its end (killed): exit_code is 1, ended_at its last sign. */
   readonly ended_without_word: boolean;
 }
@@ -30,8 +34,28 @@ export function passStatus(p: PassRecord): PassStatus {
     busiest_second: p.busiestSecond ?? null,
     learned_rate: p.learnedRate ?? null,
     exit_code: p.exitCode ?? null,
+    left: (p.left ?? []).map((f) => ({ where: f.where, file: f.shown, why: f.why })),
+    left_out: p.leftOut ?? 0,
     ended_without_word: p.endedWithoutWord === true,
   };
+}
+
+/** How many files left where they are `status` names per pass: the console's pass page has them all. */
+const LEFT_SHOWN = 5;
+
+/** Each pass's files left where they are, one line each: `pass …: drop folder: x.csv left in …`. */
+export function passLeftLines(passes: readonly PassStatus[]): string[] {
+  return passes.flatMap((p) => {
+    const more = p.left.length - LEFT_SHOWN + p.left_out;
+    return [
+      ...p.left
+        .slice(0, LEFT_SHOWN)
+        .map(
+          (f) => `pass ${p.id}: ${escapedText(leftFileText({ where: f.where, shown: f.file, why: f.why }))}`,
+        ),
+      ...(more > 0 ? [`pass ${p.id}: … and ${more} more file(s) left (the console's /passes/${p.id})`] : []),
+    ];
+  });
 }
 
 /** The last passes: when, how long, what they came to. */

@@ -17,7 +17,9 @@ export function serveOps(
   logger: Logger,
   /** The process's metrics (createRelayMetrics, made before its submission worker starts), at /metrics. */
   metrics: RelayMetrics = createRelayMetrics(),
+  /** For a process that scans the drop folder: "ok", or why it cannot be used (a check of /readyz). */
+  dropFolder?: () => string,
 ): Promise<OpsServer> {
   const routes: OpsRoutes[] = [metricsRoutes(metrics), consoleOps()];
-  return startOpsServer(config, addr, stopping, logger, routes);
+  return startOpsServer(config, addr, stopping, logger, routes, dropFolder);
 }

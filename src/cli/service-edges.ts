@@ -33,6 +33,8 @@ export async function openServiceEdges(
   logger: Logger,
   scope: Scope,
   httpAddrDefault: HttpAddrSetting,
+  /** For a process that scans the drop folder: "ok", or why it cannot be used (a check of /readyz). */
+  dropFolder?: () => string,
 ): Promise<ServiceEdges> {
   const tracing = await openScopedTracing(scope, logger);
   const exported = await startResultsExport(config, logger);
@@ -45,6 +47,7 @@ export async function openServiceEdges(
     stopping,
     logger,
     metrics,
+    dropFolder,
   );
   scope.defer(() => probes.close());
   const alerts = startServiceAlerts(config, logger);

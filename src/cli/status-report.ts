@@ -42,11 +42,12 @@ import { countsOf } from "./summary-table.js";
  *   without its password; `problem` why it does not answer, else null)
  * - `passes`: the last few passes, most recent first (each `run`, each scan of `start` that took files)
  *   `{id, kind (run | scan), started_at, ended_at, files, invoices, refused, busiest_second, learned_rate,
- *   exit_code, ended_without_word}`: `invoices` by outcome (`pending`: not final when it ended), `refused` the requests the
- *   service refused for capacity meanwhile, `busiest_second` the requests answered in its busiest whole
- *   second, every process together;
+ *   exit_code, ended_without_word, left, left_out}`: `invoices` by outcome (`pending`: not final when it
+ *   ended), `refused` the requests the service refused for capacity meanwhile, `busiest_second` the
+ *   requests answered in its busiest whole second, every process together;
  *   `ended_at` and `exit_code` null while it runs; a `run` whose process was killed reads as ended at
- *   its last sign of life with exit 1 and `ended_without_word` true
+ *   its last sign of life with exit 1 and `ended_without_word` true; `left` the files it saw and left
+ *   where they are `{where, file, why}` (the first 50; `left_out` how many more)
  * - `sftp_sources`: each SFTP source polled so far (docs/sftp.md) `{name, last_poll_at, waiting, taken,
  *   reports_pending, last_error, last_error_at, failures}`: files seen and not settled yet, files taken
  *   in all, batches whose results wait to be uploaded, and the last error while it lasts

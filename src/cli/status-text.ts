@@ -1,7 +1,7 @@
 import type { KeptBecause } from "../ledger/retention.js";
 import { sendingInWords } from "../queue/sending-words.js";
 import { ROW_STATUSES } from "../results/report-row.js";
-import { passTable } from "./pass-status.js";
+import { passLeftLines, passTable } from "./pass-status.js";
 import type { BatchStatus, SendingStatus, StatusReport } from "./status-report.js";
 import { exportLines } from "./status-export-text.js";
 import { escapedText, shownName } from "../names/shown-text.js";
@@ -30,6 +30,7 @@ export function statusText(report: StatusReport): string {
     lines.push(
       `passes: the last ${report.passes.length}, most recent first (the console's /passes shows more)`,
       passTable(report.passes),
+      ...passLeftLines(report.passes),
       "",
     );
   if (report.batches.length === 0) lines.push("no batches yet: drop files and run `invoice-relay run`");

@@ -1,9 +1,7 @@
-import type { Dirent } from "node:fs";
 import { lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { BATCH_ID_PATTERN, newBatchId } from "../ledger/batch-id.js";
-import { admitName, fileName, isRefused, type FileName, type RefusedName } from "../names/file-name.js";
-import { shownName } from "../names/shown-text.js";
+import { fileName, type FileName } from "../names/file-name.js";
 import { formatOf } from "./read-invoice-file.js";
 import type { ReportEncoding } from "./profiles/source-profile.js";
 
@@ -39,6 +37,10 @@ export function dropFolder(
   };
 }
 
+/**
+ * Makes the folder and its subfolders: for tools that make a drop folder of their own (tests, benchmarks).
+ * The relay's commands never create the drop folder itself (drop-folder-usable.ts checks it).
+ */
 export async function ensureDropFolder(folder: DropFolder): Promise<void> {
   for (const dir of [folder.root, folder.processing, folder.archive, folder.rejected, folder.reports]) {
     await mkdir(dir, { recursive: true });
@@ -66,7 +68,7 @@ export function isDoneMarker(folder: DropFolder, name: string): boolean {
  * older than the file belongs to an earlier upload under the same name (left by a crash between a claim
  * and the marker's removal), not to the one still being written.
  */
-async function markedDone(folder: DropFolder, name: string, fileMtimeMs: number): Promise<boolean> {
+export async function markedDone(folder: DropFolder, name: string, fileMtimeMs: number): Promise<boolean> {
   if (folder.doneMarkerSuffix === undefined) return false;
   try {
     return (await lstat(join(folder.root, `${name}${folder.doneMarkerSuffix}`))).mtimeMs >= fileMtimeMs;
@@ -92,67 +94,6 @@ export async function readinessOf(
   if (await markedDone(folder, name, mtimeMs)) return "settled";
   if (now - mtimeMs < settleMs) return "writing";
   return folder.doneMarkerSuffix === undefined ? "settled" : "unmarked";
-}
-
-export interface DropCandidate {
-  readonly name: FileName;
-  /** A symbolic link is never followed: it is claimed and rejected as such. */
-  readonly symlink: boolean;
-}
-
-/**
- * The drop folder's files a pass looks at: those ready to claim, oldest first (drop names whose last
- * change is at least `settleMs` old, an upload still being written left alone, or with
- * DONE_MARKER_SUFFIX set those marked done, and only those), and the drop files whose names are refused
- * (admitName: not UTF-8, or too long for the names made from them) and the entries with drop names that
- * are no files (a folder, a named pipe), left where they are to be named.
- * The folder is read as bytes: a name that is not UTF-8 is seen as it is, not as a lookalike.
- */
-export async function readyFiles(
-  folder: DropFolder,
-  settleMs: number,
-  now = Date.now(),
-): Promise<{ ready: DropCandidate[]; refused: RefusedName[]; notFiles: NotAFile[] }> {
-  const entries = await readdir(folder.root, { withFileTypes: true, encoding: "buffer" });
-  const ready: { name: FileName; symlink: boolean; mtime: number }[] = [];
-  const refused: RefusedName[] = [];
-  const notFiles: NotAFile[] = [];
-  for (const entry of entries) {
-    if (!isDropName(entry.name.toString("utf8"))) continue;
-    if (!(entry.isFile() || entry.isSymbolicLink())) {
-      notFiles.push({ shown: shownName(entry.name), kind: entryKind(entry) });
-      continue;
-    }
-    const name = admitName(entry.name);
-    if (isRefused(name)) {
-      refused.push(name);
-      continue;
-    }
-    try {
-      const info = await lstat(join(folder.root, name));
-      if (folder.doneMarkerSuffix !== undefined) {
-        if (!(await markedDone(folder, name, info.mtimeMs))) continue;
-      } else if (now - info.mtimeMs < settleMs) continue;
-      ready.push({ name, symlink: info.isSymbolicLink(), mtime: info.mtimeMs });
-    } catch {
-      continue; // gone meanwhile (another process claimed it)
-    }
-  }
-  ready.sort((a, b) => a.mtime - b.mtime || a.name.localeCompare(b.name));
-  return { ready: ready.map(({ name, symlink }) => ({ name, symlink })), refused, notFiles };
-}
-
-/** An entry with a drop file's name that is no file (a folder, a named pipe…): never read, named. */
-export interface NotAFile {
-  readonly shown: string;
-  readonly kind: string;
-}
-
-function entryKind(entry: Dirent<Buffer>): string {
-  if (entry.isDirectory()) return "folder";
-  if (entry.isFIFO()) return "named pipe";
-  if (entry.isSocket()) return "socket";
-  return "device";
 }
 
 export { newBatchId };

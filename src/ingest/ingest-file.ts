@@ -15,6 +15,7 @@ import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
 import { restorePastResults, type BeyondRetention } from "./past-results.js";
 import type { UnreadableFileError } from "./unreadable-file-error.js";
 import { WorkWindow } from "./work-window.js";
+import { rowLines } from "./raw-item.js";
 import { IngestWindow, type WindowSettings } from "./ingest-window.js";
 import { firstNames } from "./listed-names.js";
 import type { RegistrationTurn } from "./registration-order.js";
@@ -204,8 +205,8 @@ export async function ingestFile(
           unknownFields = item.names;
           continue;
         }
-        counts.rows++;
-        if (item.kind === "rejected") counts.rejected++;
+        counts.rows += item.kind === "rejected" ? rowLines(item) : 1;
+        if (item.kind === "rejected") counts.rejected += rowLines(item);
         else if (item.kind === "duplicate") counts.duplicateInFile++;
         else if (item.kind === "conflict") counts.conflictInFile++;
         else {

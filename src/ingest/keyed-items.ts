@@ -25,7 +25,10 @@ export function keyItems(items: readonly RawItem[], context: KeyingContext): Rea
 
 function keyItem(item: RawItem, { namespace, dedupe, unknown }: KeyingContext): ReadItem {
   const { line } = item;
-  if (item.kind === "invalid") return { kind: "rejected", line, errors: item.errors };
+  if (item.kind === "invalid")
+    return item.lines === undefined
+      ? { kind: "rejected", line, errors: item.errors }
+      : { kind: "rejected", line, errors: item.errors, lines: item.lines };
   for (const name of item.picked.unknown) unknown.add(name);
   const valid = item.picked.errors.length === 0 ? validInvoice(item.picked) : undefined;
   const result = valid === undefined ? normaliseAlone(item.picked) : undefined;

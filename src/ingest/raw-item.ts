@@ -4,4 +4,19 @@ import type { PickedFields } from "../invoice/normalise.js";
 /** What a format reader yields per record, before normalisation and keys. */
 export type RawItem =
   | { readonly kind: "fields"; readonly line: number; readonly picked: PickedFields }
-  | { readonly kind: "invalid"; readonly line: number; readonly errors: readonly FieldError[] };
+  | {
+      readonly kind: "invalid";
+      readonly line: number;
+      readonly errors: readonly FieldError[];
+      /** The physical lines it holds, when more than one (rowLines). */
+      readonly lines?: number;
+    };
+
+/**
+ * How many rows a record counts for: a record that cannot be split (broken quoting) counts every line it
+ * holds, as each may have been a row of its own, so a file's rows add up to its lines; a record that
+ * splits counts one, whatever line breaks its quoted fields hold.
+ */
+export function rowLines(item: { readonly lines?: number | undefined }): number {
+  return item.lines ?? 1;
+}

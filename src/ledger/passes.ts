@@ -18,6 +18,12 @@ export const PASS_OUTCOMES = [...ROW_STATUSES, "pending"] as const;
 const count = z.number().int().nonnegative();
 
 /**
+ * Files named as left where they are that a pass record keeps: enough to show a night's strays, bounded
+ * as the record is (a folder of 100,000 strays is said by the count beyond them).
+ */
+export const LEFT_KEPT = 50;
+
+/**
  * What is kept of a pass (docs/operations.md, "The night at a glance"): bounded by its files (one batch
  * id each, as every batch keeps its own record anyway); what it sent is read from the fleet's series
  * (src/ledger/send-series.ts) over its start and end.
@@ -44,6 +50,10 @@ export const passRecordSchema = z.object({
   learnedRate: z.number().nonnegative().optional(),
   /** The pass's exit code (README.md, the exit codes of `run`); a scan's is what `run` would have said. */
   exitCode: count.optional(),
+  /** The files it saw and left where they are, each named with why (the first LEFT_KEPT). */
+  left: z.array(z.object({ where: z.string(), shown: z.string(), why: z.string() })).optional(),
+  /** How many more it left beyond those. */
+  leftOut: count.optional(),
   /**
    * Its process stopped without recording its end (killed, power lost): found by the lapse of its lease
    * (src/ledger/pass-lease.ts); `endedAt` is its last sign of life and `exitCode` 1.

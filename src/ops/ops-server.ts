@@ -52,6 +52,8 @@ export async function startOpsServer(
   stopping: AbortSignal,
   logger: Logger,
   routes: readonly OpsRoutes[] = [],
+  /** For a process that scans the drop folder: "ok", or why it cannot be used (a check of /readyz). */
+  dropFolder?: () => string,
 ): Promise<OpsServer> {
   if (addr === undefined) return { url: undefined, close: () => Promise.resolve() };
   // Opened on first use (a route may build its ports at registration): closed here when the server
@@ -75,6 +77,7 @@ export async function startOpsServer(
           prefix: config.queuePrefix,
           stopping,
           timeoutMs: READINESS_TIMEOUT_MS,
+          dropFolder,
         }),
       ),
       ...routes.map((make) => make(ctx)),

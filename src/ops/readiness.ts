@@ -10,10 +10,10 @@ export interface Readiness {
   readonly ready: boolean;
   /** The names of the checks that are not "ok". */
   readonly failed: readonly CheckName[];
-  readonly checks: Readonly<Record<CheckName, string>>;
+  readonly checks: Readonly<Partial<Record<CheckName, string>>>;
 }
 
-export type CheckName = "redis" | "apiKey" | "shutdown";
+export type CheckName = "redis" | "apiKey" | "shutdown" | "dropFolder";
 
 export interface ReadinessDeps {
   /** A connection of the probes' own, so a busy worker connection never delays the answer. */
@@ -23,9 +23,14 @@ export interface ReadinessDeps {
   readonly stopping: AbortSignal;
   /** How long Redis may take to answer PING, and then to say whether the API key was refused. */
   readonly timeoutMs: number;
+  /** For a process that scans the drop folder: "ok", or why the folder cannot be used (its last check). */
+  readonly dropFolder?: (() => string) | undefined;
 }
 
-/** Runs the readiness checks: Redis answers, the API key is not refused, the process is not stopping. */
+/**
+ * Runs the readiness checks: Redis answers, the API key is not refused, the process is not stopping,
+ * and, for a process that scans it, the drop folder can be used.
+ */
 export async function checkReadiness(deps: ReadinessDeps): Promise<Readiness> {
   const shutdown = deps.stopping.aborted ? "shutting down" : "ok";
   const redis = await answers(deps.redis, deps.timeoutMs);
@@ -42,7 +47,12 @@ export async function checkReadiness(deps: ReadinessDeps): Promise<Readiness> {
           () => "unknown",
         )
       : "unknown";
-  const checks = { redis, apiKey, shutdown };
+  const checks: Partial<Record<CheckName, string>> = {
+    redis,
+    apiKey,
+    shutdown,
+    ...(deps.dropFolder === undefined ? {} : { dropFolder: deps.dropFolder() }),
+  };
   const failed = (Object.keys(checks) as CheckName[]).filter((name) => checks[name] !== "ok");
   return { ready: failed.length === 0, failed, checks };
 }

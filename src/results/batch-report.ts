@@ -10,6 +10,7 @@ import { fileSystemCode, ReportWriteError } from "./errors/report-write-error.js
 import { ROWS_PER_EVENT, type OutboxRow } from "../ledger/outbox.js";
 import { batchRows, type BatchRowsDeps } from "./batch-rows.js";
 import { csvLine, emptyCounts, REPORT_HEADER, type ReportRow, type StatusCounts } from "./report-row.js";
+import { rowLines } from "../ingest/raw-item.js";
 
 export interface BatchSummary {
   readonly file: string;
@@ -143,8 +144,8 @@ async function writeReportFiles(
   try {
     if (batch.state !== "rejected") {
       for await (const row of batchRows(deps, batch, known.bytes)) {
-        counts[row.status]++;
-        rows++;
+        counts[row.status] += rowLines(row);
+        rows += rowLines(row);
         buffered += csvLine(row);
         await flush(WRITE_CHUNK_CHARS);
         if (outbox) pending.push(outboxRow(row));

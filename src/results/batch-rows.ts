@@ -78,8 +78,17 @@ async function resolveChunk(
   for (const [i, f] of firsts.entries())
     byLine.set(f.line, { decision: firstDecisions[i] ?? null, record: f.record });
   const resolve = (item: RowItem): ReportRow => {
-    if (item.kind === "rejected")
-      return row(item.line, item.externalId ?? "", "", "rejected", undefined, formatFieldErrors(item.errors));
+    if (item.kind === "rejected") {
+      const rejected = row(
+        item.line,
+        item.externalId ?? "",
+        "",
+        "rejected",
+        undefined,
+        formatFieldErrors(item.errors),
+      );
+      return item.lines === undefined ? rejected : { ...rejected, lines: item.lines };
+    }
     const { decision, record } = byLine.get(item.line) ?? { decision: null, record: undefined };
     const id = item.invoice.external_id;
     if (item.kind === "duplicate") {

@@ -11,7 +11,7 @@ import type { BatchRowsDeps } from "./batch-rows.js";
 import { mapInFlight } from "../ingest/files-in-flight.js";
 
 /** Where a batch's file is on this machine: its recorded path, or processing/ or archive/ by name. */
-function locate(folder: DropFolder, batch: BatchMeta): Promise<string | undefined> {
+export function locate(folder: DropFolder, batch: BatchMeta): Promise<string | undefined> {
   const name = claimedName(batch.id, batch.file);
   return firstExisting([batch.path, join(folder.processing, name), join(folder.archive, name)]);
 }

@@ -17,6 +17,8 @@ export interface ReportRow {
   readonly error: string;
   /** For a conflict: the key of the other version that stood in its way (not a column of the report). */
   readonly conflict_with?: string;
+  /** For a record that could not be split: the lines it holds, when more than one (not a column; rowLines). */
+  readonly lines?: number;
 }
 
 export const REPORT_HEADER = [

@@ -7,6 +7,7 @@ import { readInvoiceFile, type FileFormat } from "../ingest/read-invoice-file.js
 import type { CsvHeaderInfo } from "../ingest/readers/csv.js";
 import { formatFieldErrors } from "../invoice/field-error.js";
 import { invoiceJson, type KeyNamespace } from "../invoice/key.js";
+import { rowLines } from "../ingest/raw-item.js";
 
 /** One rejected row, as the file's report will show it. */
 export interface CheckedError {
@@ -101,8 +102,9 @@ export async function checkFile(path: string, options: CheckOptions): Promise<Ch
       unknown = item.names;
       continue;
     }
-    counts.rows++;
-    counts[item.kind]++;
+    const rows = item.kind === "rejected" ? rowLines(item) : 1;
+    counts.rows += rows;
+    counts[item.kind] += rows;
     if (item.kind === "rejected" && errors.length < (options.maxErrors ?? 20))
       errors.push({
         line: item.line,

@@ -1,9 +1,11 @@
 import { removeStaleCopies } from "../ingest/claim-copy.js";
-import { claim, claimedFiles, readyFiles } from "../ingest/drop-folder.js";
-import { leftFileText } from "../names/file-name.js";
+import { claim, claimedFiles } from "../ingest/drop-folder.js";
+import { QuietWatch, scanDropFolder, type DropCandidate, type DropScan } from "../ingest/drop-scan.js";
+import { leftFileText, type LeftFile } from "../names/file-name.js";
 import { takeChangedFilesAgain } from "./take-again.js";
 import { RegistrationOrder } from "../ingest/registration-order.js";
 import { InFlight } from "../ingest/files-in-flight.js";
+import { shownName } from "../names/shown-text.js";
 
 import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
 
@@ -11,67 +13,104 @@ export { ingestClaimed, type DropPassDeps, type PassedFile };
 export type { PassResult } from "./ingest-claimed.js";
 
 /**
- * Resumes files left in processing/ by a run that did not finish, names each drop file whose name is
- * refused (left where it is: `deps.onLeft`), then claims and ingests ready files,
+ * How often a pass that waits for files to settle looks at the folder again: a file is taken within a
+ * quarter second of settling, and a listing four times a second costs a folder of files nothing.
+ */
+const SETTLE_POLL_MS = 250;
+
+/**
+ * Resumes files left in processing/ by a run that did not finish, then claims and ingests ready files,
  * then takes again, whole, each claimed file that grew or changed since its claim and has settled
  * (take-again.ts). Copies into processing/ whose copier died are removed on the way. Files are claimed
  * one by one, oldest first, and ingested side by side (files-in-flight.ts), each registering its rows
- * after the files claimed before it (registration-order.ts).
+ * after the files claimed before it (registration-order.ts). With `waitUntil`, files not ready yet
+ * (still being written, dated in the future, without their done-marker) are waited for until then.
+ * Every drop file seen and not taken is named with its reason (`deps.onLeft`, and the log).
  */
 export async function dropPass(
   deps: DropPassDeps,
   settleMs: number,
   {
     takeAgain = true,
+    waitUntil,
     unrecorded,
   }: {
     /** `false`: the caller compares the claimed files with their claims itself, right after. */
     readonly takeAgain?: boolean;
+    /** Epoch ms until which files not ready yet are waited for; without it, they are named at once. */
+    readonly waitUntil?: number | undefined;
     /** Which files in processing/ with no batch yet to open (resumeClaimedFiles); all if absent. */
     readonly unrecorded?: ((batch: string) => boolean) | undefined;
   } = {},
 ): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
   const passed = await resumeClaimedFiles(deps, unrecorded);
-  const { ready, refused, notFiles } = await readyFiles(deps.folder, settleMs);
-  for (const name of refused) {
-    const left = {
-      where: "drop folder",
-      shown: name.shown,
-      why: `left in the drop folder: its name ${name.why}`,
-    };
-    deps.logger.error({ file: name.shown, problem: name.problem }, leftFileText(left));
-    deps.onLeft?.(left);
-  }
-  for (const entry of notFiles) {
-    const left = {
-      where: "drop folder",
-      shown: entry.shown,
-      why: `left in the drop folder: it is a ${entry.kind}, not a file; put the file itself there under another name`,
-    };
-    deps.logger.error({ file: entry.shown, kind: entry.kind }, leftFileText(left));
-    deps.onLeft?.(left);
-  }
+  const watch = deps.quiet ?? new QuietWatch();
+  let scan = await scanDropFolder(deps.folder, settleMs, watch);
+  nameLeft(deps, scan);
   const order = new RegistrationOrder();
   const window = new InFlight();
   const claimed: PassedFile[] = [];
-  for (const candidate of ready) {
-    if (deps.signal?.aborted === true || window.failed) break; // stopping: claim nothing more
-    const file = await claim(deps.folder, candidate.name);
-    if (file === undefined) continue; // another process claimed it first
-    deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");
-    const turn = order.next();
-    const at = claimed.length;
-    claimed.push({ file, result: { kind: "busy" } }); // until its ingest says what came of it
-    await window.start(async () => {
-      claimed[at] = { file, result: await ingestClaimed(deps, file, { turn, fresh: true }) };
-    });
+  const claimAll = async (ready: readonly DropCandidate[]): Promise<void> => {
+    for (const candidate of ready) {
+      if (deps.signal?.aborted === true || window.failed) break; // stopping: claim nothing more
+      const file = await claim(deps.folder, candidate.name);
+      if (file === undefined) continue; // another process claimed it first
+      deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");
+      const turn = order.next();
+      const at = claimed.length;
+      claimed.push({ file, result: { kind: "busy" } }); // until its ingest says what came of it
+      await window.start(async () => {
+        claimed[at] = { file, result: await ingestClaimed(deps, file, { turn, fresh: true }) };
+      });
+    }
+  };
+  await claimAll(scan.ready);
+  while (scan.waiting.length > 0 && waitUntil !== undefined && deps.signal?.aborted !== true) {
+    const left = waitUntil - Date.now();
+    if (left <= 0 || window.failed) break;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(SETTLE_POLL_MS, left)));
+    scan = await scanDropFolder(deps.folder, settleMs, watch);
+    await claimAll(scan.ready);
+  }
+  for (const waiting of scan.waiting) {
+    const left = {
+      where: "drop folder",
+      shown: waiting.shown,
+      why: `left in the drop folder: it ${waiting.why}`,
+    };
+    // A scan of `start` looks again soon: a file still settling is only noted; a pass that waited names it.
+    if (waitUntil === undefined) deps.logger.info({ file: waiting.shown }, leftFileText(left));
+    else deps.logger.warn({ file: waiting.shown }, leftFileText(left));
+    deps.onLeft?.(left);
   }
   await window.settle();
   passed.push(...claimed);
   if (takeAgain && deps.signal?.aborted !== true)
     passed.push(...(await takeChangedFilesAgain(deps, settleMs)).passed);
   return passed;
+}
+
+/** Names the drop folder's entries a pass never takes as they are: refused names, no files, near misses. */
+function nameLeft(deps: DropPassDeps, scan: DropScan): void {
+  const leave = (shown: string, why: string, detail: object): void => {
+    const left: LeftFile = { where: "drop folder", shown, why: `left in the drop folder: ${why}` };
+    deps.logger.error({ file: shown, ...detail }, leftFileText(left));
+    deps.onLeft?.(left);
+  };
+  for (const name of scan.refused) leave(name.shown, `its name ${name.why}`, { problem: name.problem });
+  for (const entry of scan.notFiles)
+    leave(entry.shown, `it is a ${entry.kind}, not a file; put the file itself there under another name`, {
+      kind: entry.kind,
+    });
+  for (const near of scan.nearMisses)
+    leave(
+      near.shown,
+      // Quoted: a trailing space is seen only so.
+      `its name "${near.shown}" ends in a space or a dot after the extension, so it is no drop file; ` +
+        `rename it to ${shownName(near.meant)}`,
+      {},
+    );
 }
 
 /**

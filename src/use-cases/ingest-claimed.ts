@@ -27,6 +27,7 @@ import type { WindowSettings } from "../ingest/ingest-window.js";
 import { ledgerNow, type LedgerClock } from "../ledger/clock.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import type { LeftFile } from "../names/file-name.js";
+import type { QuietWatch } from "../ingest/drop-scan.js";
 import type { RegistrationTurn } from "../ingest/registration-order.js";
 
 export interface DropPassDeps {
@@ -66,8 +67,13 @@ export interface DropPassDeps {
    * absent, every row is enqueued as soon as it is read.
    */
   readonly window?: WindowSettings | undefined;
-  /** Told of each file the pass leaves where it is, its name refused (the pass's output names them). */
+  /** Told of each file the pass sees and leaves where it is, with why (the pass's output names them). */
   readonly onLeft?: ((file: LeftFile) => void) | undefined;
+  /**
+   * When this process saw each drop file change (QuietWatch), kept from scan to scan by a long-running
+   * process; a pass of its own without it.
+   */
+  readonly quiet?: QuietWatch | undefined;
 }
 
 /** What the SFTP pull knows of a file it put in processing/. */

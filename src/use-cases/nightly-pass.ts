@@ -4,9 +4,10 @@ import { describeTarget, redisTarget } from "../config/redis-target.js";
 import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { passIntake } from "./pass-intake.js";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
+import { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
-import { isFinished, PassUpkeep } from "./pass-upkeep.js";
+import { claimedHere, isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { isRedisUnavailable } from "../queue/connection.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import { startSubmission, type PacerSnapshot, type SubmissionHooks } from "../queue/submission-service.js";
@@ -102,10 +103,19 @@ export type NightlyOutcome =
     }
   | {
       readonly kind: "failed";
-      readonly error: BatchLostError | IngestInterruptedError | PastResultsUnavailableError;
+      readonly error:
+        BatchLostError | BatchFileGoneError | IngestInterruptedError | PastResultsUnavailableError;
     };
 
 const POLL_MS = 250;
+
+/**
+ * How long a pass waits, in SETTLE_MS, for drop files not ready when it looked (still being written,
+ * dated in the future, without their done-marker) before it names them and goes on: one SETTLE_MS to
+ * watch a file dated in the future stay unchanged by this machine's clock, and one more for a writer's
+ * last burst. Within the deadline.
+ */
+export const SETTLE_WAITS = 2;
 
 /**
  * One nightly pass: claim and ingest every ready file (and resume those left in processing/), submit,
@@ -140,7 +150,9 @@ export async function nightlyPass(
     const passDeps = { ...deps, signal: options.signal, window };
     let passed;
     try {
-      passed = await passIntake(passDeps, deps.remote, until, config.settleMs);
+      const settled = Date.now() + SETTLE_WAITS * config.settleMs;
+      const waitUntil = options.deadline === undefined ? settled : Math.min(settled, options.deadline);
+      passed = await passIntake(passDeps, deps.remote, until, config.settleMs, waitUntil);
     } catch (error) {
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
       if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };
@@ -284,7 +296,11 @@ async function waitForBatches(
       }
     } catch (error) {
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, options, error);
-      if (error instanceof BatchLostError || error instanceof PastResultsUnavailableError)
+      if (
+        error instanceof BatchLostError ||
+        error instanceof BatchFileGoneError ||
+        error instanceof PastResultsUnavailableError
+      )
         return { kind: "failed", error };
       // A Redis restart or failover must not end a pass that may have hours to run: every step above
       // is safe to repeat, so wait for Redis (within the deadline) instead of giving up.
@@ -314,7 +330,7 @@ async function waitForBatches(
 
 /**
  * Batches from earlier runs still waiting on invoices, or whose file changed after its claim and is
- * still kept in processing/ until it settles (each run says so again), their files on this machine.
+ * still kept in processing/ until it settles (each run says so again), their files on this machine (or claimed here and gone).
  */
 async function unfinishedBatches(
   deps: NightlyPassDeps,
@@ -337,7 +353,8 @@ async function unfinishedBatches(
       ),
     ),
   );
-  return open.filter((_, i) => here[i]);
+  // One claimed here whose file is gone is waited for too, to be named (PassUpkeep), never passed over.
+  return open.filter((m, i) => here[i] === true || claimedHere(deps.folder, m));
 }
 
 function growingFile(changed: ChangedClaim): GrowingFile {

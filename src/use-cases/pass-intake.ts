@@ -14,6 +14,8 @@ export async function passIntake(
   remote: RemotePass | undefined,
   until: AbortSignal,
   settleMs: number,
+  /** Until when drop files not ready yet are waited for (dropPass). */
+  waitUntil?: number,
 ): Promise<PassedFile[]> {
   const opening: Promise<PassedFile[]>[] = [];
   const taking =
@@ -26,6 +28,7 @@ export async function passIntake(
   try {
     const passed = await dropPass(deps, settleMs, {
       takeAgain: false,
+      waitUntil,
       unrecorded: remote === undefined ? undefined : () => false,
     });
     await taking;

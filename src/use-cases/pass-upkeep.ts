@@ -4,7 +4,19 @@ import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { mayBeStranded, repairStranded } from "../ingest/stranded-keys.js";
 import { claimedFiles } from "../ingest/drop-folder.js";
 import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
+import { hostname } from "node:os";
+import { sep } from "node:path";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
+import { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.js";
+import { locate } from "../results/finalize.js";
+import type { DropFolder } from "../ingest/drop-folder.js";
+
+/** Whether the batch's file was claimed into this drop folder on this machine (its record says so). */
+export function claimedHere(folder: DropFolder, meta: BatchMeta): boolean {
+  return (
+    meta.path.startsWith(`${folder.root}${sep}`) && (meta.host === undefined || meta.host === hostname())
+  );
+}
 
 /** How long the pending count may stand still before the queue is asked whether keys are stranded. */
 const STRANDED_AFTER_MS = 5000;
@@ -53,8 +65,28 @@ export class PassUpkeep {
       const lost = [...targets].filter((id) => !known.has(id) && !this.#finished.has(id));
       if (lost.length > 0) throw new BatchLostError(lost);
     }
+    await this.throwIfFilesGone(metas);
     await this.repairIfStuck(metas);
     return metas;
+  }
+
+  /**
+   * A batch of this drop folder whose invoices are all final waits only for its report, which is read
+   * from its file: if that file is gone from processing/ and archive/ (removed, its folder unmounted),
+   * the pass ends naming it rather than waiting for ever. A batch claimed on another machine is left to
+   * the process that has it.
+   */
+  private async throwIfFilesGone(metas: readonly BatchMeta[]): Promise<void> {
+    const waiting = metas.filter(
+      (m) => m.state === "ingested" && m.pending === 0 && claimedHere(this.deps.folder, m),
+    );
+    const gone: BatchMeta[] = [];
+    for (const meta of waiting) if ((await locate(this.deps.folder, meta)) === undefined) gone.push(meta);
+    // Read again: the report may have been written (and the file archived) since the record was read.
+    const still = await this.deps.batches.getMany(gone.map((m) => m.id));
+    const lost = gone.filter((_, i) => still[i]?.state === "ingested");
+    if (lost.length > 0)
+      throw new BatchFileGoneError(lost.map((m) => ({ id: m.id, file: m.file, path: m.path })));
   }
 
   /** The batches of `targets`: each read, or (`all` false) only those not last seen finished. */

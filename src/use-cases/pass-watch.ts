@@ -1,7 +1,8 @@
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { newBatchId } from "../ledger/batch-id.js";
 import { leaseOwner, PASS_RENEW_MS } from "../ledger/pass-lease.js";
-import { Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
+import { LEFT_KEPT, Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
+import type { LeftFile } from "../names/file-name.js";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { readSendSeries, type SecondPoint } from "../ledger/send-series.js";
 import type { Logger } from "../log/logger.js";
@@ -30,6 +31,7 @@ export interface PassWatchDeps {
  */
 export class PassWatch {
   #batches: readonly string[] = [];
+  #left: readonly LeftFile[] = [];
   #renewal: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -48,6 +50,7 @@ export class PassWatch {
   static of(deps: PassWatchDeps, record: PassRecord): PassWatch {
     const watch = new PassWatch(deps, record.id, record.kind, record.startedAt);
     watch.#batches = record.batches;
+    watch.#left = record.left ?? [];
     return watch;
   }
 
@@ -79,6 +82,11 @@ export class PassWatch {
     this.#batches = [...batches];
   }
 
+  /** The files the pass saw and left where they are, named (kept with its record). */
+  noteLeft(left: readonly LeftFile[]): void {
+    this.#left = [...left];
+  }
+
   /** Records the end: the batches as they stand, the fleet's sending over the pass, the exit code. */
   async end(metas: readonly BatchMeta[], exitCode: number, now = Date.now()): Promise<void> {
     clearInterval(this.#renewal);
@@ -89,7 +97,10 @@ export class PassWatch {
   }
 
   #base(): Omit<PassRecord, "invoices"> {
-    return { id: this.id, kind: this.kind, startedAt: this.startedAt, batches: [...this.#batches] };
+    const base = { id: this.id, kind: this.kind, startedAt: this.startedAt, batches: [...this.#batches] };
+    if (this.#left.length === 0) return base;
+    const leftOut = this.#left.length - LEFT_KEPT;
+    return { ...base, left: this.#left.slice(0, LEFT_KEPT), ...(leftOut > 0 ? { leftOut } : {}) };
   }
 
   /** What the fleet sent over the pass, from its series; nothing when Redis does not answer in time. */

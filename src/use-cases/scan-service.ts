@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from "node:fs";
+import { watch, type FSWatcher, type WatchListener } from "node:fs";
 import { Queue, Worker } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
@@ -16,6 +16,7 @@ import type { BatchMeta } from "../ledger/batch-store.js";
 import { Passes } from "../ledger/passes.js";
 import { isFinished } from "./pass-upkeep.js";
 import { PassWatch, type PassWatchDeps } from "./pass-watch.js";
+import type { LeftFile } from "../names/file-name.js";
 
 const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
@@ -44,12 +45,18 @@ export interface ScanServiceOptions {
   readonly remote?: RemotePass | undefined;
   readonly remotePollMs?: number | undefined;
   /**
+   * Before each scan: whether the drop folder can be used (DropFolderGuard). When not, the scan takes
+   * nothing and is no pass; the next scan asks again.
+   */
+  readonly folderUsable?: () => Promise<boolean>;
+  /**
    * Each scan that takes files (and each scheduled one) is recorded as a pass, ended once its batches
    * are finished with the exit code `run` would have given them (src/use-cases/pass-watch.ts).
    */
   readonly passes: {
     readonly deps: PassWatchDeps;
-    readonly exitCodeOf: (batches: readonly BatchMeta[]) => number;
+    /** `left`: how many files the scan saw and left where they are. */
+    readonly exitCodeOf: (batches: readonly BatchMeta[], left: number) => number;
   };
 }
 
@@ -97,13 +104,16 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
           return 0;
         }
       }
+      if (options.folderUsable !== undefined && !(await options.folderUsable())) return 0;
       const pass = PassWatch.starting(options.passes.deps, "scan");
       // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
       const taking = options.remote?.take(undefined, false) ?? Promise.resolve(undefined);
       taking.catch(() => undefined); // awaited below, after the drop folder
+      // The files this scan sees and leaves where they are: named in the log and in its record.
+      const left: LeftFile[] = [];
       let passed;
       try {
-        passed = await dropPass(deps, options.settleMs, {
+        passed = await dropPass({ ...deps, onLeft: (file) => left.push(file) }, options.settleMs, {
           unrecorded: options.remote === undefined ? undefined : () => false,
         });
         const pulled = await taking;
@@ -122,8 +132,10 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
       // A scan that took nothing is no pass, unless it was the schedule's: a night with no files shows,
       // and leaves the last-pass gauges alone (Passes.lastOutcome).
-      if (passed.length > 0 || scanData.parse(job.data).reason === "schedule")
+      if (passed.length > 0 || scanData.parse(job.data).reason === "schedule") {
+        pass.noteLeft(left);
         await pass.open(passed.map((p) => p.file.batchId));
+      }
       await finalizeCompleteBatches(deps);
       await endFinishedScans(deps, options.passes);
       return passed.length;
@@ -153,22 +165,26 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       options.settleMs + 250,
     );
   };
+  // A folder that cannot be used now (missing, unmounted) is watched by nothing: scheduled scans go on.
+  const watchIn = (dir: string, listener: WatchListener<string>) => {
+    try {
+      watchers.push(watch(dir, { persistent: false }, listener));
+    } catch (error) {
+      logger.error({ err: error, dir }, "watching the drop folder failed; scheduled scans go on");
+    }
+  };
   if (options.watch) {
-    watchers.push(
-      watch(deps.folder.root, { persistent: false }, (_event, name) => {
-        // A done-marker landing is what makes its file ready (DONE_MARKER_SUFFIX).
-        if (name === null || isDropName(name) || isDoneMarker(deps.folder, name)) scanOnceQuiet();
-      }),
-    );
+    watchIn(deps.folder.root, (_event, name) => {
+      // A done-marker landing is what makes its file ready (DONE_MARKER_SUFFIX).
+      if (name === null || isDropName(name) || isDoneMarker(deps.folder, name)) scanOnceQuiet();
+    });
     // A claimed file written to after its claim (a writer's open handle, even once archived) is taken
     // again, whole, once it has settled (take-again.ts): its writes are watched too.
     for (const dir of [deps.folder.archive, deps.folder.processing])
-      watchers.push(
-        watch(dir, { persistent: false }, (event, name) => {
-          const claimed = name === null ? undefined : parseClaimedName(name);
-          if (event === "change" && (claimed === undefined || isDropName(claimed.name))) scanOnceQuiet();
-        }),
-      );
+      watchIn(dir, (event, name) => {
+        const claimed = name === null ? undefined : parseClaimedName(name);
+        if (event === "change" && (claimed === undefined || isDropName(claimed.name))) scanOnceQuiet();
+      });
     for (const watcher of watchers)
       watcher.on("error", (error) => {
         logger.error({ err: error }, "watching the drop folder failed; scheduled scans go on");
@@ -242,6 +258,7 @@ async function endFinishedScans(deps: DropPassDeps, passes: ScanServiceOptions["
     const metas = await Promise.all(record.batches.map((id) => deps.batches.get(id)));
     const known = metas.filter((m): m is BatchMeta => m !== undefined);
     if (!known.every(isFinished)) continue;
-    await PassWatch.of(passes.deps, record).end(known, passes.exitCodeOf(known));
+    const left = (record.left?.length ?? 0) + (record.leftOut ?? 0);
+    await PassWatch.of(passes.deps, record).end(known, passes.exitCodeOf(known, left));
   }
 }

@@ -205,6 +205,8 @@ const statusJsonSchema = z.strictObject({
       learned_rate: z.number().nullable(),
       ended_without_word: z.boolean(),
       exit_code: z.number().nullable(),
+      left: z.array(z.strictObject({ where: z.string(), file: z.string(), why: z.string() })),
+      left_out: z.number(),
     }),
   ),
   sftp_sources: z.array(

@@ -77,7 +77,7 @@ describe("a drop file still being written", () => {
 });
 
 describe("DONE_MARKER_SUFFIX", () => {
-  it("when DONE_MARKER_SUFFIX is set, then run picks up only files whose marker is newer than the file, removes the marker on claim, and leaves settled files without one alone", async () => {
+  it("when DONE_MARKER_SUFFIX is set, then run picks up only files whose marker is newer than the file, removes the marker on claim, and leaves settled files without one where they are, named, exit 2", async () => {
     const { sim, gate, dir, env } = await setup({ DONE_MARKER_SUFFIX: ".done", SETTLE_MS: "0" });
     gate.open();
     const csv = (prefix: string) => `${HEADER}${prefix}-1,EUR,DE,eu-10y\n${prefix}-2,EUR,FR,eu-10y\n`;
@@ -90,7 +90,14 @@ describe("DONE_MARKER_SUFFIX", () => {
     await writeFile(join(dir, "stale.csv"), csv("S"));
 
     const first = await runCli(["run"], env);
-    expect(first.code, first.output).toBe(0);
+    // Files left for want of a marker are named, and the pass does not exit 0.
+    expect(first.code, first.output).toBe(2);
+    expect(first.output).toMatch(
+      /unmarked\.csv left in the drop folder: it waits for its done-marker unmarked\.csv\.done/,
+    );
+    expect(first.output).toMatch(
+      /stale\.csv left in the drop folder: it waits for its done-marker stale\.csv\.done/,
+    );
     expect([...(await readReports(dir)).keys()]).toEqual(["marked.csv"]);
     expect((await readdir(dir)).sort()).toEqual(
       ["archive", "processing", "rejected", "reports", "stale.csv", "stale.csv.done", "unmarked.csv"].sort(),

@@ -43,7 +43,15 @@ describe("CSV record splitter", () => {
             const cells = fields.map((f) =>
               quoteAll || /[",\r\n]/.test(f) || fields.length === 1 ? quote(f) : f,
             );
-            expected.push({ kind: "record", line: lineEndsIn(text) + 1, fields });
+            const line = lineEndsIn(text) + 1;
+            const breaks = lineEndsIn(cells.join(","));
+            // A record whose quoted fields hold line breaks names the last line it holds too.
+            expected.push({
+              kind: "record",
+              line,
+              ...(breaks > 0 ? { lastLine: line + breaks } : {}),
+              fields,
+            });
             text += cells.join(",") + (eols[n % eols.length] ?? "\n");
           }
           expect(await split(text, sizes)).toEqual(expected);
@@ -76,8 +84,8 @@ describe("CSV record splitter", () => {
     "when a quoted field holds CR, LF and CRLF (chunks %j), then they are its data and each counts one line",
     async (sizes) => {
       expect(await split('"a\rb\r\nc\nd",e\rf,"\r"\rg,h', sizes)).toEqual([
-        { kind: "record", line: 1, fields: ["a\rb\r\nc\nd", "e"] },
-        { kind: "record", line: 5, fields: ["f", "\r"] },
+        { kind: "record", line: 1, lastLine: 4, fields: ["a\rb\r\nc\nd", "e"] },
+        { kind: "record", line: 5, lastLine: 6, fields: ["f", "\r"] },
         { kind: "record", line: 7, fields: ["g", "h"] },
       ]);
     },
@@ -85,7 +93,7 @@ describe("CSV record splitter", () => {
 
   it("when a quoted field's CR ends one chunk and its LF starts the next, then they are one line", async () => {
     expect(await split('"a\r\nb",c\nd,e\n', [3])).toEqual([
-      { kind: "record", line: 1, fields: ["a\r\nb", "c"] },
+      { kind: "record", line: 1, lastLine: 2, fields: ["a\r\nb", "c"] },
       { kind: "record", line: 3, fields: ["d", "e"] },
     ]);
   });

@@ -4,7 +4,8 @@ import { claimGiven, FORCE_COPY_TEST_HOOK } from "../../ingest/claim-copy.js";
 import { dropPass, ingestClaimed, type PassedFile } from "../../use-cases/drop-pass.js";
 import { loadSourceProfiles } from "../../use-cases/source-profiles.js";
 import { isDropName } from "../../ingest/drop-folder.js";
-import { admitName, isRefused } from "../../names/file-name.js";
+import { admitName, isRefused, leftFileText, type LeftFile } from "../../names/file-name.js";
+import { SETTLE_WAITS } from "../../use-cases/nightly-pass.js";
 import { escapedText, shownName } from "../../names/shown-text.js";
 import { openContext, type AppContext } from "../context.js";
 import { openTracing } from "../tracing.js";
@@ -46,9 +47,12 @@ export const ingestCommand: CommandFactory = () =>
         stop.abort(signal);
       };
       process.on("SIGTERM", stopOn).on("SIGINT", stopOn);
+      // Files seen and left where they are, each named with why: never exit 0.
+      const left: LeftFile[] = [];
       try {
         const deps = {
           ...ctx,
+          onLeft: (file: LeftFile) => left.push(file),
           logger,
           profiles,
           beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
@@ -56,8 +60,11 @@ export const ingestCommand: CommandFactory = () =>
           signal: stop.signal,
           window: ingestWindow(config, { until: stop.signal, onWait: sayWaiting }),
         };
+        const waitUntil = Date.now() + SETTLE_WAITS * config.settleMs;
         const passed =
-          files.length === 0 ? await dropPass(deps, config.settleMs) : await ingestGiven(ctx, deps, files);
+          files.length === 0
+            ? await dropPass(deps, config.settleMs, { waitUntil })
+            : await ingestGiven(ctx, deps, files);
         for (const { file, result } of passed) {
           const detail =
             result.kind === "ingested"
@@ -70,9 +77,11 @@ export const ingestCommand: CommandFactory = () =>
           process.stdout.write(`${file.batchId}\t${shownName(file.name)}\t${escapedText(detail)}\n`);
         }
         if (passed.length === 0) process.stderr.write(`no ready files in ${ctx.folder.root}\n`);
+        for (const file of left)
+          process.stderr.write(`invoice-relay ingest: ${escapedText(leftFileText(file))}\n`);
         process.exitCode = passed.some((p) => p.result.kind === "changed")
           ? ExitCode.CouldNotFinish
-          : passed.some((p) => p.result.kind === "unreadable")
+          : passed.some((p) => p.result.kind === "unreadable") || left.length > 0
             ? ExitCode.FinishedWithProblems
             : ExitCode.Ok;
       } finally {

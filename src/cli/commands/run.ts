@@ -127,10 +127,15 @@ async function runPass(
     const pass = PassWatch.starting({ ...watch, retentionMs: config.resultsRetention }, "run");
     let waitedFor: readonly BatchMeta[] = [];
     await pass.open();
+    // Files the pass sees and leaves where they are: named at the end and in its record, never exit 0.
+    const left: LeftFile[] = [];
+    const onLeft = (file: LeftFile) => left.push(file);
     // A pass cut short by an error is recorded as one that could not finish.
     let ended = false;
     scope.defer(async () => {
-      if (!ended) await pass.end(waitedFor, ExitCode.CouldNotFinish);
+      if (ended) return;
+      pass.noteLeft(left);
+      await pass.end(waitedFor, ExitCode.CouldNotFinish);
     });
     const sampler = startRateSampler({
       ...watch,
@@ -143,9 +148,6 @@ async function runPass(
     // One deadline for the pass and the export of its results.
     const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
 
-    // Files the pass leaves where they are (names refused): named at the end, and never exit 0.
-    const left: LeftFile[] = [];
-    const onLeft = (file: LeftFile) => left.push(file);
     const remote = openRemotePass(config, ctx, logger, sources, onLeft);
     const outcome = await nightlyPass(
       {
@@ -194,6 +196,7 @@ async function runPass(
     process.exitCode = exitCode;
     sampler.stop();
     ended = true;
+    pass.noteLeft(left);
     await pass.end(outcome.kind === "finished" ? outcome.batches : waitedFor, exitCode);
     // An alert that cannot be delivered is logged; it never changes the exit code.
     await notifyPassOutcome({ ...ctx, config, logger, profiles, notifier }, outcome, exitCode);

@@ -9,6 +9,10 @@ import { loadRemoteSources } from "../../ingest/sftp/load-remote-sources.js";
 import { openRemotePass } from "../remote-sources.js";
 import { createRedis, endConnection } from "../../queue/connection.js";
 import { openContext } from "../context.js";
+import { deploymentName } from "../deployment-name.js";
+import { DropFolderGuard } from "../../use-cases/drop-folder-guard.js";
+import { QuietWatch } from "../../ingest/drop-scan.js";
+import { DropFolderLeasedError } from "../../ingest/errors/drop-folder-leased-error.js";
 import { openPastResults } from "../past-results.js";
 import { openServiceEdges } from "../service-edges.js";
 import { ExitCode } from "../exit-codes.js";
@@ -47,14 +51,21 @@ export const startCommand: CommandFactory = () =>
       await commandScope(logger, async (scope) => {
         const past = await openPastResults(config, logger);
         scope.defer(() => past.close());
-        const ctx = await openContext(config, { dropFolder: true, logger });
+        // The drop folder is checked apart: one that cannot be used now keeps the service up and not
+        // ready, each scan checking it again; one another deployment holds refuses the start.
+        const ctx = await openContext(config, { logger });
         scope.defer(() => ctx.close());
+        const folder = new DropFolderGuard(ctx.folder, deploymentName(config), logger);
+        scope.defer(() => folder.release());
         const { stopping, metrics, startSubmission, tracing } = await openServiceEdges(
           config,
           logger,
           scope,
           START_HTTP_ADDR,
+          () => folder.state(),
         );
+        const problem = await folder.check();
+        if (problem instanceof DropFolderLeasedError) throw problem;
         const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
         scope.defer(() => {
           endConnection(scanConnection);
@@ -88,9 +99,12 @@ export const startCommand: CommandFactory = () =>
             window: ingestWindow(config, { until: stopping }),
             beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
             tracing,
+            // When each drop file was seen to change, from scan to scan (a file dated in the future).
+            quiet: new QuietWatch(),
           },
           loadProfiles: () => loadSourceProfiles(config, logger),
           remote: openRemotePass(config, ctx, logger, sources),
+          folderUsable: async () => (await folder.check()) === undefined,
           connection: scanConnection,
           prefix: config.queuePrefix,
           cron,
@@ -99,7 +113,11 @@ export const startCommand: CommandFactory = () =>
           watch: options["watch"] === true,
           passes: {
             deps: { ...watchDeps, retentionMs: config.resultsRetention },
-            exitCodeOf: (batches) => passExitCode({ kind: "finished", batches, growing: [] }),
+            // A file seen and left where it is: the scan did not do all there was, as for `run`.
+            exitCodeOf: (batches, left) => {
+              const code = passExitCode({ kind: "finished", batches, growing: [] });
+              return left > 0 && code === ExitCode.Ok ? ExitCode.FinishedWithProblems : code;
+            },
           },
         });
         logger.info(

@@ -1,10 +1,19 @@
 import { InvariantError } from "../../errors/invariant-error.js";
-/** One CSV record: its fields and the physical line it starts on, or why it cannot be split into fields. */
+/**
+ * One CSV record: its fields and the physical line it starts on (with `lastLine`, the last line it holds,
+ * when a quoted field took it over several lines), or why it cannot be split into fields.
+ */
 export type CsvRecord =
-  | { readonly kind: "record"; readonly line: number; readonly fields: readonly string[] }
+  | {
+      readonly kind: "record";
+      readonly line: number;
+      readonly lastLine?: number;
+      readonly fields: readonly string[];
+    }
   | {
       readonly kind: "broken";
       readonly line: number;
+      readonly lastLine?: number;
       readonly reason: string;
       /** For an over-long record: the 0-based field in which it crossed the limit, to name the column. */
       readonly column?: number;
@@ -79,8 +88,11 @@ export class CsvSplitter {
   private started = false; // the current record has begun (it is not an empty line)
   private startLine: number;
   private line: number; // physical line of the next character
+  private textLine: number; // physical line of the last character that is no line break
+  private quoteLine: number; // physical line of the quote that opened the current quoted field
   private pendingCr = false; // a CR ended the last chunk (and its line): is it half of a CRLF?
-  private problem: string | undefined;
+  /** A quote closed on line `closed` is followed by text: the quote opened on `opened` was stray or not doubled. */
+  private problem: { readonly opened: number; readonly closed: number } | undefined;
   private oversized = false;
   private oversizedColumn = 0;
 
@@ -96,7 +108,7 @@ export class CsvSplitter {
     this.quote = options.quote ?? '"';
     this.delimiterCode = this.delimiter.charCodeAt(0);
     this.quoteCode = this.quote.charCodeAt(0);
-    this.line = this.startLine = options.firstLine ?? 1;
+    this.line = this.startLine = this.textLine = this.quoteLine = options.firstLine ?? 1;
     for (const [name, value] of [
       ["delimiter", this.delimiter],
       ["quote", this.quote],
@@ -153,11 +165,13 @@ export class CsvSplitter {
           const c = chunk.charCodeAt(j);
           if (c === LF || c === CR || c === (quoted ? QUOTE : DELIMITER)) break;
         }
+        if (j > i) this.textLine = this.line;
         this.add(chunk.slice(i, j));
         i = j;
         if (i === n) break;
       }
       const c = chunk.charCodeAt(i++);
+      if (c !== LF && c !== CR) this.textLine = this.line;
       if (this.state === "quoted") {
         if (c === QUOTE) this.state = "quoteInQuoted";
         else {
@@ -172,6 +186,7 @@ export class CsvSplitter {
       } else if (c === QUOTE && this.state === "fieldStart") {
         this.begin();
         this.state = "quoted";
+        this.quoteLine = this.line;
       } else if (c === QUOTE && this.state === "quoteInQuoted") {
         this.add(this.quote);
         this.state = "quoted";
@@ -192,8 +207,13 @@ export class CsvSplitter {
   end(out: CsvRecord[]): void {
     this.pendingCr = false;
     if (this.state === "quoted") {
-      const reason = "has a quoted field that is never closed; every opening quote needs a closing quote";
-      out.push({ kind: "broken", line: this.startLine, reason });
+      const [line, lastLine] = [this.startLine, this.textLine];
+      const reason =
+        lastLine === line
+          ? "has a quoted field that is never closed; every opening quote needs a closing quote"
+          : `${span(line, lastLine)}: a quote opened on line ${this.quoteLine} is never closed before the ` +
+            "end of the file; every opening quote needs a closing quote";
+      out.push({ kind: "broken", line, ...lastLineOf(line, lastLine), reason });
     } else if (this.started) out.push(this.endRecord());
   }
 
@@ -237,8 +257,7 @@ export class CsvSplitter {
   /** Ordinary text outside quotes; after a closing quote it means the quoting is broken. */
   private text(chars: string): void {
     this.begin();
-    if (this.state === "quoteInQuoted")
-      this.problem ??= `has a quote inside a quoted field that is not doubled (${this.quote}${this.quote})`;
+    if (this.state === "quoteInQuoted") this.problem ??= { opened: this.quoteLine, closed: this.line };
     this.state = "unquoted";
     this.add(chars);
   }
@@ -273,7 +292,7 @@ export class CsvSplitter {
 
   private endRecord(): CsvRecord {
     this.endField();
-    const { fields, startLine: line, oversized, problem } = this;
+    const { fields, startLine: line, line: lastLine, oversized, problem } = this;
     this.fields = [];
     this.size = 0;
     this.started = false;
@@ -281,11 +300,35 @@ export class CsvSplitter {
     this.oversized = false;
     if (oversized) {
       const reason = `is longer than ${MAX_CSV_RECORD_CHARS} characters`;
-      return { kind: "broken", line, reason, column: this.oversizedColumn };
+      return { kind: "broken", line, ...lastLineOf(line, lastLine), reason, column: this.oversizedColumn };
     }
-    if (problem !== undefined) return { kind: "broken", line, reason: problem };
-    return { kind: "record", line, fields };
+    if (problem !== undefined)
+      return { kind: "broken", line, ...lastLineOf(line, lastLine), reason: this.quoteProblem(problem) };
+    return { kind: "record", line, ...lastLineOf(line, lastLine), fields };
   }
+
+  /**
+   * A quote followed by text. On the line its field opened: a quote inside that was not doubled. Lines
+   * later: a stray quote took every line up to the next quote into one field; the span is named, so no
+   * line of it goes unaccounted for.
+   */
+  private quoteProblem(problem: { readonly opened: number; readonly closed: number }): string {
+    if (problem.opened === problem.closed)
+      return `has a quote inside a quoted field that is not doubled (${this.quote}${this.quote})`;
+    return (
+      `${span(this.startLine, this.line)}: a quote opened on line ${problem.opened} is never closed before ` +
+      `line ${problem.closed}; every line between is read as one field (a stray quote on line ${problem.opened}?)`
+    );
+  }
+}
+
+function lastLineOf(line: number, lastLine: number): { lastLine?: number } {
+  return lastLine > line ? { lastLine } : {};
+}
+
+/** `lines 3–51: one record of 49 lines`: how a record that took several lines is named. */
+export function span(line: number, lastLine: number): string {
+  return `lines ${line}–${lastLine}: one record of ${lastLine - line + 1} lines`;
 }
 
 /** The index of `text` in `chunk` at or after `from`, or the chunk's length when there is none. */

@@ -6,7 +6,7 @@ import { UnreadableFileError } from "../unreadable-file-error.js";
 import { detectedRecordBatches, showDelimiter } from "./csv-delimiter.js";
 import { readHeader, type CsvHeader } from "./csv-header.js";
 import { afterLines } from "./csv-preamble.js";
-import { csvRecordBatches, MAX_CSV_RECORD_CHARS, type CsvRecord } from "./csv-records.js";
+import { csvRecordBatches, MAX_CSV_RECORD_CHARS, span, type CsvRecord } from "./csv-records.js";
 import { readerProfile, type ReaderProfile } from "./reader-profile.js";
 
 /** What the CSV reader found in a file's header: for `invoice-relay check` and logs. */
@@ -124,11 +124,14 @@ export async function* readCsv(
         continue;
       }
       const { line } = record;
+      // A record that cannot be split names every line it took, and counts for each (rowLines).
+      const lines = record.lastLine === undefined ? {} : { lines: record.lastLine - line + 1 };
       if (record.kind === "broken") {
-        items.push({ kind: "invalid", line, errors: [brokenRowError(header, record)] });
+        items.push({ kind: "invalid", line, errors: [brokenRowError(header, record)], ...lines });
       } else if (record.fields.length !== header.width) {
-        const reason = `has ${record.fields.length} field(s) ${wrongWidth}`;
-        items.push({ kind: "invalid", line, errors: [{ field: "(row)", reason }] });
+        const spanned = record.lastLine === undefined ? "" : `${span(line, record.lastLine)}: `;
+        const reason = `${spanned}has ${record.fields.length} field(s) ${wrongWidth}`;
+        items.push({ kind: "invalid", line, errors: [{ field: "(row)", reason }], ...lines });
       } else {
         items.push({ kind: "fields", line, picked: profile.apply(pickRow(header, record.fields)) });
       }

@@ -40,6 +40,8 @@ export function settleListing(
   now: number,
 ): { candidates: RemoteCandidate[]; seen: Map<FileName, SeenFile> } {
   const matches = source.match.length === 0 ? () => true : picomatch([...source.match], { dot: true });
+  const matchesIgnoringCase =
+    source.match.length === 0 ? () => true : picomatch([...source.match], { dot: true, nocase: true });
   const byName = new Map(entries.map((e) => [e.listed, e]));
   const marker = source.doneMarker;
   const candidates: RemoteCandidate[] = [];
@@ -48,9 +50,9 @@ export function settleListing(
   for (const entry of sorted) {
     const listed = entry.listed;
     if (entry.type !== "file") {
-      // A link or a device named as a drop file the source's globs take: the partner meant it to be
-      // taken, so it is said at every pass, as the drop folder says of a link, never passed over.
-      const meant = entry.type !== "folder" && isDropName(listed) && matches(listed);
+      // A folder, a link or a device named as a drop file the source's globs take: the partner meant it
+      // to be taken, so it is said at every pass, as the drop folder says of one, never passed over.
+      const meant = isDropName(listed) && matches(listed);
       candidates.push({
         entry,
         readiness: meant ? "refused" : "ignored",
@@ -67,6 +69,11 @@ export function settleListing(
       candidates.push({ entry, readiness: "refused", why: `its name ${name.why}` });
       continue;
     }
+    const almost = nearMiss(listed, matches, matchesIgnoringCase);
+    if (almost !== undefined) {
+      candidates.push({ entry, readiness: "refused", why: almost });
+      continue;
+    }
     if (!isDropName(listed)) {
       candidates.push({
         entry,
@@ -78,6 +85,18 @@ export function settleListing(
     // (a refused name gets here only when no glob matches it)
     if (!matches(listed) || isRefused(name)) {
       candidates.push({ entry, readiness: "ignored", why: `matches none of ${source.match.join(", ")}` });
+      continue;
+    }
+    // SFTP v3 lets a listing leave attributes out: unchanged or not cannot then be told, and NaN never
+    // equals itself, so such a file would wait unnamed for ever.
+    if (!Number.isFinite(entry.size) || !Number.isFinite(entry.mtimeMs)) {
+      candidates.push({
+        entry,
+        readiness: "refused",
+        why:
+          "the server lists it without its size or modification time, so whether it has settled cannot be " +
+          "told; ask the partner to have the server send them (or to use a done_marker)",
+      });
       continue;
     }
     if (marker !== undefined) {
@@ -99,4 +118,21 @@ export function settleListing(
     }
   }
   return { candidates, seen: next };
+}
+
+/**
+ * Why a name the source's globs almost take is not taken, said at every pass: a drop file's name but
+ * for a trailing space or dot (which a Windows share hides), or matched only when case is ignored.
+ */
+function nearMiss(
+  listed: string,
+  matches: (name: string) => boolean,
+  matchesIgnoringCase: (name: string) => boolean,
+): string | undefined {
+  const meant = listed.replace(/[ .]+$/, "");
+  if (meant !== listed && isDropName(meant) && matches(meant))
+    return `its name ${JSON.stringify(listed)} ends in a space or a dot after the extension; rename it to ${meant}`;
+  if (isDropName(listed) && !matches(listed) && matchesIgnoringCase(listed))
+    return "its name matches the source's globs only when case is ignored; rename it, or add a glob for it";
+  return undefined;
 }

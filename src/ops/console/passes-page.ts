@@ -105,6 +105,7 @@ export function passPage(
       <dt>Learned rate at the end</dt>
       <dd>${pass.learnedRate === undefined ? "" : `${rate(pass.learnedRate)} requests/s`}</dd>
     </dl>
+    ${leftFiles(pass)}
     <h2>Requests per second</h2>
     ${passChart({ from: pass.startedAt, to: end, points })}
     <h2>Files</h2>
@@ -138,6 +139,21 @@ export function passPage(
           ${pass.batches.length - batches.length} more batch(es) of this pass are no longer kept
           (RESULTS_RETENTION) or not shown.
         </p>`
+        : ""
+    }`;
+}
+
+/** The files the pass saw and left where they are, each with why: none goes unnamed. */
+function leftFiles(pass: PassRecord): SafeHtml | string {
+  const left = pass.left ?? [];
+  if (left.length === 0) return "";
+  return html`<h2>Files left where they are</h2>
+    <ul class="left">
+      ${left.map((f) => html`<li><span class="mono">${f.where}: ${f.shown}</span> ${f.why}</li>`)}
+    </ul>
+    ${
+      (pass.leftOut ?? 0) > 0
+        ? html`<p class="muted">… and ${pass.leftOut ?? 0} more (the log names each).</p>`
         : ""
     }`;
 }

@@ -83,6 +83,38 @@ describe("the console's passes", () => {
     expect(page.body).not.toMatch(/<script/i);
   });
 
+  it("when a pass left files where they are, then its page names each with why, escaped", async () => {
+    const c = await consoleApp(undefined);
+    apps.push(c);
+    const id = "20261121T040000Z-0a0b0d";
+    await new Passes(c.redis, c.prefix).write(
+      {
+        id,
+        kind: "run",
+        startedAt: START,
+        endedAt: END,
+        batches: [],
+        invoices: {},
+        exitCode: 2,
+        left: [
+          {
+            where: "drop folder",
+            shown: "<i>late</i>.csv",
+            why: "left in the drop folder: it is still being written (changed 0.2 s ago; SETTLE_MS=2000 ms)",
+          },
+        ],
+        leftOut: 3,
+      },
+      DAY,
+    );
+    const page = await c.app.inject({ url: `/passes/${id}`, headers: { host: HOST } });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("Files left where they are");
+    expect(page.body).toContain("drop folder: &lt;i&gt;late&lt;/i&gt;.csv");
+    expect(page.body).toContain("it is still being written (changed 0.2 s ago; SETTLE_MS=2000 ms)");
+    expect(page.body).toContain("… and 3 more");
+  });
+
   it("when a file of a pass has a name holding a line break or a bidi control, then its pass page shows the name escaped, as every other page does", async () => {
     const c = await consoleApp(undefined);
     apps.push(c);

@@ -1,0 +1,201 @@
+import { spawn } from "node:child_process";
+import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../src/dev/free-port.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { finish, runCli } from "../support/cli-run.js";
+import { startGate } from "../support/gate.js";
+import { tempDropDir } from "../support/drop.js";
+import { childEnv, distPath, spawnNode, until } from "../support/processes.js";
+import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+/** Generous: a refused folder ends the command at once; main hung here until killed. */
+const LIMIT_MS = 20_000;
+const CSV = "external_id,currency,destination_country,archive_policy\nUNUSABLE-1,EUR,DE,eu-10y\n";
+
+let sim: SimulatorHandle;
+beforeAll(async () => {
+  sim = await startSimulator({ apiKey: API_KEY, seed: 11 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+const cleanups = cleanupsAfterEach();
+
+async function scratch(): Promise<string> {
+  const drop = await tempDropDir();
+  cleanups.push(drop.cleanup);
+  return drop.dir;
+}
+
+function env(dropDir: string, more: Record<string, string> = {}): Record<string, string> {
+  return cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "unusable", dropDir }, more);
+}
+
+describe("a drop folder that cannot be used", () => {
+  it("when DROP_DIR does not exist (an unmounted share), then run and ingest exit 1 naming it and what to do, and the folder is not created", async () => {
+    const dir = join(await scratch(), "share-not-mounted");
+    for (const args of [["run", "--deadline", "10s"], ["ingest"]]) {
+      const result = await runCli(args, env(dir), LIMIT_MS);
+      expect(result.code, result.output).toBe(1);
+      expect(result.output).toContain(`the drop folder ${dir} does not exist`);
+      expect(result.output).toMatch(/never the drop folder itself: mount the share or create the folder/);
+      expect(result.output).not.toMatch(/nothing to do/);
+    }
+    await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("when a file is in the drop folder's place, or it is under /proc, then run exits 1 at once naming the path", async () => {
+    const file = join(await scratch(), "a-file");
+    await writeFile(file, "not a folder");
+    const cases: [string, RegExp][] = [
+      [file, /is not a folder \(a file is in its place\)/],
+      ["/proc", /cannot hold its subfolder processing/],
+      ["/proc/self/fdinfo", /cannot hold its subfolder processing|cannot be written to/],
+    ];
+    for (const [dir, said] of cases) {
+      const result = await runCli(["run", "--deadline", "10s"], env(dir), LIMIT_MS);
+      expect(result.code, result.output).toBe(1);
+      expect(result.output).toContain(`the drop folder ${dir}`);
+      expect(result.output).toMatch(said);
+    }
+  });
+
+  it("when the drop folder cannot be written to, then run exits 1 saying to give the user write access, and no file is taken", async () => {
+    const dir = await scratch();
+    await writeFile(join(dir, "invoices.csv"), CSV);
+    await chmod(dir, 0o555);
+    cleanups.push(() => chmod(dir, 0o755));
+    // As root, permission bits refuse nothing: the command runs as `nobody`, as a service user would.
+    const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const child = spawn(process.execPath, [distPath("workers/cli.js"), "run", "--deadline", "10s"], {
+      env: childEnv(env(dir)),
+      stdio: ["ignore", "pipe", "pipe"],
+      ...asUser,
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), LIMIT_MS);
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    clearTimeout(timer);
+    expect(code, output).toBe(1);
+    expect(output).toContain(`the drop folder ${dir} cannot be written to (permission denied)`);
+    expect(output).toMatch(/give the user invoice-relay runs as read and write access/);
+    expect(await readdir(dir)).toEqual(["invoices.csv"]);
+  });
+
+  it("when start's drop folder is missing, then its probes answer, /readyz says not ready naming the folder, and a later scan takes the file once the folder is there", async () => {
+    const dir = join(await scratch(), "later");
+    const port = await freePort();
+    const proc = spawnNode(
+      "workers/cli.js",
+      ["start", "--schedule", "*/1 * * * * *"],
+      env(dir, { HTTP_ADDR: `127.0.0.1:${port}` }),
+    );
+    cleanups.push(async () => {
+      if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+      await proc.exited;
+    });
+    const readyz = async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      return response === undefined
+        ? undefined
+        : { status: response.status, body: (await response.json()) as { checks: Record<string, string> } };
+    };
+    await until(async () => (await readyz()) !== undefined, LIMIT_MS, `start's probes\n${proc.output()}`);
+    const first = await readyz();
+    expect(first?.status, proc.output()).toBe(503);
+    expect(first?.body.checks["dropFolder"]).toContain(`the drop folder ${dir} does not exist`);
+    expect(proc.output()).toContain(`the drop folder ${dir} does not exist`);
+
+    await mkdir(dir);
+    await writeFile(join(dir, "invoices.csv"), CSV);
+    await until(
+      async () =>
+        (await readdir(join(dir, "reports")).catch(() => [])).some((n) => n.endsWith(".results.csv")),
+      LIMIT_MS,
+      `a report\n${proc.output()}`,
+    );
+    expect((await readyz())?.status).toBe(200);
+    expect(proc.child.exitCode).toBeNull();
+  });
+});
+
+describe("one deployment per drop folder", () => {
+  it("when a second deployment (another QUEUE_PREFIX) runs on a drop folder a started one serves, then run and start exit 1 naming both and do nothing; once the first stops it runs", async () => {
+    const dir = await scratch();
+    const first = env(dir, { QUEUE_PREFIX: "first-deployment", HTTP_ADDR: "off" });
+    const start = spawnNode("workers/cli.js", ["start"], first);
+    cleanups.push(async () => {
+      if (start.child.exitCode === null) start.child.kill("SIGKILL");
+      await start.exited;
+    });
+    const lease = join(dir, "reports", ".deployment-lease.json");
+    await until(
+      () =>
+        stat(lease).then(
+          () => true,
+          () => false,
+        ),
+      LIMIT_MS,
+      `the lease\n${start.output()}`,
+    );
+    const second = env(dir, { QUEUE_PREFIX: "second-deployment" });
+    const refused = await runCli(["run", "--deadline", "10s"], second, LIMIT_MS);
+    expect(refused.code, refused.output).toBe(1);
+    expect(refused.output).toMatch(
+      /is served by another deployment \(QUEUE_PREFIX=first-deployment on Redis /,
+    );
+    expect(refused.output).toMatch(/this one is QUEUE_PREFIX=second-deployment on Redis /);
+    expect(refused.output).not.toMatch(/nothing to do/);
+    const startRefused = await runCli(["start"], { ...second, HTTP_ADDR: "off" }, LIMIT_MS);
+    expect(startRefused.code, startRefused.output).toBe(1);
+    expect(startRefused.output).toMatch(
+      /is served by another deployment \(QUEUE_PREFIX=first-deployment on Redis /,
+    );
+
+    start.child.kill("SIGTERM");
+    await start.exited;
+    // Released at the first one's stop: the second takes the folder at once.
+    const after = await runCli(["run", "--deadline", "10s"], second, LIMIT_MS);
+    expect(after.code, after.output).toBe(0);
+  });
+});
+
+describe("a claimed file that vanishes mid-run", () => {
+  it.each([
+    ["its file is removed from processing/", "file"],
+    ["the whole drop folder is removed", "folder"],
+  ] as const)(
+    "when %s while its invoices are sent, then run ends with exit 1 naming the batch and the file once they are final, and the next run does not say nothing to do",
+    async (_what, gone) => {
+      const dir = await scratch();
+      const gate = await startGate(sim.url);
+      cleanups.push(() => gate.close());
+      const settings = cliEnv({ apiUrl: gate.url, apiKey: API_KEY, name: "vanish", dropDir: dir });
+      await writeFile(join(dir, "vanishing.csv"), CSV);
+      const running = spawnNode("workers/cli.js", ["run", "--deadline", "60s"], settings);
+      await gate.firstRequest;
+      const [claimed] = (await readdir(join(dir, "processing"))).filter((n) => !n.startsWith("."));
+      await rm(gone === "file" ? join(dir, "processing", claimed ?? "missing") : dir, { recursive: true });
+      gate.open();
+      const first = await finish(running, LIMIT_MS);
+      expect(first.code, first.output).toBe(1);
+      expect(first.output).toMatch(/batch \S+ \(vanishing\.csv\): its file \S+vanishing\.csv is gone/);
+      expect(first.output).toMatch(/put the file back where it was/);
+      // Well before the deadline: the pass does not wait for a report it cannot write.
+      expect(first.ms).toBeLessThan(30_000);
+
+      const again = await runCli(["run", "--deadline", "60s"], settings, LIMIT_MS);
+      expect(again.code, again.output).toBe(1);
+      expect(again.output).not.toMatch(/nothing to do/);
+      expect(again.output).toMatch(
+        gone === "file" ? /\(vanishing\.csv\): its file \S+ is gone/ : /the drop folder \S+ does not exist/,
+      );
+    },
+  );
+});
