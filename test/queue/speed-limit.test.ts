@@ -1,26 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { SendRateView } from "../../src/queue/send-rate-view.js";
 import { speedLimit, speedOf, type SpeedFigures } from "../../src/queue/speed-limit.js";
+import { fakeSendRate as sending } from "../support/deployment-view.js";
 
 const NOW = Date.parse("2026-12-07T02:00:00Z");
-
-/** A fleet sending steadily at 40/s under a learned rate of 100/s, nothing held, capped or refused. */
-function sending(over: Partial<SendRateView> = {}): SendRateView {
-  return {
-    learnedPerSec: 100,
-    fleetSentPerSec: 40,
-    fleetAcceptedPerSec: 40,
-    phase: "probing",
-    heldUntil: undefined,
-    cappedByConcurrency: false,
-    refusingSince: undefined,
-    refusingForCapacity: false,
-    plateauPerSec: undefined,
-    cutAt: undefined,
-    ceilingPerSec: 0,
-    ...over,
-  };
-}
 
 function figures(over: Partial<SpeedFigures> = {}): SpeedFigures {
   return { now: NOW, sending: sending(), remaining: 2400, waiting: 500, deadline: undefined, ...over };
