@@ -6,6 +6,8 @@ import type { SendRateView } from "./send-rate-view.js";
  * What limits tonight's speed, the one answer `status`, /metrics and the console's queue page give
  * (docs/operations.md, "Why is my night slow?"), each word from figures the relay already reads:
  * - `redis`: Redis does not answer, so nothing is taken or sent;
+ * - `paused`: the queue is paused (a refused API key pauses it), so no worker takes a job;
+ * - `cool-down`: an outage cool-down holds every worker, until a time;
  * - `retry-after`: the service asked every process to wait (its Retry-After), until a time;
  * - `service`: the service's capacity, only where its refusals bounded the rate (a cut, or a quota spent);
  * - `concurrency`: SUBMIT_CONCURRENCY truly capped the requests in flight (the pacer said so);
@@ -16,6 +18,8 @@ import type { SendRateView } from "./send-rate-view.js";
  */
 export const SPEED_LIMITS = [
   "redis",
+  "paused",
+  "cool-down",
   "retry-after",
   "service",
   "concurrency",
@@ -38,6 +42,10 @@ export interface SpeedFigures {
   readonly waiting: number;
   /** The running `run`'s --deadline (epoch ms), when one was given. */
   readonly deadline: number | undefined;
+  /** The queue is paused: no worker takes a job. */
+  readonly paused: boolean;
+  /** Until when an outage cool-down holds every worker (epoch ms), else undefined. */
+  readonly coolDownUntil: number | undefined;
 }
 
 export interface SpeedLimit {
@@ -73,7 +81,7 @@ export function speedLimit(f: SpeedFigures): SpeedLimit {
 }
 
 /** The parts of a deployment's reading the answer is read from. */
-export type SpeedView = Pick<DeploymentView, "census" | "sendRate" | "queue" | "passes">;
+export type SpeedView = Pick<DeploymentView, "census" | "sendRate" | "queue" | "passes" | "coolDownMs">;
 
 /** The figures of a deployment's reading (undefined: Redis did not answer). */
 export function speedFiguresOf(view: SpeedView | undefined): SpeedFigures | undefined {
@@ -85,6 +93,8 @@ export function speedFiguresOf(view: SpeedView | undefined): SpeedFigures | unde
     remaining: keys.queued + keys.retrying,
     waiting: view.queue.counts.waiting,
     deadline: runningDeadline(view.passes),
+    paused: view.queue.isPaused,
+    coolDownUntil: view.coolDownMs > 0 ? view.census.at + view.coolDownMs : undefined,
   };
 }
 
@@ -112,6 +122,19 @@ type Found = Pick<SpeedLimit, "limit" | "since" | "words"> & { readonly until?: 
 
 function limitOf(f: SpeedFigures): Found {
   const s = f.sending;
+  if (f.paused && f.remaining > 0)
+    return {
+      limit: "paused",
+      since: undefined,
+      words: "the queue is paused: no worker takes an invoice; `status` says why under attention",
+    };
+  if (f.coolDownUntil !== undefined)
+    return {
+      limit: "cool-down",
+      since: undefined,
+      until: f.coolDownUntil,
+      words: `the outage cool-down: no invoice is taken until ${clockTime(f.coolDownUntil)}, after failures in a row`,
+    };
   if (s?.heldUntil !== undefined)
     return {
       limit: "retry-after",
@@ -165,7 +188,10 @@ function limitOf(f: SpeedFigures): Found {
     return {
       limit: "learning",
       since: undefined,
-      words: `none yet: the rate is finding the service's speed (${perSec(s?.fleetSentPerSec ?? 0)} sent lately)`,
+      words:
+        s === undefined
+          ? "none yet: nothing sent through the learned rate lately"
+          : `none yet: the rate is finding the service's speed (${perSec(s.fleetSentPerSec)} sent lately)`,
     };
   return { limit: "idle", since: undefined, words: "nothing: no invoice is left to send" };
 }

@@ -5,7 +5,16 @@ import { fakeSendRate as sending } from "../support/deployment-view.js";
 const NOW = Date.parse("2026-12-07T02:00:00Z");
 
 function figures(over: Partial<SpeedFigures> = {}): SpeedFigures {
-  return { now: NOW, sending: sending(), remaining: 2400, waiting: 500, deadline: undefined, ...over };
+  return {
+    now: NOW,
+    sending: sending(),
+    remaining: 2400,
+    waiting: 500,
+    deadline: undefined,
+    paused: false,
+    coolDownUntil: undefined,
+    ...over,
+  };
 }
 
 describe("what limits the night's speed", () => {
@@ -13,6 +22,19 @@ describe("what limits the night's speed", () => {
     const speed = speedOf(undefined);
     expect(speed.limit).toBe("redis");
     expect(speed.words).toMatch(/^Redis: it does not answer/);
+  });
+
+  it("when the queue is paused with invoices left, then the pause is the limit, whatever the rate says", () => {
+    const speed = speedLimit(figures({ paused: true, sending: sending({ cappedByConcurrency: true }) }));
+    expect(speed.limit).toBe("paused");
+    expect(speed.words).toMatch(/^the queue is paused: no worker takes an invoice/);
+  });
+
+  it("when an outage cool-down holds every worker, then the cool-down is the limit, until its end", () => {
+    const coolDownUntil = NOW + 45_000;
+    const speed = speedLimit(figures({ coolDownUntil }));
+    expect(speed).toMatchObject({ limit: "cool-down", until: coolDownUntil });
+    expect(speed.words).toMatch(/^the outage cool-down: no invoice is taken until 02:00:45 UTC/);
   });
 
   it("when the service asked every process to wait, then its Retry-After is the limit, until that time", () => {
