@@ -155,7 +155,7 @@ function limitOf(f: SpeedFigures): Found {
       limit: "service",
       since: s.cutAt,
       words:
-        `the service's capacity: about ${perSec(s.plateauPerSec)}, refused above it at ` +
+        `the service's capacity: about ${perSec(s.plateauPerSec)}, learned from its refusals at ` +
         `${clockTime(s.cutAt ?? f.now)}; the rate is ${perSec(s.learnedPerSec)}`,
     };
   if (s?.cappedByConcurrency === true)

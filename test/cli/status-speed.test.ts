@@ -41,14 +41,15 @@ describe("status says what limits the night's speed", () => {
       limit: "service",
       since: "2026-12-07T01:55:10.000Z",
       until: null,
-      words: "the service's capacity: about 42/s, refused above it at 01:55:10 UTC; the rate is 40/s",
+      words:
+        "the service's capacity: about 42/s, learned from its refusals at 01:55:10 UTC; the rate is 40/s",
       ends_at: "2026-12-07T03:00:00.000Z",
       deadline: "2026-12-07T02:30:00.000Z",
       end_words: expect.stringMatching(/30 min after the --deadline at 02:30:00 UTC/) as unknown,
     });
     const text = statusText(report);
     expect(text).toContain(
-      "speed limit            the service's capacity: about 42/s, refused above it at 01:55:10 UTC; the rate is 40/s\n",
+      "speed limit            the service's capacity: about 42/s, learned from its refusals at 01:55:10 UTC; the rate is 40/s\n",
     );
     expect(text).toContain(
       "night ends             144000 invoice(s) left: at 40/s accepted they end about 03:00:00 UTC, 30 min after the --deadline",

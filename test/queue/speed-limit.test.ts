@@ -55,7 +55,7 @@ describe("what limits the night's speed", () => {
     );
     expect(speed).toMatchObject({ limit: "service", since: cutAt });
     expect(speed.words).toBe(
-      "the service's capacity: about 97.3/s, refused above it at 01:55:10 UTC; the rate is 95/s",
+      "the service's capacity: about 97.3/s, learned from its refusals at 01:55:10 UTC; the rate is 95/s",
     );
   });
 
