@@ -7,6 +7,9 @@ import type { KeyStatus } from "../ledger/statuses.js";
 import type { DeploymentView } from "../queue/deployment-view.js";
 import type { StatusCounts } from "../results/report-row.js";
 import { countsOf } from "./summary-table.js";
+import { sendingStatus, speedStatus, type SendingStatus, type SpeedStatus } from "./status-sending.js";
+
+export type { SendingStatus, SpeedStatus } from "./status-sending.js";
 
 /**
  * What `status` reports, and exactly what `status --json` prints (one object). Field names are stable;
@@ -38,6 +41,10 @@ import { countsOf } from "./summary-table.js";
  * - `sending`: `null` before any process sent, else the fleet's `{learned_per_sec, fleet_sent_per_sec,
  *   fleet_accepted_per_sec, phase (probing | holding | backing-off), held_until (the service's
  *   Retry-After, or null), capped_by_concurrency, refusing_since, refusing_for_capacity}`
+ * - `speed`: what limits the night's speed (docs/operations.md, "Why is my night slow?") `{limit (redis |
+ *   retry-after | service | concurrency | rate-ceiling | workers | learning | idle), since, until, words,
+ *   ends_at, deadline, end_words}`: `ends_at` when the invoices left end at the rate accepted lately (null
+ *   when none are left or none was accepted), `deadline` the running run's --deadline, else null
  * - `results_database`: `null` without RESULTS_DATABASE_URL, else `{url, answers, problem}` (the URL
  *   without its password; `problem` why it does not answer, else null)
  * - `passes`: the last few passes, most recent first (each `run`, each scan of `start` that took files)
@@ -65,22 +72,9 @@ export interface StatusReport {
   readonly outbox: OutboxStatus;
   readonly results_database: DatabaseStatus | null;
   readonly sending: SendingStatus | null;
+  readonly speed: SpeedStatus;
   readonly passes: readonly PassStatus[];
   readonly sftp_sources: readonly SftpSourceStatus[];
-}
-
-/** The fleet's sending rate (null before any process sent with the budget). */
-export interface SendingStatus {
-  readonly learned_per_sec: number;
-  readonly fleet_sent_per_sec: number;
-  readonly fleet_accepted_per_sec: number;
-  readonly phase: "probing" | "holding" | "backing-off";
-  /** Until when the service holds the fleet (Retry-After), or null. */
-  readonly held_until: string | null;
-  /** True while SUBMIT_CONCURRENCY is below what the learned rate needs at the service's latency. */
-  readonly capped_by_concurrency: boolean;
-  readonly refusing_since: string | null;
-  readonly refusing_for_capacity: boolean;
 }
 
 export interface SftpSourceStatus {
@@ -189,7 +183,6 @@ const iso = (ms: number | undefined): string | null => (ms === undefined ? null 
 export function statusReport(parts: StatusParts): StatusReport {
   const { view } = parts;
   const refusal = view.apiKeyRefusal;
-  const rate = view.sendRate;
   return {
     queue_prefix: parts.prefix,
     generated_at: new Date(parts.now).toISOString(),
@@ -216,19 +209,8 @@ export function statusReport(parts: StatusParts): StatusReport {
     ledger: ledgerStatus(parts),
     outbox: outboxStatus(view),
     results_database: parts.database,
-    sending:
-      rate === undefined
-        ? null
-        : {
-            learned_per_sec: Math.round(rate.learnedPerSec * 10) / 10,
-            fleet_sent_per_sec: Math.round(rate.fleetSentPerSec * 10) / 10,
-            fleet_accepted_per_sec: Math.round(rate.fleetAcceptedPerSec * 10) / 10,
-            phase: rate.phase,
-            held_until: iso(rate.heldUntil),
-            capped_by_concurrency: rate.cappedByConcurrency,
-            refusing_since: iso(rate.refusingSince),
-            refusing_for_capacity: rate.refusingForCapacity,
-          },
+    sending: sendingStatus(view),
+    speed: speedStatus(view),
     passes: view.passes.map(passStatus),
     sftp_sources: [...view.sftpSources]
       .sort(([a], [b]) => a.localeCompare(b))

@@ -1,8 +1,7 @@
 import type { KeptBecause } from "../ledger/retention.js";
-import { sendingInWords } from "../queue/sending-words.js";
 import { ROW_STATUSES } from "../results/report-row.js";
 import { passLeftLines, passTable } from "./pass-status.js";
-import type { BatchStatus, SendingStatus, StatusReport } from "./status-report.js";
+import type { BatchStatus, StatusReport } from "./status-report.js";
 import { exportLines } from "./status-export-text.js";
 import { escapedText, shownName } from "../names/shown-text.js";
 
@@ -16,7 +15,7 @@ export function statusText(report: StatusReport): string {
     `queue jobs             waiting ${queue.waiting}  active ${queue.active}  delayed ${queue.delayed}  ` +
       `failed ${queue.failed}  paused ${queue.paused}  (${queue.is_paused ? "PAUSED" : "running"})`,
     ledgerLine(report),
-    ...sendingLines(report.sending),
+    ...speedLines(report),
     ...exportLines(report),
     ...report.sftp_sources.map(
       (src) =>
@@ -47,19 +46,16 @@ export function statusText(report: StatusReport): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** The fleet's sending, when there is something to say of it (src/queue/sending-words.ts). */
-function sendingLines(s: SendingStatus | null): string[] {
-  const words =
-    s === null
-      ? undefined
-      : sendingInWords({
-          phase: s.phase,
-          learnedPerSec: s.learned_per_sec,
-          fleetSentPerSec: s.fleet_sent_per_sec,
-          heldUntil: s.held_until === null ? undefined : Date.parse(s.held_until),
-          cappedByConcurrency: s.capped_by_concurrency,
-        });
-  return words === undefined ? [] : [`sending                ${words}`];
+/** What limits the night's speed, and when it ends (src/queue/speed-limit.ts; docs/operations.md). */
+function speedLines(report: StatusReport): string[] {
+  const { sending, speed } = report;
+  return [
+    ...(sending === null
+      ? []
+      : [`sending                ${sending.fleet_sent_per_sec}/s sent lately (every process together)`]),
+    `speed limit            ${speed.words}`,
+    ...(speed.end_words === null ? [] : [`night ends             ${speed.end_words}`]),
+  ];
 }
 
 const COUNT_COLUMNS = ROW_STATUSES;

@@ -35,6 +35,8 @@ export const passRecordSchema = z.object({
   startedAt: count,
   /** Epoch ms; absent while it runs (or when its process was killed before it ended). */
   endedAt: count.optional(),
+  /** A `run`'s --deadline (epoch ms), when one was given. */
+  deadline: count.optional(),
   /** The batches of the files it took (claimed, resumed, taken again, or waited for). */
   batches: z.array(z.string()),
   /** Their invoices by outcome, as the batches stood when the pass ended. */

@@ -28,6 +28,12 @@ export interface SendRateView {
   readonly refusingSince: number | undefined;
   /** True once it has refused everything for REFUSING_REPORTED_AFTER_MS: a quota spent, not a blip. */
   readonly refusingForCapacity: boolean;
+  /** The plateau (the accepted rate at the last cut, the capacity as shown), else undefined. */
+  readonly plateauPerSec: number | undefined;
+  /** When the rate was last cut or held (epoch ms), while a plateau is known, else undefined. */
+  readonly cutAt: number | undefined;
+  /** SUBMIT_RATE_PER_SEC: the rate's ceiling; 0: none. */
+  readonly ceilingPerSec: number;
 }
 
 /** How long the service must refuse everything for capacity before it is reported as such. */
@@ -68,5 +74,8 @@ export async function readSendRate(
     refusingSince,
     refusingForCapacity:
       refusingSince !== undefined && reply.now - refusingSince >= REFUSING_REPORTED_AFTER_MS,
+    plateauPerSec: state.max > 0 ? state.max : undefined,
+    cutAt: state.max > 0 ? state.at : undefined,
+    ceilingPerSec: settings.ceiling,
   };
 }

@@ -39,16 +39,17 @@ export class PassWatch {
     readonly id: string,
     readonly kind: PassKind,
     readonly startedAt: number,
+    readonly deadline?: number,
   ) {}
 
-  /** A pass starting now; nothing is written until `open`. */
-  static starting(deps: PassWatchDeps, kind: PassKind, now = new Date()): PassWatch {
-    return new PassWatch(deps, newBatchId(now), kind, now.getTime());
+  /** A pass starting now (ending by `deadline`, epoch ms, where given); nothing is written until `open`. */
+  static starting(deps: PassWatchDeps, kind: PassKind, now = new Date(), deadline?: number): PassWatch {
+    return new PassWatch(deps, newBatchId(now), kind, now.getTime(), deadline);
   }
 
   /** A pass recorded earlier (a scan another process opened), to end it. */
   static of(deps: PassWatchDeps, record: PassRecord): PassWatch {
-    const watch = new PassWatch(deps, record.id, record.kind, record.startedAt);
+    const watch = new PassWatch(deps, record.id, record.kind, record.startedAt, record.deadline);
     watch.#batches = record.batches;
     watch.#left = record.left ?? [];
     return watch;
@@ -97,7 +98,13 @@ export class PassWatch {
   }
 
   #base(): Omit<PassRecord, "invoices"> {
-    const base = { id: this.id, kind: this.kind, startedAt: this.startedAt, batches: [...this.#batches] };
+    const base = {
+      id: this.id,
+      kind: this.kind,
+      startedAt: this.startedAt,
+      batches: [...this.#batches],
+      ...(this.deadline === undefined ? {} : { deadline: this.deadline }),
+    };
     if (this.#left.length === 0) return base;
     const leftOut = this.#left.length - LEFT_KEPT;
     return { ...base, left: this.#left.slice(0, LEFT_KEPT), ...(leftOut > 0 ? { leftOut } : {}) };

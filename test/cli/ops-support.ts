@@ -12,6 +12,7 @@ import { tempDropDir } from "../support/drop.js";
 import type { KeyedInvoice } from "../support/invoices.js";
 import { childEnv, distPath } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
+import { SPEED_LIMITS } from "../../src/queue/speed-limit.js";
 
 export const API_KEY = "irs_live_ops_key_0123456789";
 
@@ -192,6 +193,15 @@ const statusJsonSchema = z.strictObject({
       refusing_for_capacity: z.boolean(),
     })
     .nullable(),
+  speed: z.strictObject({
+    limit: z.enum(SPEED_LIMITS),
+    since: iso.nullable(),
+    until: iso.nullable(),
+    words: z.string(),
+    ends_at: iso.nullable(),
+    deadline: iso.nullable(),
+    end_words: z.string().nullable(),
+  }),
   passes: z.array(
     z.strictObject({
       id: z.string(),

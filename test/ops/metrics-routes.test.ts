@@ -132,14 +132,19 @@ describe("GET /metrics", () => {
     expect(JSON.stringify([...metrics.values()])).not.toContain("q7z-error-detail");
   });
 
-  it("when Redis is down during a scrape, then the scrape still answers 200 with redis_up 0 and this process's counters", async () => {
+  it("when Redis is down during a scrape, then the scrape still answers 200 with redis_up 0, Redis as the speed limit and this process's counters", async () => {
     const { url } = await serveMetrics();
-    expect(sampleValue((await scrape(url)).metrics, "invoice_relay_redis_up")).toBe(1);
+    const up = (await scrape(url)).metrics;
+    expect(sampleValue(up, "invoice_relay_redis_up")).toBe(1);
+    expect(sampleValue(up, "invoice_relay_speed_limit", { limit: "idle" })).toBe(1);
+    expect(sampleValue(up, "invoice_relay_speed_limit", { limit: "redis" })).toBe(0);
     await redis.stop();
     try {
       const down = await scrape(url);
       expect(down.status).toBe(200);
       expect(sampleValue(down.metrics, "invoice_relay_redis_up")).toBe(0);
+      expect(sampleValue(down.metrics, "invoice_relay_speed_limit", { limit: "redis" })).toBe(1);
+      expect(sampleValue(down.metrics, "invoice_relay_speed_limit", { limit: "idle" })).toBe(0);
       expect(down.metrics.get("invoice_relay_ledger_records")?.metrics).toEqual([]);
       expect(down.metrics.has("bullmq_job_count")).toBe(false);
       expect(sampleValue(down.metrics, "invoice_relay_http_attempts_total", { status_class: "2xx" })).toBe(0);

@@ -124,7 +124,14 @@ async function runPass(
     scope.defer(() => probes.close());
     // The pass's record (console, status, /metrics) and the learned rate noted while it runs.
     const watch = { redis: ctx.redis, prefix: config.queuePrefix, logger };
-    const pass = PassWatch.starting({ ...watch, retentionMs: config.resultsRetention }, "run");
+    // One deadline for the pass, its record and the export of its results.
+    const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
+    const pass = PassWatch.starting(
+      { ...watch, retentionMs: config.resultsRetention },
+      "run",
+      undefined,
+      deadline,
+    );
     let waitedFor: readonly BatchMeta[] = [];
     await pass.open();
     // Files the pass sees and leaves where they are: named at the end and in its record, never exit 0.
@@ -145,8 +152,6 @@ async function runPass(
     scope.defer(() => {
       sampler.stop();
     });
-    // One deadline for the pass and the export of its results.
-    const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
 
     const remote = openRemotePass(config, ctx, logger, sources, onLeft);
     const outcome = await nightlyPass(

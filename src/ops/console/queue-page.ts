@@ -1,19 +1,15 @@
-import type { SendRateView } from "../../queue/send-rate-view.js";
 import type { DeploymentView } from "../../queue/deployment-view.js";
-import { sendingInWords } from "../../queue/sending-words.js";
+import { speedOf, type SpeedView } from "../../queue/speed-limit.js";
 import type { RemoteSourceState } from "../../ledger/remote-claims.js";
 import { html, type SafeHtml } from "./html.js";
 import { when } from "./layout.js";
 
 /** What the queue page shows of the deployment's view (the reading `status` and /metrics make too). */
-export type QueueView = Pick<
-  DeploymentView,
-  "queue" | "coolDownMs" | "apiKeyRefusal" | "sendRate" | "sftpSources"
->;
+export type QueueView = SpeedView & Pick<DeploymentView, "coolDownMs" | "apiKeyRefusal" | "sftpSources">;
 
 /**
- * `/queue`: the submission queue, the outage cool-down, whether the service refused the API key, and the
- * SFTP sources files come from.
+ * `/queue`: the submission queue, the outage cool-down, whether the service refused the API key, what
+ * limits the night's speed, and the SFTP sources files come from.
  */
 export function queuePage(view: QueueView): SafeHtml {
   const names = ["waiting", "delayed", "active", "paused", "failed"] as const;
@@ -35,7 +31,7 @@ export function queuePage(view: QueueView): SafeHtml {
           </p>`
         : html`<p class="muted">No outage cool-down in force.</p>`
     }
-    ${sendingNotice(view.sendRate)}
+    ${speedNotice(view)}
     <p>
       ${view.queue.isPaused ? html`<span class="status status-failed">paused</span>` : html`<span class="status status-succeeded">running</span>`}
     </p>
@@ -87,13 +83,16 @@ function sourcesTable(sources: ReadonlyMap<string, RemoteSourceState>): SafeHtml
     </table>`;
 }
 
-/** How fast the fleet sends, whether the service sets the pace, and a service refusing everything. */
-function sendingNotice(sending: SendRateView | undefined): SafeHtml {
-  const words = sending === undefined ? undefined : sendingInWords(sending);
-  const rate =
-    words === undefined
-      ? html`<p class="muted">Nothing sent lately; no limit from the service met.</p>`
-      : html`<p class="sending">Sending: ${words}.</p>`;
+/** What limits the night's speed and when it ends (the words `status` prints), and a service refusing all. */
+function speedNotice(view: SpeedView): SafeHtml {
+  const speed = speedOf(view);
+  const sending = view.sendRate;
+  const rate = html`<p class="sending">Speed limit: ${speed.words}.</p>
+    ${speed.endWords === undefined ? html`` : html`<p class="sending">Night ends: ${speed.endWords}.</p>`}
+    <p class="muted">
+      ${sending === undefined ? "Nothing sent yet" : `${Math.round(sending.fleetSentPerSec * 10) / 10}/s sent lately`}
+      (every process together); docs/operations.md, "Why is my night slow?", says what to do.
+    </p>`;
   if (sending?.refusingForCapacity !== true) return rate;
   return html`${rate}<p class="notice bad">
       The invoice service is refusing for capacity: 429 to every request since

@@ -3,6 +3,7 @@ import type { FleetTotals } from "../../ledger/fleet-counts.js";
 import { METRIC_PREFIX } from "./relay-metrics.js";
 import type { RemoteSourceState } from "../../ledger/remote-claims.js";
 import type { DeploymentView } from "../../queue/deployment-view.js";
+import { SPEED_LIMITS, speedOf } from "../../queue/speed-limit.js";
 
 /**
  * The gauges read from Redis at each scrape (in prom-client's `collect`), from the deployment's view
@@ -116,6 +117,17 @@ export function registerRedisGauges(
     "1 while the invoice service has refused every request for capacity for a minute or more (a quota spent), else 0",
     (s) => (s.sendRate?.refusingForCapacity === true ? 1 : 0),
   );
+  new Gauge({
+    name: `${METRIC_PREFIX}speed_limit`,
+    help: "1 for what limits the night's speed now (redis, retry-after, service, concurrency, rate-ceiling, workers, learning, idle), 0 for the others",
+    labelNames: ["limit"],
+    registers: [registry],
+    async collect() {
+      // Redis not answering is itself the limit: this gauge has a sample when the others have none
+      const { limit } = speedOf(await snapshot());
+      for (const name of SPEED_LIMITS) this.set({ limit: name }, name === limit ? 1 : 0);
+    },
+  });
   gauge(
     "last_pass_end_time_seconds",
     "When the latest pass (a run, or a scan of start that took files) ended, Unix seconds (absent until one has)",
