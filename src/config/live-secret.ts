@@ -97,7 +97,7 @@ class SecretFileWatch implements LiveSecret {
         : `${this.#variable} ${this.path} ${read.problem}`;
       if (problem !== this.#problem)
         this.events.unusable(
-          `${problem}. Still using the value read before; write the new secret into the file whole ` +
+          `${problem.replace(/\.+$/, "")}. Still using the value read before; write the new secret into the file whole ` +
             "(write a temporary file next to it and rename it over this one)",
           this.#variable,
           this.path,

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,16 +39,24 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function env(extra: Record<string, string>): Record<string, string> {
+/** Each run its own deployment (prefix) and so its own drop folder: one deployment per drop folder. */
+function env(extra: Record<string, string>, drop: string): Record<string, string> {
   return cliEnv(
     {
       apiUrl: "http://127.0.0.1:9",
       apiKey: "irs_live_url_secrets_test_key",
       queuePrefix: testPrefix(),
-      dropDir,
+      dropDir: drop,
     },
     { LOG_LEVEL: "debug", ...extra },
   );
+}
+
+/** A drop folder holding the one file of the shared one. */
+async function dropFolderOfItsOwn(): Promise<string> {
+  const dir = await mkdtemp(join(dropDir, "deployment-"));
+  await copyFile(join(dropDir, "u.csv"), join(dir, "u.csv"));
+  return dir;
 }
 
 /** A database URL with secrets: the test server (which trusts every login) or a closed port. */
@@ -71,7 +79,9 @@ async function expectNoLeak(
   const cases = fc.array(arb, { minLength: RUNS, maxLength: RUNS });
   await fc.assert(
     fc.asyncProperty(cases, async (urls) => {
-      const results = await Promise.all(urls.map((u) => runCli(args, env(extra(u)))));
+      const results = await Promise.all(
+        urls.map(async (u) => runCli(args, env(extra(u), await dropFolderOfItsOwn()))),
+      );
       urls.forEach((u, i) => {
         const output = results[i]?.output ?? "";
         expect(output, `${args.join(" ")} with ${u.url}`).toMatch(expected);

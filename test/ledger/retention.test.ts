@@ -91,7 +91,8 @@ describe("retention", () => {
     expect(await f.retention.sweep()).toEqual({ batches: 2, records: 3, keptForFailed: 0 });
     expect(await f.ledger.getMany(rows.map((r) => r.key))).toEqual([undefined, undefined, undefined]);
     expect(await f.batches.get("b1")).toBeUndefined();
-    expect(await keysOf(f.prefix)).toEqual(["relay:counts"]);
+    // what stays is the deployment's: its counts by status and its totals since it began
+    expect(await keysOf(f.prefix)).toEqual(["relay:counts", "relay:fleet-totals"]);
     expect(await f.ledger.counts()).toEqual({
       queued: 0,
       retrying: 0,
