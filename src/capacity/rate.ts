@@ -146,7 +146,9 @@ export function onRefused(
     // rate it allows in the long run (a quota window: 300 a minute is 5/s), the plateau; the curve comes
     // back to it and probes past it on the cycle's time scale (K)
     const end = now + holdMs;
-    const longRun = ((fleet.accepted - state.markAccepted) * 1000) / Math.max(1, end - state.markAt);
+    // never above the plateau last measured: the cycle may hold a faster past (the capacity dropped)
+    const mean = ((fleet.accepted - state.markAccepted) * 1000) / Math.max(1, end - state.markAt);
+    const longRun = state.max > 0 ? Math.min(mean, state.max) : mean;
     const cycle = {
       k: Math.max(RECOVER_MS, end - state.markAt),
       ...eventAt(end, fleet),

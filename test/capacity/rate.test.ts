@@ -244,6 +244,12 @@ describe("the learned rate, on a fake clock", () => {
     expect(held?.holdMs).toBe(45_000);
     expect(held?.state).toMatchObject({ rate: 5, max: 5, threshold: 5, refusingSince: 0, k: 60_000 });
     expect(held?.state).toMatchObject({ at: T + 60_000, markAt: T + 60_000, markAccepted: 400 });
+    // a cycle faster than the plateau last measured (the capacity dropped since): the plateau
+    const dropped = learned({ markAt: T, markAccepted: 0, max: 2, at: T + 14_000, atAccepted: 400 });
+    expect(onRefused(dropped, refusal, fleet(0, 8, 400, 10), T + 15_000, SETTINGS)?.state).toMatchObject({
+      rate: 2,
+      max: 2,
+    });
   });
 
   it("when cutting, then the plateau is the lower of the accepted rate lately and since the last cut, each the least its count allows: a quarter second holds a bucket's burst, the time since the cut its long-run rate", () => {
