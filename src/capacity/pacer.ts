@@ -12,6 +12,8 @@ export interface PacerOptions {
   readonly settings: RateSettings;
   readonly onHeld?: (ms: number) => void;
   readonly onError: (error: unknown) => void;
+  /** The rate was cut, or the fleet held, by this process's write: told once per event, fleet-wide. */
+  readonly onEvent?: (event: RateEvent) => void;
   readonly clock?: () => number;
   readonly timer?: (fn: () => void, ms: number) => void;
 }
@@ -31,6 +33,11 @@ const ROOM_MS = 20;
 const FIRST_FLIGHT = 10;
 /** Redis did not answer: asked again after this long. */
 const RETRY_MS = 250;
+
+/** A cut (the new rate and the plateau the service showed) or a hold (until when, server's clock). */
+export type RateEvent =
+  | Readonly<{ kind: "cut"; rate: number; plateau: number }>
+  | Readonly<{ kind: "hold"; until: number; rate: number }>;
 
 /** A request's send time (this process's clock), the rate it went at, and how long it waited for it. */
 export type SendTicket = Readonly<Record<"sentAt" | "rate" | "heldMs", number>>;
@@ -281,7 +288,7 @@ export class SendPacer {
   }
 
   /** Counts what was heard, writes `state` if still on the version read, and holds the fleet for `holdMs`. */
-  #write(state: RateState | undefined, holdMs = 0, from = this.#reply.v): boolean {
+  #write(state: RateState | undefined, holdMs = 0, from = this.#reply.v, event?: RateEvent): boolean {
     if (this.#writing || this.#closed) return false;
     this.#writing = true;
     const write = state && { from, state: JSON.stringify(state), version: String(state.version) };
@@ -290,6 +297,9 @@ export class SendPacer {
       .call(call)
       .then((reply) => {
         this.#writing = false;
+        // the state stored is this process's: its compare-and-set won, so no other process tells it
+        if (event !== undefined && write !== undefined && reply.state === write.state)
+          this.options.onEvent?.(event);
         if (!this.#closed) this.#absorb(reply);
       })
       .catch((error: unknown) => {
@@ -317,7 +327,13 @@ export class SendPacer {
     const refusal = this.#refusal;
     if (refusal !== undefined) {
       const judged = policy.onRefused(state, refusal, reply, reply.now, settings);
-      if (judged === undefined || this.#write(judged.state, judged.holdMs)) this.#refusal = undefined;
+      const { rate, max, at } = judged?.state ?? state;
+      const event: RateEvent =
+        judged !== undefined && judged.holdMs > 0
+          ? { kind: "hold", until: at, rate }
+          : { kind: "cut", rate, plateau: max };
+      if (judged === undefined || this.#write(judged.state, judged.holdMs, reply.v, event))
+        this.#refusal = undefined;
       return;
     }
     const probed = policy.onProbed(state, reply, settings);

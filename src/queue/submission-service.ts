@@ -22,7 +22,7 @@ import { apiKeyInService } from "./api-key-in-service.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 import { SendBudget } from "../ledger/send-budget.js";
-import { SendPacer } from "../capacity/index.js";
+import { SendPacer, type RateEvent } from "../capacity/index.js";
 import { rateSettingsOf } from "./send-rate-view.js";
 
 export interface SubmissionService {
@@ -109,6 +109,20 @@ export async function startSubmission(
         budget: new SendBudget(commands, config.queuePrefix),
         settings: rateSettingsOf(config),
         ...(hooks.onHeld === undefined ? {} : { onHeld: hooks.onHeld }),
+        // a cut or a hold, told once for the fleet by the process that wrote it
+        onEvent: (event: RateEvent) => {
+          const perSec = (rate: number) => `${rate < 10 ? rate.toFixed(1) : Math.round(rate)}/s`;
+          if (event.kind === "cut")
+            logger.info(
+              { rate: event.rate, plateau: event.plateau },
+              `the service refused for capacity: the fleet's rate is cut to ${perSec(event.rate)} (it accepted ${perSec(event.plateau)})`,
+            );
+          else
+            logger.info(
+              { until: new Date(event.until).toISOString(), rate: event.rate },
+              `the service refuses everything and asked to wait: every process holds until ${new Date(event.until).toISOString()}, then sends at ${perSec(event.rate)}`,
+            );
+        },
         onError: (error: unknown) => {
           // While Redis is away the pacer asks again every quarter of a second: one line per
           // BUDGET_ERROR_LOG_EVERY_MS says so, with how many were left out.

@@ -3,10 +3,11 @@ import {
   RECOVER_MS,
   SendPacer,
   parseRateState,
+  type RateEvent,
   type RateSettings,
   type SendTicket,
 } from "../../src/capacity/index.js";
-import { memoryBudget, type StoredState } from "../../src/dev/fleet-model/memory-budget.js";
+import { memoryBudget, type BudgetTrace, type StoredState } from "../../src/dev/fleet-model/memory-budget.js";
 import { VirtualTime } from "../../src/dev/fleet-model/virtual-time.js";
 import type { BudgetPort } from "../../src/ledger/send-budget.js";
 import { RequestHeldBackError } from "../../src/submit/errors/request-held-back-error.js";
@@ -146,6 +147,38 @@ describe("a process's pacer and the fleet's budget", () => {
     const pacer = pacerOn(time, countedBudget(time, stored).budget, { startRate: 40 });
     await send(time, pacer, 1, 1);
     expect(parseRateState(stored.state, time.now)).toMatchObject({ rate: 40, max: 0, version: 4 });
+  });
+
+  it("when refusals cut the rate of two processes sharing one budget, then each cut is told once, by the process whose write it was, with the rate and plateau stored", async () => {
+    const time = new VirtualTime(START);
+    const traces: BudgetTrace[] = [];
+    const budget = memoryBudget(time, 1, traces);
+    const events: RateEvent[] = [];
+    const pacers = [0, 1].map(
+      () =>
+        new SendPacer({
+          budget,
+          settings: SETTINGS,
+          clock: () => time.now,
+          timer: (fn, ms) => {
+            time.at(ms, fn);
+          },
+          onError: (error: unknown) => {
+            throw error;
+          },
+          onEvent: (event) => events.push(event),
+        }),
+    );
+    // both send while the service refuses a stretch of their requests
+    await Promise.all(
+      pacers.map((pacer) => send(time, pacer, 300, 2, (i) => (i >= 100 && i < 160 ? "refused" : "accepted"))),
+    );
+    const stored = traces.map((t) => JSON.parse(t.state) as { rate: number; max: number; at: number });
+    const cuts = stored.filter(
+      (s, i) => i > 0 && s.at > (stored[i - 1]?.at ?? 0) && s.rate < (stored[i - 1]?.rate ?? 0),
+    );
+    expect(cuts.length).toBeGreaterThan(0);
+    expect(events).toEqual(cuts.map((c) => ({ kind: "cut", rate: c.rate, plateau: c.max })));
   });
 
   it("when the rate needs more requests in flight than SUBMIT_CONCURRENCY allows, then the pacer gives the ceiling and says it caps", async () => {
