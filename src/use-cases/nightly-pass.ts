@@ -147,7 +147,9 @@ export async function nightlyPass(
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
     const waitOptions = { ...options, until, onRound: sending, refusing };
-    const passDeps = { ...deps, signal: options.signal, window };
+    // The pass's one signal, not the stop signal alone: past the deadline no file is claimed or opened,
+    // so what the pass holds is reported rather than cut by an ingest begun too late.
+    const passDeps = { ...deps, signal: until, window };
     let passed;
     try {
       const settled = Date.now() + SETTLE_WAITS * config.settleMs;

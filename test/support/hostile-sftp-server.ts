@@ -1,8 +1,8 @@
 // An SFTP server that lies, for what a real OpenSSH server cannot be made to do: list names holding `/`,
 // NUL, `..` or an absolute path, and serve whatever path a client builds from them; serve a file shorter
-// or longer than listed, or one that never ends, or a byte at a time. Built on ssh2's own server side
-// (its `Server` and SFTP stream), over a tree kept in memory; loopback only. `startSilentServer`: a
-// server that takes the connection and never sends its banner.
+// or longer than listed, or one that never ends, or a byte at a time; never answer a stat of a file once
+// it was moved. Built on ssh2's own server side (its `Server` and SFTP stream), over a tree kept in
+// memory; loopback only. `startSilentServer`: a server that takes the connection and never sends its banner.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type AddressInfo, type Socket } from "node:net";
@@ -31,6 +31,8 @@ interface Node {
   changing?: boolean;
   /** Reads past its content are answered with more rows, for ever. */
   endless?: boolean;
+  /** A stat of it is never answered once the relay has moved it from where it was listed. */
+  stallStatMoved?: boolean;
   /** Bytes served of it, by every read; and the furthest byte a read asked for (offset + length). */
   served: number;
   furthest: number;
@@ -48,6 +50,8 @@ export interface Lies {
   readonly changing?: boolean;
   /** Reads past the content are answered with more rows, for ever (the listing says `size`, or the content's). */
   readonly endless?: boolean;
+  /** A stat of the file is never answered once the relay has moved it (to the server's processing/). */
+  readonly stallStatMoved?: boolean;
 }
 
 export interface HostileSftpServer {
@@ -156,6 +160,7 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
         ...(lies.stallFrom === undefined ? {} : { stallFrom: lies.stallFrom }),
         ...(lies.link === true ? { link: true } : {}),
         ...(lies.changing === true ? { changing: true } : {}),
+        ...(lies.stallStatMoved === true ? { stallStatMoved: true } : {}),
       };
       listed.set(name, node);
       byName.set(name, node);
@@ -251,6 +256,7 @@ function serveSftp(
       fail(reqid, STATUS_CODE.NO_SUCH_FILE);
       return;
     }
+    if (node.stallStatMoved === true && tree.has(at(path))) return;
     sftp.attrs(reqid, attrsOf(node));
   };
   sftp.on("STAT", stat);
