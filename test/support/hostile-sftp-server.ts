@@ -1,8 +1,9 @@
 // An SFTP server that lies, for what a real OpenSSH server cannot be made to do: list names holding `/`,
 // NUL, `..` or an absolute path, and serve whatever path a client builds from them; serve a file shorter
-// or longer than listed, or one that never ends, or a byte at a time; never answer a stat of a file once
-// it was moved. Built on ssh2's own server side (its `Server` and SFTP stream), over a tree kept in
-// memory; loopback only. `startSilentServer`: a server that takes the connection and never sends its banner.
+// or longer than listed, or one that never ends, or a byte at a time; list a file a stat then finds
+// gone, or dated otherwise; never answer a stat of a file once it was moved. Built on ssh2's own server
+// side (its `Server` and SFTP stream), over a tree kept in memory; loopback only. `startSilentServer`: a
+// server that takes the connection and never sends its banner.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type AddressInfo, type Socket } from "node:net";
@@ -33,6 +34,10 @@ interface Node {
   endless?: boolean;
   /** A stat of it is never answered once the relay has moved it from where it was listed. */
   stallStatMoved?: boolean;
+  /** Listed, but a stat or an opening of it finds nothing: gone between the listing and the stat. */
+  goneAtStat?: boolean;
+  /** The modification time (seconds) a stat or fstat says, other than the listing's. */
+  statMtime?: number;
   /** Bytes served of it, by every read; and the furthest byte a read asked for (offset + length). */
   served: number;
   furthest: number;
@@ -52,6 +57,10 @@ export interface Lies {
   readonly endless?: boolean;
   /** A stat of the file is never answered once the relay has moved it (to the server's processing/). */
   readonly stallStatMoved?: boolean;
+  /** Listed, but a stat or an opening of it finds nothing, at every pass (gone since the listing). */
+  readonly goneAtStat?: boolean;
+  /** A stat or fstat says this modification time (seconds), the listing the file's own: changed at stat. */
+  readonly statMtime?: number;
 }
 
 export interface HostileSftpServer {
@@ -161,6 +170,8 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
         ...(lies.link === true ? { link: true } : {}),
         ...(lies.changing === true ? { changing: true } : {}),
         ...(lies.stallStatMoved === true ? { stallStatMoved: true } : {}),
+        ...(lies.goneAtStat === true ? { goneAtStat: true } : {}),
+        ...(lies.statMtime === undefined ? {} : { statMtime: lies.statMtime }),
       };
       listed.set(name, node);
       byName.set(name, node);
@@ -252,12 +263,12 @@ function serveSftp(
   });
   const stat = (reqid: number, path: string) => {
     const node = lookup(at(path));
-    if (node === undefined) {
+    if (node === undefined || node.goneAtStat === true) {
       fail(reqid, STATUS_CODE.NO_SUCH_FILE);
       return;
     }
     if (node.stallStatMoved === true && tree.has(at(path))) return;
-    sftp.attrs(reqid, attrsOf(node));
+    sftp.attrs(reqid, statAttrsOf(node));
   };
   sftp.on("STAT", stat);
   sftp.on("LSTAT", stat);
@@ -268,7 +279,7 @@ function serveSftp(
       fail(reqid, STATUS_CODE.FAILURE);
       return;
     }
-    sftp.attrs(reqid, attrsOf(node));
+    sftp.attrs(reqid, statAttrsOf(node));
   });
   sftp.on("OPENDIR", (reqid, path) => {
     if (tree.get(at(path))?.kind !== "dir") {
@@ -307,7 +318,7 @@ function serveSftp(
   sftp.on("OPEN", (reqid, path, flags) => {
     const file = at(path);
     if ((flags & OPEN_MODE.WRITE) === 0) {
-      if (lookup(file)?.kind !== "file") {
+      if (lookup(file)?.kind !== "file" || lookup(file)?.goneAtStat === true) {
         fail(reqid, STATUS_CODE.NO_SUCH_FILE);
         return;
       }
@@ -455,6 +466,12 @@ function attrsOf(node: Node): Attributes {
     atime: node.mtime,
     mtime: node.mtime,
   };
+}
+
+/** What a stat or fstat says of a node: the listing's attributes, but for a modification time it lies about. */
+function statAttrsOf(node: Node): Attributes {
+  const attrs = attrsOf(node);
+  return node.statMtime === undefined ? attrs : { ...attrs, atime: node.statMtime, mtime: node.statMtime };
 }
 
 /** `length` bytes from `offset` of a file that is `data` and then the same row again and again, for ever. */
