@@ -44,6 +44,8 @@ async function world(
   port?: number,
   /** A second source, `other`, whose server misbehaves in no way. */
   other?: [string, string],
+  /** More settings of the run. */
+  more: Record<string, string> = {},
 ) {
   const tree = await mkdtemp(join(tmpdir(), "relay-deadline-"));
   cleanups.push(() => rm(tree, { recursive: true, force: true }));
@@ -78,7 +80,7 @@ async function world(
   await writeFile(join(dropDir, "sources.yaml"), [...lines, ""].join("\n"));
   const env = cliEnv(
     { apiUrl: sim.url, apiKey: API_KEY, name: "deadline", dropDir },
-    { SETTLE_MS: "200", SHUTDOWN_GRACE_MS: String(GRACE_MS) },
+    { SETTLE_MS: "200", SHUTDOWN_GRACE_MS: String(GRACE_MS), ...more },
   );
   return { server, sim, env, dropDir };
 }
@@ -178,6 +180,20 @@ describe("a pass's deadline against an SFTP server that misbehaves", () => {
       /SFTP source acme: the pass's --deadline came while 127\.0\.0\.1:\d+ was asked to stat \/inbox\/processing\/[^\n]*--stall\.csv/,
     );
     expectLocalSentOnce(sim);
+    await expectLocalReported(dropDir, output);
+  });
+
+  it("when the deadline stops the ingest of a source's file while it waits for room in the window, then the drop folder's file, sent before, is still reported, and run exits 1", async () => {
+    const rows = Array.from({ length: 6000 }, (_, i) => row(`BIG-${i}`)).join("");
+    // Twenty requests a second at most: the window stays full far past the deadline.
+    const more = { INGEST_WINDOW: "1000", SUBMIT_CONCURRENCY: "1", SUBMIT_RATE_PER_SEC: "20" };
+    const { sim, env, dropDir } = await world(["big.csv", HEADER + rows, {}], {}, undefined, undefined, more);
+
+    const { code, output } = await run(env);
+
+    expect(code, output).toBe(1);
+    expect(output).toMatch(/deadline passed with \d+ invoice\(s\) not final yet/);
+    expect(sim.stats().effects.keysWithMultipleEffects).toBe(0);
     await expectLocalReported(dropDir, output);
   });
 
