@@ -88,6 +88,20 @@ describe("an SFTP server that lies about its files", () => {
     expect(sim.stats().effects).toMatchObject({ total: 2, keysWithMultipleEffects: 0 });
   });
 
+  it("when the server stops answering once a file is taken whole into processing/ here, then the file is sent as pulled from the source, nothing guesses that Redis lost data, and run exits 1 naming the server and what it was asked", async () => {
+    const { sim, env } = await world([["late.csv", HEADER + row("LATE-1"), { stallStatMoved: true }]], {}, 2);
+
+    const { code, signal, output } = await runCli(["run"], env, 90_000);
+
+    expect(signal, output).toBeNull();
+    expect(code, output).toBe(1);
+    expect(output).toMatch(
+      /answered nothing for 2 s while asked to stat \/inbox\/processing\/[^\n]*--late\.csv/,
+    );
+    expect(output).not.toMatch(/Redis lost data/);
+    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+  });
+
   it("when the server accepts the login but never opens the SFTP session, then run gives up on the source with a message saying so, and exits non-zero", async () => {
     const content = HEADER + row("SESSION-1");
     const { sim, env } = await world([["session.csv", content, {}]], { answerSessions: false }, 2);
