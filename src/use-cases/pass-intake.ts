@@ -6,8 +6,9 @@ import type { RemotePass } from "./remote-pass.js";
  * opened as soon as that source is done, so a slow source delays neither another source nor the drop
  * folder; every wait of the sources ends with `until` (the pass's deadline or a signal to stop). Files
  * in processing/ with no batch that no source took now (a pass or a source cut before their ingest, or
- * Redis lost them) are opened once all are done, those a source holds as pulled. The files that changed since their claim are not looked for (the
- * caller does, once). Throws what the drop pass throws, once the sources are done.
+ * Redis lost them) are opened once all are done, those a source holds as pulled. The files that changed
+ * since their claim are not looked for (the caller does, once). Throws what the drop pass throws, once
+ * the sources are done.
  */
 export async function passIntake(
   deps: DropPassDeps,
