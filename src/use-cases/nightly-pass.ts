@@ -147,7 +147,9 @@ export async function nightlyPass(
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
     const waitOptions = { ...options, until, onRound: sending, refusing };
-    const passDeps = { ...deps, signal: options.signal, window };
+    // The pass's one signal, not the stop signal alone: past the deadline no file is claimed or opened,
+    // so what the pass holds is reported rather than cut by an ingest begun too late.
+    const passDeps = { ...deps, signal: until, window };
     let passed;
     try {
       const settled = Date.now() + SETTLE_WAITS * config.settleMs;
@@ -187,7 +189,8 @@ export async function nightlyPass(
 /**
  * Ingest stopped between two chunks: for a signal the pass failed, the file left claimed for the next
  * pass; for a refused API key or the deadline (a wait for room in the window ends with them) it says so
- * as it would while waiting for its invoices.
+ * as it would while waiting for its invoices, the deadline's after reporting the batches done (the drop
+ * folder's, whatever a source's file that came late does).
  */
 async function ingestStopped(
   deps: NightlyPassDeps,
@@ -198,15 +201,15 @@ async function ingestStopped(
   const refusal = await readApiKeyRefusal(deps.redis, deps.config.queuePrefix);
   if (refusal !== undefined)
     return { kind: "api-key-refused", httpStatus: refusal.httpStatus, detail: refusal.detail };
-  if (options.deadline !== undefined && Date.now() >= options.deadline)
-    return {
-      kind: "stopped",
-      why: "deadline",
-      pending: (await unfinishedBatches(deps)).reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
-      redisDown: false,
-      refusingForCapacity: options.refusing(),
-    };
-  return { kind: "failed", error };
+  if (options.deadline === undefined || Date.now() < options.deadline) return { kind: "failed", error };
+  await finalizeCompleteBatches(deps);
+  return {
+    kind: "stopped",
+    why: "deadline",
+    pending: (await unfinishedBatches(deps)).reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
+    redisDown: false,
+    refusingForCapacity: options.refusing(),
+  };
 }
 
 /**
