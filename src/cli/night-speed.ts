@@ -30,9 +30,10 @@ export function speedSample(at: number, reading: NightReading): SpeedSample {
  * What `run` says at its end about the night's speed, from readings taken through it, the first before
  * anything was sent and the last at its end: the speed limit that held for most of the readings while
  * invoices were left, in the words `status` prints for it (as read mid-way through its readings), with
- * its share of the night and since when; where invoices are left, when they would end (against --deadline); and how many
- * requests the service refused, every process together, while the run ran. Never a claim the readings do
- * not make: whether refusals bounded the rate is the speed limit's to say. Pure.
+ * its share of the night and since when; where invoices are left, when they would end at the rate last
+ * accepted (against --deadline); and how many requests the service refused, every process together, while
+ * the run ran. Never a claim the readings do not make: whether refusals bounded the rate is the speed
+ * limit's to say. Pure.
  */
 export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
   const lines: string[] = [];
@@ -55,8 +56,11 @@ export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
         `${clockTime(since)}${others.length === 0 ? "" : `; also ${others.join(", ")}`}]`,
     );
   }
-  const end = samples[samples.length - 1]?.speed.endWords;
-  if (end !== undefined) lines.push(`night ends: ${end}`);
+  // invoices left at the end: when they end, from the last reading that saw any accepted (the worker
+  // closed at a --deadline accepts nothing more: that is no rate to tell an end by)
+  const left = samples[samples.length - 1]?.speed.endWords;
+  const told = [...samples].reverse().find((s) => s.speed.endsAt !== undefined)?.speed.endWords;
+  if (left !== undefined) lines.push(`night ends: ${told ?? left}`);
   const refused = refusedDuring(samples);
   if (refused > 0)
     lines.push(

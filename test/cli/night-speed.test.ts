@@ -73,7 +73,7 @@ describe("what run says at its end about the night's speed", () => {
     expect(said).not.toMatch(/capacity|met the service|requests\/s/);
   });
 
-  it("when the --deadline ends the night with invoices left, then it says when they would end at the rate accepted, against the deadline", () => {
+  it("when the --deadline ends the night with invoices left, then it says when they would end at the rate last accepted, against the deadline", () => {
     const deadline = START + 60_000;
     const run: PassRecord = { id: "p", kind: "run", startedAt: START, deadline } as PassRecord;
     const capped = {
@@ -83,6 +83,8 @@ describe("what run says at its end about the night's speed", () => {
       fleetSentPerSec: 20,
     };
     const readings = [0, 30, 60].map((s) => reading(s, 2400 - 20 * s, capped, 0, [run]));
+    // the last, as the worker closed at the deadline: nothing accepted lately
+    readings.push(reading(61, 1200, { ...capped, fleetAcceptedPerSec: 0, fleetSentPerSec: 0 }, 0, [run]));
     const lines = nightSpeedLines(readings.map(sample));
     expect(lines[0]).toMatch(
       /^speed limit: SUBMIT_CONCURRENCY: the requests in flight are capped below what 50\/s needs/,
