@@ -24,6 +24,7 @@
 export { SendPacer, type PacerSnapshot, type RateEvent, type SendTicket } from "./pacer.js";
 export { tellPacer, withPacing } from "./paced-submitter.js";
 export {
+  MIN_RATE,
   RECOVER_MS,
   parseRateState,
   phaseAt,

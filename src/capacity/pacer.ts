@@ -59,7 +59,7 @@ type Told = typeof NOTHING_TOLD;
 
 /** The budget as known before its first reply. */
 const UNREAD: BudgetReply = {
-  ...{ booked: 0, waitMs: 0, now: 0, hold: 0, v: "0", state: "", seen: 0, capped: 0 },
+  ...{ booked: 0, waitMs: 0, now: 0, hold: 0, v: "0", state: "", seen: 0, capped: 0, refusedAt: 0 },
   ...{ sentPerSec: 0, acceptedPerSec: 0, refusedPerSec: 0, waitedPerSec: 0, accepted: 0, refused: 0 },
 };
 

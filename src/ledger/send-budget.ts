@@ -9,7 +9,17 @@ const script = new LuaScript("send-budget");
 export const LATELY_MS = 250;
 
 const count = z.coerce.number().nonnegative();
-const NUMBERS = ["booked", "waitMs", "now", "hold", "seen", "capped", "accepted", "refused"] as const;
+const NUMBERS = [
+  "booked",
+  "waitMs",
+  "now",
+  "hold",
+  "seen",
+  "capped",
+  "refusedAt",
+  "accepted",
+  "refused",
+] as const;
 const RATES = ["sentPerSec", "acceptedPerSec", "refusedPerSec", "waitedPerSec"] as const;
 const counts = Object.fromEntries([...NUMBERS, ...RATES].map((name) => [name, count]));
 const fields = z.object({

@@ -10,7 +10,7 @@ import { PastResultsUnavailableError } from "../ingest/errors/past-results-unava
 import { claimedHere, isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { isRedisUnavailable } from "../queue/connection.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
-import { startSubmission, type PacerSnapshot, type SubmissionHooks } from "../queue/submission-service.js";
+import { startSubmission, type SubmissionHooks } from "../queue/submission-service.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
@@ -42,8 +42,6 @@ export interface NightlyPassOptions {
   readonly onProgress?: (progress: PassProgress) => void;
   /** The batches the pass waits for, as each round of waiting reads them (the pass's record keeps them). */
   readonly onBatches?: (batches: readonly BatchMeta[]) => void;
-  /** The fleet's sending rate as this process sees it, at every round of waiting (the summary's figures). */
-  readonly onSending?: (sending: PacerSnapshot) => void;
   readonly pollMs?: number;
   /** Before each check that the files of the pass are still as claimed (tests place a writer there). */
   readonly beforeArchiveCheck?: () => Promise<void>;
@@ -138,15 +136,11 @@ export async function nightlyPass(
   // Ingest keeps to the window while this process's worker sends; its waits end with the pass.
   const window = passWindow(deps.window, { redis: deps.redis, prefix: config.queuePrefix }, until);
   try {
-    const sending = (): void => {
-      const snapshot = service.pacer?.snapshot();
-      if (snapshot !== undefined) options.onSending?.(snapshot);
-    };
     const refusing = (): boolean => {
       const since = service.pacer?.snapshot()?.refusingSince ?? 0;
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
-    const waitOptions = { ...options, until, onRound: sending, refusing };
+    const waitOptions = { ...options, until, refusing };
     // The pass's one signal, not the stop signal alone: past the deadline no file is claimed or opened,
     // so what the pass holds is reported rather than cut by an ingest begun too late.
     const passDeps = { ...deps, signal: until, window };
@@ -224,7 +218,6 @@ async function finishRemote(
   finished: NightlyOutcome & { kind: "finished" },
   options: NightlyPassOptions & {
     readonly until: AbortSignal;
-    readonly onRound: () => void;
     readonly refusing: () => boolean;
   },
 ): Promise<NightlyOutcome> {
@@ -260,7 +253,7 @@ function remoteGrowing(retake: RemoteRetake): GrowingFile {
 async function waitForBatches(
   deps: NightlyPassDeps & DropPassDeps,
   targets: Set<string>,
-  options: NightlyPassOptions & { readonly onRound: () => void; readonly refusing: () => boolean },
+  options: NightlyPassOptions & { readonly refusing: () => boolean },
 ): Promise<NightlyOutcome> {
   const { config, logger } = deps;
   const upkeep = new PassUpkeep(deps);
@@ -268,7 +261,6 @@ async function waitForBatches(
   let growing: GrowingFile[] = [];
   let outageSince: number | undefined;
   for (;;) {
-    options.onRound();
     try {
       await finalizeCompleteBatches(deps);
       metas = await upkeep.round(targets);

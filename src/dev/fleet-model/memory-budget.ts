@@ -25,7 +25,7 @@ export function memoryBudget(
   traces?: BudgetTrace[],
   stored: StoredState = { v: "0", state: "" },
 ): BudgetPort {
-  const b = { last: 0, hold: 0, seen: 0, capped: 0, sent: 0, accepted: 0, refused: 0 };
+  const b = { last: 0, hold: 0, seen: 0, capped: 0, refusedAt: 0, sent: 0, accepted: 0, refused: 0 };
   let quarter = 0;
   let cur = { s: 0, a: 0, r: 0, w: 0 };
   let prev = { s: 0, a: 0, r: 0, w: 0 };
@@ -67,6 +67,7 @@ export function memoryBudget(
       traces?.push({ at: time.now, state: c.write.state });
     }
     if (c.capped === true) b.capped = now;
+    if (refused > 0) b.refusedAt = now;
     const lately = (n: number, p: number) =>
       (p * (1 - (now % QUARTER_MS) / QUARTER_MS) + n) * (1000 / QUARTER_MS);
     return {
@@ -84,6 +85,7 @@ export function memoryBudget(
       accepted: b.accepted,
       refused: b.refused,
       capped: b.capped,
+      refusedAt: b.refusedAt,
     };
   };
   return {

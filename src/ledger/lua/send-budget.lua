@@ -4,7 +4,8 @@
 
   KEYS[1] hash: last (when the last request booked goes), hold (nothing goes before it), v + state (the
           learned rate's, by compare-and-set), seen (when a request was last booked), capped (when
-          SUBMIT_CONCURRENCY was last found too low), sent, accepted, refused in all, and per quarter of a
+          SUBMIT_CONCURRENCY was last found too low), refusedAt (when a refusal was last counted), sent,
+          accepted, refused in all, and per quarter of a
           second (q; s/a/r/w this quarter's, ps/pa/pr/pw the one before; w: refusals that asked to wait).
   ARGV    wanted (send times to book), interval (ms), ahead (the furthest a time may be booked), owed and
           span (requests sent on room, charged first; ms back from now the first went), accepted, refused,
@@ -12,14 +13,14 @@
           stored version is still `from`; '': none), capped (1: SUBMIT_CONCURRENCY below the rate's need).
   Returns name, value pairs: booked (the first in waitMs, then one per interval; none: waitMs until one
           can be), now, hold, v, state, seen (before this call), the rates lately (sent, accepted, refused,
-          waited per second), accepted and refused in all, capped (0: never).
+          waited per second), accepted and refused in all, capped and refusedAt (0: never).
 ]]
 local QUARTER_MS = 250
 local key = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local f = redis.call('HMGET', key, 'last', 'hold', 'v', 'state', 'seen', 'q', 's', 'a', 'r', 'ps', 'pa', 'pr',
-  'sent', 'accepted', 'refused', 'capped', 'w', 'pw')
+  'sent', 'accepted', 'refused', 'capped', 'w', 'pw', 'refusedAt')
 local num = function(i) return tonumber(f[i]) or 0 end
 local n = {}
 for i = 1, 9 do n[i] = tonumber(ARGV[i]) end
@@ -58,6 +59,8 @@ if booked + owed > 0 then put('last', string.format('%.3f', last), 'seen', now) 
 if holdMs > 0 and now + holdMs > hold then hold = now + holdMs; put('hold', hold) end
 if from ~= '' and from == v then v, state = version, written; put('v', v, 'state', state) end
 if ARGV[13] == '1' then capped = now; put('capped', now) end
+local refusedAt = num(19)
+if refused > 0 then refusedAt = now; put('refusedAt', now) end
 -- a read (nothing booked, counted, held or written) writes nothing: status never creates the budget
 if booked + owed + accepted + refused > 0 or #out > counts then redis.call('HSET', key, unpack(out)) end
 
@@ -68,4 +71,4 @@ end
 return { 'booked', booked, 'waitMs', string.format('%.3f', wait), 'now', now, 'hold', hold, 'v', v,
   'state', state, 'seen', seen, 'sentPerSec', lately(s, ps), 'acceptedPerSec', lately(a, pa),
   'refusedPerSec', lately(r, pr), 'waitedPerSec', lately(w, pw), 'accepted', acc, 'refused', ref,
-  'capped', capped }
+  'capped', capped, 'refusedAt', refusedAt }
