@@ -1,7 +1,9 @@
 import { LATELY_MS } from "../ledger/send-budget.js";
-import type { Fleet } from "./rate.js";
 
 /** Refusals told from chance: the binomial tails the learned rate's judgments (rate.ts) rest on. */
+
+/** The fleet's answers per second lately (rate.ts Fleet). */
+type Lately = Readonly<Record<"acceptedPerSec" | "refusedPerSec", number>>;
 
 /** The share of the service's accepted rate a cut goes to (CUBIC's β, RFC 9438 §4.6). The plateau is a
  * measurement (what the service accepted), not a guess, so the cut only has to drain the service's queue;
@@ -14,7 +16,7 @@ export const BETA = 0.9;
  * lately less often than 1 − β of the time. Two refusals out of two speak; one out of one does not; 5 %
  * refused at random never does.
  */
-export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec, p = 1 - BETA): boolean {
+export function pastChance(fleet: Lately, refusedPerSec = fleet.refusedPerSec, p = 1 - BETA): boolean {
   const refused = Math.round((refusedPerSec * LATELY_MS) / 1000);
   const n = Math.max(refused, Math.round(((fleet.refusedPerSec + fleet.acceptedPerSec) * LATELY_MS) / 1000));
   return beyond(refused, n, p);
