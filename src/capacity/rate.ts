@@ -210,12 +210,13 @@ export function onRefused(
   const next = { ...state, version, rate: cut, max, threshold, k, refusingSince, ...told, judgedAt: now };
   // refused again below the plateau: to half of it at most (TCP's multiplicative decrease), which leaves
   // room for another fleet on the service, and tells a share refused whatever the rate from the rate's;
-  // the plateau stays, the share at the cut too, unless what it accepted is less than half (it fell)
+  // the share at the cut stays, the plateau too, within a cut of what it accepts now (a plateau measured
+  // on a burst falls to it), unless that is less than half (the capacity fell: a cut as any other)
   if (below && accepted >= HALF * state.max) {
     // back at the plateau no sooner than the share is measured to within half of 1 − β, whatever it is
     const measured = (1000 * MEASURED) / (HALF * state.max);
     const rate = clamp(Math.min(cut, HALF * state.max), settings);
-    const half = { rate, max: state.max, k: Math.max(k, measured), ...pick(state) };
+    const half = { rate, max: Math.min(state.max, max / BETA), k: Math.max(k, measured), ...pick(state) };
     return { state: { ...next, ...half, ...eventAt(now, fleet) }, holdMs: 0 };
   }
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
