@@ -55,7 +55,6 @@ export function memoryBudget(
     cur.s += booked + owed;
     cur.a += accepted;
     cur.r += refused;
-    cur.w += c.waited ?? 0;
     b.sent += booked + owed;
     b.accepted += accepted;
     b.refused += refused;
@@ -81,7 +80,6 @@ export function memoryBudget(
       sentPerSec: lately(cur.s, prev.s),
       acceptedPerSec: lately(cur.a, prev.a),
       refusedPerSec: lately(cur.r, prev.r),
-      waitedPerSec: lately(cur.w, prev.w),
       accepted: b.accepted,
       refused: b.refused,
       capped: b.capped,
