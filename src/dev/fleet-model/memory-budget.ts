@@ -27,14 +27,14 @@ export function memoryBudget(
 ): BudgetPort {
   const b = { last: 0, hold: 0, seen: 0, capped: 0, refusedAt: 0, sent: 0, accepted: 0, refused: 0 };
   let quarter = 0;
-  let cur = { s: 0, a: 0, r: 0, w: 0 };
-  let prev = { s: 0, a: 0, r: 0, w: 0 };
+  let cur = { s: 0, a: 0, r: 0 };
+  let prev = { s: 0, a: 0, r: 0 };
   const call = (c: BudgetCall): BudgetReply => {
     const now = Math.floor(time.now);
     const q = Math.floor(now / QUARTER_MS);
     if (q !== quarter) {
-      prev = q === quarter + 1 ? cur : { s: 0, a: 0, r: 0, w: 0 };
-      cur = { s: 0, a: 0, r: 0, w: 0 };
+      prev = q === quarter + 1 ? cur : { s: 0, a: 0, r: 0 };
+      cur = { s: 0, a: 0, r: 0 };
       quarter = q;
     }
     const { wanted = 0, intervalMs = 1, aheadMs = 0, owed = 0, spanMs = 0, accepted = 0, refused = 0 } = c;
