@@ -34,7 +34,8 @@ const [positive, count, share] = [z.number().positive(), z.number().nonnegative(
 const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
  * counts at the last event (`at…`) and at the cycle's start (`mark…`: the pass's, or the last hold's end),
- * since when it refuses all, when refusals were last judged, the
+ * since when it refuses all, when refusals were last judged, when the rate last went to half the plateau
+ * (`halvedAt`: the curve starts there when it equals `at`), the
  * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none), the answers
  * lately at the last cut and the refusals among them (`cutAnswers`, `cutRefused`), and the share the
  * service refuses whatever the rate (`chance`: refusals below the plateau at the share they had at the cut). */
@@ -43,6 +44,7 @@ const stateSchema = z.object({
   ...(Object.fromEntries(COUNTS.map((name) => [name, count])) as Counted),
   version: z.number().int().nonnegative(),
   ...{ rate: positive, k: positive, threshold: count.default(0), judgedAt: count.default(0) },
+  halvedAt: count.default(0),
   ...{ cutAnswers: count.default(0), cutRefused: count.default(0), chance: share.default(0) },
 });
 
@@ -94,7 +96,7 @@ const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.acce
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
   const fresh = { version, rate: clamp(settings.startRate, settings), max: 0, k: RECOVER_MS, threshold: 0 };
-  const judged = { judgedAt: 0, cutAnswers: 0, cutRefused: 0, chance: 0 };
+  const judged = { judgedAt: 0, halvedAt: 0, cutAnswers: 0, cutRefused: 0, chance: 0 };
   return { ...fresh, ...judged, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
@@ -153,11 +155,11 @@ export function onRefused(
   // the rate's; more: the capacity fell), they are refused whatever the rate: chance, the level refusals
   // are judged against, and no cut; judged once measured to within half of 1 − β (until then, no cut)
   const below = state.max > 0 && now - state.at < state.k && !dark && refusedSince > 0;
-  const [deep, n] = [state.rate < BETA * BETA * state.max, gotSince + refusedSince];
+  const [deep, n] = [state.halvedAt === state.at, gotSince + refusedSince];
   const atCut = state.cutRefused / Math.max(1, state.cutAnswers);
   if (below && deep && !short(refusedSince, n, atCut) && !beyond(refusedSince, n, atCut)) {
     const share = refusedSince / n;
-    if (n < 4 * share * (1 - share) * MEASURED) return undefined;
+    if (n < answersFor(share)) return undefined;
     return { state: { ...state, version, chance: share, judgedAt: now }, holdMs: 0 };
   }
   if (hold) {
@@ -213,11 +215,11 @@ export function onRefused(
   // the share at the cut stays, the plateau too, within a cut of what it accepts now (a plateau measured
   // on a burst falls to it), unless that is less than half (the capacity fell: a cut as any other)
   if (below && accepted >= HALF * state.max) {
-    // back at the plateau no sooner than the share is measured to within half of 1 − β, whatever it is
-    const measured = (1000 * MEASURED) / (HALF * state.max);
+    // back at the plateau no sooner than any share is measured to within half of 1 − β
+    const measured = (1000 * answersFor(HALF)) / (HALF * state.max);
     const rate = clamp(Math.min(cut, HALF * state.max), settings);
-    const half = { rate, max: Math.min(state.max, max / BETA), k: Math.max(k, measured), ...pick(state) };
-    return { state: { ...next, ...half, ...eventAt(now, fleet) }, holdMs: 0 };
+    const half = { rate, max: Math.min(state.max, max / BETA), k: Math.max(k, measured), halvedAt: now };
+    return { state: { ...next, ...half, ...pick(state), ...eventAt(now, fleet) }, holdMs: 0 };
   }
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
 }
@@ -277,6 +279,8 @@ export function concurrencyFor(ratePerSec: number, slowestMs: number): number {
 }
 
 const pick = ({ cutAnswers, cutRefused }: RateState) => ({ cutAnswers, cutRefused });
+/** Answers that measure a share to within half of 1 − β (its variance over n; MEASURED at a half). */
+const answersFor = (share: number) => 4 * share * (1 - share) * MEASURED;
 
 function clamp(value: number, settings: RateSettings): number {
   const ceiling = settings.ceiling > 0 ? settings.ceiling : NO_CEILING;

@@ -123,6 +123,7 @@ describe("the learned rate, on a fake clock", () => {
   it("when refusals after the cut to half keep the share they had at the cut, then that share is chance: no cut, and refusals at it are not judged past chance from then on", () => {
     const deep = learned({
       at: T,
+      halvedAt: T,
       rate: 150,
       max: 300,
       k: 700,
@@ -146,9 +147,10 @@ describe("the learned rate, on a fake clock", () => {
     expect(onRefused(deep, refusedAt(T + 100), fleet(120, 30, 1020, 5), T + 400, SETTINGS)).toBeUndefined();
   });
 
-  it("when refusals after the cut to half are more than at the cut (the capacity fell) or fewer (the rate's), then it is a cut, never chance", () => {
+  it("when refusals after the cut to half are more than at the cut (the capacity fell) or fewer (the rate's), or the rate never went to half, then it is a cut, never chance", () => {
     const deep = learned({
       at: T,
+      halvedAt: T,
       rate: 150,
       max: 300,
       k: 700,
@@ -162,6 +164,15 @@ describe("the learned rate, on a fake clock", () => {
     const fewer = onRefused(deep, refusedAt(T + 100), fleet(140, 60, 1190, 10), T + 500, SETTINGS);
     expect(fewer?.state.chance).toBe(0);
     expect(fewer?.state.at).toBe(T + 500);
+    // the same share, but the rate never went to half (a cut out of slow start far below a burst's plateau)
+    const notHalved = onRefused(
+      { ...deep, halvedAt: 0 },
+      refusedAt(T + 100),
+      fleet(120, 30, 1096, 24),
+      T + 500,
+      SETTINGS,
+    );
+    expect(notHalved?.state.chance).toBe(0);
   });
 
   it("when the service refuses everything, then it teaches no plateau: the last one stays, the rate goes to the floor, and the first request it accepts again starts slow start a cut below that plateau, cautious past it", () => {
