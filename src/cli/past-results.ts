@@ -16,13 +16,9 @@ import { checkSchema } from "../records/schema-version.js";
 export interface OpenedPastResults {
   /**
    * What ingest needs to deduplicate beyond retention; undefined when RESULTS_DATABASE_URL is not set.
-   * `giveUp`: when a look-up stops waiting for PostgreSQL (a deadline in epoch ms, a stop signal).
+   * `until`: the signal that ends a look-up's wait for PostgreSQL (a pass's passSignal, a stop signal).
    */
-  beyondRetention(
-    redis: RedisClient,
-    prefix: string,
-    giveUp?: BeyondRetention["giveUp"],
-  ): BeyondRetention | undefined;
+  beyondRetention(redis: RedisClient, prefix: string, until?: AbortSignal): BeyondRetention | undefined;
   close(): Promise<void>;
 }
 
@@ -70,7 +66,7 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
       throw error;
     });
   return {
-    beyondRetention: (redis, prefix, giveUp) => ({
+    beyondRetention: (redis, prefix, until) => ({
       results: {
         lookUp: async (asked) => {
           await schemaChecked();
@@ -79,7 +75,7 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
       },
       ledger: new RedisRecordRestorer(redis, prefix),
       host,
-      giveUp,
+      until,
     }),
     close: () => pool.end(),
   };

@@ -57,7 +57,9 @@ export async function nightlyPass(
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
     const waitOptions = { ...options, until, onRound: sending, refusing };
-    const passDeps = { ...deps, signal: options.signal, window };
+    // Every wait of the pass's file system and PostgreSQL steps ends with `until` too.
+    const beyondRetention = deps.beyondRetention && { ...deps.beyondRetention, until };
+    const passDeps = { ...deps, signal: options.signal, window, beyondRetention };
     let passed;
     try {
       const settled = Date.now() + SETTLE_WAITS * config.settleMs;
