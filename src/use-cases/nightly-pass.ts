@@ -7,8 +7,8 @@ import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
 import { takeChangedFilesAgain } from "./take-again.js";
 import type { RemoteRetake } from "./remote-pull.js";
 import { passWindow } from "./pass-window.js";
-import { passSignal } from "../lifecycle/pass-signal.js";
-import { waitForBatches, ingestStopped, unfinishedBatches, POLL_MS } from "./pass-wait.js";
+import { passSignal, pauseWithin } from "../lifecycle/pass-signal.js";
+import { waitForBatches, ingestStopped, unfinishedBatches, POLL_MS, type WaitOptions } from "./pass-wait.js";
 import type { GrowingFile, NightlyOutcome, NightlyPassDeps, NightlyPassOptions } from "./nightly-terms.js";
 
 export type {
@@ -57,7 +57,7 @@ export async function nightlyPass(
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
     const waitOptions = { ...options, until, onRound: sending, refusing };
-    // Every wait of the pass's file system and PostgreSQL steps ends with `until` too.
+    // Its look-ups of the results of record (PostgreSQL) end with `until` too.
     const beyondRetention = deps.beyondRetention && { ...deps.beyondRetention, until };
     const passDeps = { ...deps, signal: options.signal, window, beyondRetention };
     let passed;
@@ -106,11 +106,7 @@ async function finishRemote(
   deps: NightlyPassDeps & DropPassDeps,
   targets: Set<string>,
   finished: NightlyOutcome & { kind: "finished" },
-  options: NightlyPassOptions & {
-    readonly until: AbortSignal;
-    readonly onRound: () => void;
-    readonly refusing: () => boolean;
-  },
+  options: WaitOptions,
 ): Promise<NightlyOutcome> {
   let outcome: NightlyOutcome = finished;
   while (deps.remote !== undefined && outcome.kind === "finished") {
@@ -120,7 +116,8 @@ async function finishRemote(
       const ending =
         options.signal.aborted || (options.deadline !== undefined && Date.now() > options.deadline);
       if (ending) return { ...outcome, growing: [...outcome.growing, ...again.map(remoteGrowing)] };
-      await new Promise((r) => setTimeout(r, Math.max(options.pollMs ?? POLL_MS, deps.config.settleMs)));
+      // Waiting for the copy to settle ends with the pass, whatever SETTLE_MS is.
+      await pauseWithin(Math.max(options.pollMs ?? POLL_MS, deps.config.settleMs), options.until);
       continue;
     }
     for (const passed of await resumeClaimedFiles({ ...deps, pulled: taken }))

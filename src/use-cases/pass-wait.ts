@@ -6,6 +6,7 @@ import { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
 import { claimedHere, isFinished, PassUpkeep } from "./pass-upkeep.js";
+import { pauseWithin } from "../lifecycle/pass-signal.js";
 import { isRedisUnavailable } from "../queue/connection.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
@@ -24,6 +25,8 @@ export const POLL_MS = 250;
 
 /** What a pass's wait is told besides the pass's options: what to do at each round, and the pacer's word. */
 export type WaitOptions = NightlyPassOptions & {
+  /** The pass's one signal (passSignal): its pauses end with it. */
+  readonly until: AbortSignal;
   readonly onRound: () => void;
   /** Whether the service has refused every request for capacity long enough to say so. */
   readonly refusing: () => boolean;
@@ -129,7 +132,7 @@ export async function waitForBatches(
         refusingForCapacity: options.refusing(),
       };
     }
-    await new Promise((r) => setTimeout(r, options.pollMs ?? POLL_MS));
+    await pauseWithin(options.pollMs ?? POLL_MS, options.until);
   }
 }
 
