@@ -4,6 +4,7 @@ import type { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import type { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.js";
 import type { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import type { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
+import type { ReportWriteError } from "../results/errors/report-write-error.js";
 
 import type { SubmitConfig } from "../config/load.js";
 import type { PacerSnapshot, SubmissionHooks } from "../queue/submission-service.js";
@@ -73,8 +74,8 @@ export interface PassProgress {
  *   being written at the deadline, or waiting for their done-marker);
  * - `api-key-refused`: the service refused the API key; submission is paused, nothing was marked failed;
  * - `stopped`: interrupted or past the deadline, with invoices not final yet (they stay queued);
- * - `failed`: ingest interrupted or the results of record unreachable, or a batch Redis lost whose file
- *   is gone (the error says what to do).
+ * - `failed`: ingest interrupted or the results of record unreachable, a batch Redis lost whose file
+ *   is gone, or a report the file system refused (the error says what to do).
  */
 export type NightlyOutcome =
   | { readonly kind: "nothing-to-do" }
@@ -95,5 +96,9 @@ export type NightlyOutcome =
   | {
       readonly kind: "failed";
       readonly error:
-        BatchLostError | BatchFileGoneError | IngestInterruptedError | PastResultsUnavailableError;
+        | BatchLostError
+        | BatchFileGoneError
+        | IngestInterruptedError
+        | PastResultsUnavailableError
+        | ReportWriteError;
     };

@@ -7,6 +7,8 @@ import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-erro
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
 import { claimedHere, isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { pauseWithin } from "../lifecycle/pass-signal.js";
+import { ReportWriteError } from "../results/errors/report-write-error.js";
+import { shownName } from "../names/shown-text.js";
 import { isRedisUnavailable } from "../queue/connection.js";
 import { readApiKeyRefusal } from "../queue/api-key-refusal.js";
 import type { BatchMeta } from "../ledger/batch-store.js";
@@ -110,6 +112,12 @@ export async function waitForBatches(
         error instanceof PastResultsUnavailableError
       )
         return { kind: "failed", error };
+      if (error instanceof ReportWriteError) {
+        // The drop folder made read-only (or full) mid-night: named in the pass's record, not only said.
+        const why = `(batch ${error.batchId}): its report could not be written: ${error.message}`;
+        deps.onLeft?.({ where: "drop folder", shown: shownName(error.file), why });
+        return { kind: "failed", error };
+      }
       // A Redis restart or failover must not end a pass that may have hours to run: every step above
       // is safe to repeat, so wait for Redis (within the deadline) instead of giving up.
       if (!isRedisUnavailable(deps.redis, error)) throw error;

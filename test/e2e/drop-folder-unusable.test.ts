@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/dev/free-port.js";
@@ -223,4 +223,40 @@ describe("a claimed file that vanishes mid-run", () => {
       }
     },
   );
+});
+
+describe("a drop folder made read-only mid-run", () => {
+  it("when its reports/ becomes read-only while the invoices are sent, then run ends with exit 1 naming the file and the fix, and status names it under the pass", async () => {
+    const dir = await scratch();
+    const gate = await startGate(sim.url);
+    cleanups.push(() => gate.close());
+    // As root, permission bits refuse nothing: the command runs as `nobody`, as a service user would.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) await chown(dir, 65534, 65534);
+    const settings = cliEnv({ apiUrl: gate.url, apiKey: API_KEY, name: "read-only", dropDir: dir });
+    await writeFile(join(dir, "invoices.csv"), CSV);
+    const child = spawn(process.execPath, [distPath("workers/cli.js"), "run", "--deadline", "60s"], {
+      env: childEnv(settings),
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), LIMIT_MS);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    await gate.firstRequest;
+    await chmod(join(dir, "reports"), 0o555);
+    cleanups.push(() => chmod(join(dir, "reports"), 0o755));
+    gate.open();
+    const code = await exited;
+    clearTimeout(timer);
+    expect(code, output).toBe(1);
+    expect(output).toMatch(/cannot write the report of invoices\.csv \(batch \S+\) to \S+reports: EACCES/);
+
+    const status = await runCli(["status"], settings, LIMIT_MS);
+    expect(status.output).toMatch(
+      /pass \S+: drop folder: invoices\.csv \(batch \S+\): its report could not be written: cannot write the report/,
+    );
+  });
 });
