@@ -54,13 +54,13 @@ type PacerSaying = Readonly<{ phase: RatePhase; capped: boolean }>;
 type Waiter = Readonly<{ go: (rate: number) => void; stop: (error: Error) => void }>;
 
 /** What a call tells the budget of this process's sends and answers since the last (Told). */
-const NOTHING_TOLD = { owed: 0, accepted: 0, refused: 0, waited: 0 };
+const NOTHING_TOLD = { owed: 0, accepted: 0, refused: 0 };
 type Told = typeof NOTHING_TOLD;
 
 /** The budget as known before its first reply. */
 const UNREAD: BudgetReply = {
-  ...{ booked: 0, waitMs: 0, now: 0, hold: 0, v: "0", state: "", seen: 0, capped: 0 },
-  ...{ sentPerSec: 0, acceptedPerSec: 0, refusedPerSec: 0, waitedPerSec: 0, accepted: 0, refused: 0 },
+  ...{ booked: 0, waitMs: 0, now: 0, hold: 0, v: "0", state: "", seen: 0, capped: 0, refusedAt: 0 },
+  ...{ sentPerSec: 0, acceptedPerSec: 0, refusedPerSec: 0, accepted: 0, refused: 0 },
 };
 
 /**
@@ -134,7 +134,6 @@ export class SendPacer {
     const went = ticket.sentAt + this.#offset;
     const sentAt = Math.max(went - Math.max(...this.#slowest) - LATELY_MS, Math.min(went, this.#reply.hold));
     // judged by the latest sent, and a hold for the least wait asked since (rate.ts judges the waits)
-    if (retryAfterMs > 0) this.#told.waited++;
     const last = this.#refusal ?? { sentAt: -Infinity, wentAt: -Infinity, retryAfterMs: Infinity };
     const wait = retryAfterMs > 0 ? Math.min(retryAfterMs, last.retryAfterMs) : last.retryAfterMs;
     const [latest, wentAt] = [Math.max(sentAt, last.sentAt), Math.max(went, last.wentAt)];
@@ -328,10 +327,12 @@ export class SendPacer {
     if (refusal !== undefined) {
       const judged = policy.onRefused(state, refusal, reply, reply.now, settings);
       const { rate, max, at } = judged?.state ?? state;
-      const event: RateEvent =
-        judged !== undefined && judged.holdMs > 0
-          ? { kind: "hold", until: at, rate }
-          : { kind: "cut", rate, plateau: max };
+      const event: RateEvent | undefined =
+        judged?.state.at === state.at
+          ? undefined
+          : judged !== undefined && judged.holdMs > 0
+            ? { kind: "hold", until: at, rate }
+            : { kind: "cut", rate, plateau: max };
       if (judged === undefined || this.#write(judged.state, judged.holdMs, reply.v, event))
         this.#refusal = undefined;
       return;

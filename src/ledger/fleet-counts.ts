@@ -3,10 +3,11 @@ import type { RedisClient } from "./redis-client.js";
 
 /**
  * What the fleet's processes count of their requests, kept in Redis so that it outlives them
- * (docs/operations.md, "Metrics"): totals since the deployment began (requests by answer class, retries
- * by reason, final answers by status) and the answers per second (accepted, refused for capacity, other),
- * from which a pass's chart is drawn. Each answer is counted in the write that records it (answers.lua,
- * refused-attempt.lua): a process killed at any moment leaves no answer recorded and uncounted.
+ * (docs/operations.md, "Metrics"): totals since the deployment began (requests sent, answers by class,
+ * retries by reason, final answers by status) and the answers per second (accepted, refused for capacity,
+ * other), from which a pass's chart is drawn. A request is counted before it is sent (sent-count.ts), each
+ * answer in the write that records it (answers.lua, refused-attempt.lua): a process killed at any moment
+ * leaves no request the service may have seen uncounted, and no answer recorded and uncounted.
  */
 
 /** Answer classes of requests (`network`: no answer at all). */
@@ -27,8 +28,12 @@ export type AnswerClass = (typeof ANSWER_CLASSES)[number];
 export type RetryCause = (typeof RETRY_CAUSES)[number];
 export type FinalStatus = (typeof FINAL_STATUSES)[number];
 
+/** The totals' field counting requests sent, each before it goes, whether or not its answer is heard. */
+export const SENT_FIELD = "sent";
+
 /** The totals' fields, a fixed vocabulary: the totals hash never holds more than these. */
 export const TOTAL_FIELDS: readonly string[] = [
+  SENT_FIELD,
   ...ANSWER_CLASSES.map((c) => `attempts:${c}`),
   ...RETRY_CAUSES.map((r) => `retries:${r}`),
   ...FINAL_STATUSES.map((s) => `final:${s}`),
@@ -88,6 +93,9 @@ export const SERIES_HOUR_MS = HOUR_MS;
 
 /** The fleet's totals as kept: every field of the vocabulary, 0 when none was counted. */
 export interface FleetTotals {
+  /** Requests sent, counted before each went: those in flight when a process died included. */
+  readonly sent: number;
+  /** Answers heard (network: none came), by class. */
   readonly attempts: Readonly<Record<AnswerClass, number>>;
   readonly retries: Readonly<Record<RetryCause, number>>;
   readonly final: Readonly<Record<FinalStatus, number>>;
@@ -99,6 +107,7 @@ export async function readFleetTotals(redis: RedisClient, prefix: string): Promi
   const of = <K extends string>(kind: string, keys: readonly K[]) =>
     Object.fromEntries(keys.map((k) => [k, countOf(raw[`${kind}:${k}`])])) as Record<K, number>;
   return {
+    sent: countOf(raw[SENT_FIELD]),
     attempts: of("attempts", ANSWER_CLASSES),
     retries: of("retries", RETRY_CAUSES),
     final: of("final", FINAL_STATUSES),

@@ -9,8 +9,18 @@ const script = new LuaScript("send-budget");
 export const LATELY_MS = 250;
 
 const count = z.coerce.number().nonnegative();
-const NUMBERS = ["booked", "waitMs", "now", "hold", "seen", "capped", "accepted", "refused"] as const;
-const RATES = ["sentPerSec", "acceptedPerSec", "refusedPerSec", "waitedPerSec"] as const;
+const NUMBERS = [
+  "booked",
+  "waitMs",
+  "now",
+  "hold",
+  "seen",
+  "capped",
+  "refusedAt",
+  "accepted",
+  "refused",
+] as const;
+const RATES = ["sentPerSec", "acceptedPerSec", "refusedPerSec"] as const;
 const counts = Object.fromEntries([...NUMBERS, ...RATES].map((name) => [name, count]));
 const fields = z.object({
   v: z.string(),
@@ -30,8 +40,7 @@ const replySchema = z
 export type BudgetReply = z.output<typeof fields>;
 
 /** What one call asks of the budget: send-budget.lua's ARGV, by name, every part optional. */
-type CallNumber =
-  "wanted" | "intervalMs" | "aheadMs" | "owed" | "spanMs" | "accepted" | "refused" | "waited" | "holdMs";
+type CallNumber = "wanted" | "intervalMs" | "aheadMs" | "owed" | "spanMs" | "accepted" | "refused" | "holdMs";
 export interface BudgetCall extends Partial<Readonly<Record<CallNumber, number>>> {
   readonly write?: { readonly from: string; readonly state: string; readonly version: string };
   readonly capped?: boolean;
@@ -60,10 +69,10 @@ export class SendBudget implements BudgetPort {
 
   async call(call: BudgetCall): Promise<BudgetReply> {
     const ms = (value = 0) => Math.max(0, Math.round(value));
-    const { wanted = 0, intervalMs = 1, aheadMs = 0, owed = 0, accepted = 0, refused = 0, waited = 0 } = call;
+    const { wanted = 0, intervalMs = 1, aheadMs = 0, owed = 0, accepted = 0, refused = 0 } = call;
     const { from = "", state = "", version = "" } = call.write ?? {};
     const booking = [wanted, intervalMs.toFixed(3), aheadMs, owed, ms(call.spanMs)];
-    const told = [accepted, refused, waited, ms(call.holdMs), from, state, version, call.capped ? 1 : 0];
+    const told = [accepted, refused, ms(call.holdMs), from, state, version, call.capped ? 1 : 0];
     return replySchema.parse(await script.run(this.redis, [this.#name], [...booking, ...told]));
   }
 

@@ -1,4 +1,5 @@
 import {
+  MIN_RATE,
   RECOVER_MS,
   parseRateState,
   phaseAt,
@@ -24,7 +25,10 @@ export interface SendRateView {
   readonly heldUntil: number | undefined;
   /** True while a process finds SUBMIT_CONCURRENCY below what the rate needs at the latency seen. */
   readonly cappedByConcurrency: boolean;
-  /** Since when the service refuses for capacity and accepts nothing (epoch ms), else undefined. */
+  /**
+   * Since when the service refuses for capacity and accepts nothing (epoch ms), while it still does: a
+   * refusal within REFUSED_LATELY_MS, or the fleet held by its Retry-After; else undefined.
+   */
   readonly refusingSince: number | undefined;
   /** True once it has refused everything for REFUSING_REPORTED_AFTER_MS: a quota spent, not a blip. */
   readonly refusingForCapacity: boolean;
@@ -38,6 +42,12 @@ export interface SendRateView {
 
 /** How long the service must refuse everything for capacity before it is reported as such. */
 export const REFUSING_REPORTED_AFTER_MS = 60_000;
+/**
+ * A service that refuses everything still refuses "now" when the fleet heard a refusal within this long:
+ * two of the longest gaps between the fleet's requests to it outside a hold (the rate's floor, MIN_RATE).
+ * Longer, and nothing says it still refuses (the night ended, or no one sends).
+ */
+export const REFUSED_LATELY_MS = (2 * 1000) / MIN_RATE;
 
 /** The settings the rate is computed with: the configured ceiling, start rate and longest hold. */
 export function rateSettingsOf(config: {
@@ -63,7 +73,8 @@ export async function readSendRate(
   // a state no pacer could have written is shown as the start it is replaced with
   const fleet = reply;
   const state = parseRateState(reply.state, reply.now, reply.hold) ?? startState(settings, reply.now, reply);
-  const refusingSince = state.refusingSince === 0 ? undefined : state.refusingSince;
+  const refusingNow = reply.now - reply.refusedAt <= REFUSED_LATELY_MS || reply.hold > reply.now;
+  const refusingSince = state.refusingSince === 0 || !refusingNow ? undefined : state.refusingSince;
   return {
     learnedPerSec: rateAt(state, reply.now, settings, fleet),
     fleetSentPerSec: reply.sentPerSec,

@@ -22,6 +22,7 @@ import { apiKeyInService } from "./api-key-in-service.js";
 import { startRetentionSweeps } from "./retention-sweeps.js";
 import { createSubmitWorker } from "./submit-worker.js";
 import { SendBudget } from "../ledger/send-budget.js";
+import { SentCount } from "../ledger/sent-count.js";
 import { SendPacer, type RateEvent } from "../capacity/index.js";
 import { rateSettingsOf } from "./send-rate-view.js";
 
@@ -80,9 +81,11 @@ export async function startSubmission(
   const connection = createRedis(target, "worker", "invoice-relay-worker");
   const commands = createRedis(target, "worker", "invoice-relay-store");
   const clock = hooks.now;
-  // Each request is counted in the fleet's totals and series by the write that records its answer.
+  // Each request is counted in the fleet's totals before it goes, each answer (totals and series) by the
+  // write that records it.
   const ledger = new RedisLedger(commands, config.queuePrefix, clock, config.resultsRetention);
   const queue = createInvoiceQueue(commands, config.queuePrefix, config.maxAttempts);
+  const sentCount = new SentCount(commands, config.queuePrefix);
   const apiKey = apiKeyInService(config, logger, commands, queue, hooks.keyFilePollMs);
   const service =
     hooks.submitter ??
@@ -93,6 +96,7 @@ export async function startSubmission(
       requestTimeoutMs: config.requestTimeoutMs,
       responseBodyMaxBytes: config.responseBodyMaxBytes,
       onKeyKept: apiKey.kept,
+      counting: () => sentCount.sending(),
     });
   // Observed inside the worker's request slots: the time measured is the request's, not the wait for a
   // slot (metrics, and the attempt the ledger's outbox exports).

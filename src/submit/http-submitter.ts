@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { Pool } from "undici";
 import { coerceError } from "../errors/relay-error.js";
+import { RequestHeldBackError } from "./errors/request-held-back-error.js";
 import type { AttemptTrace, RequestTarget } from "../tracing/invoice-tracing.js";
 import type { Answer } from "./answer.js";
 import { judgedKey, KeyInUse, type ApiKeySource } from "./key-in-use.js";
@@ -21,6 +22,11 @@ export interface HttpSubmitterOptions {
    * (src/submit/key-in-use.ts): called once per refused value.
    */
   readonly onKeyKept?: (httpStatus: number) => void;
+  /**
+   * Counts a request before it goes (the fleet's totals, src/ledger/sent-count.ts), awaited: a request
+   * is never sent uncounted. When the count fails the request is not sent (RequestHeldBackError).
+   */
+  readonly counting?: () => Promise<void>;
 }
 
 export type { ApiKeySource } from "./key-in-use.js";
@@ -83,6 +89,10 @@ export class HttpSubmitter implements Submitter {
   }
 
   async #send(apiKey: string, idempotencyKey: string, body: string, trace?: AttemptTrace): Promise<Answer> {
+    if (this.options.counting !== undefined)
+      await this.options.counting().catch((error: unknown) => {
+        throw new RequestHeldBackError(`it could not be counted: ${coerceError(error).message}`);
+      });
     this.#keysSent.add(apiKey);
     // One deadline for headers and body: a timer cleared on completion (AbortSignal.timeout's timer
     // would outlive every request by the whole timeout), firing an EventEmitter, which undici accepts

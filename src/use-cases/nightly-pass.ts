@@ -48,18 +48,16 @@ export async function nightlyPass(
   // Ingest keeps to the window while this process's worker sends; its waits end with the pass.
   const window = passWindow(deps.window, { redis: deps.redis, prefix: config.queuePrefix }, until);
   try {
-    const sending = (): void => {
-      const snapshot = service.pacer?.snapshot();
-      if (snapshot !== undefined) options.onSending?.(snapshot);
-    };
     const refusing = (): boolean => {
       const since = service.pacer?.snapshot()?.refusingSince ?? 0;
       return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
     };
-    const waitOptions = { ...options, until, onRound: sending, refusing };
+    const waitOptions = { ...options, until, refusing };
     // Its look-ups of the results of record (PostgreSQL) end with `until` too.
     const beyondRetention = deps.beyondRetention && { ...deps.beyondRetention, until };
-    const passDeps = { ...deps, signal: options.signal, window, beyondRetention };
+    // The pass's one signal, not the stop signal alone: past the deadline no file is claimed or opened,
+    // so what the pass holds is reported rather than cut by an ingest begun too late.
+    const passDeps = { ...deps, signal: until, window, beyondRetention };
     let passed;
     try {
       const settled = Date.now() + SETTLE_WAITS * config.settleMs;

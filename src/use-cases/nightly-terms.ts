@@ -7,7 +7,7 @@ import type { PastResultsUnavailableError } from "../ingest/errors/past-results-
 import type { ReportWriteError } from "../results/errors/report-write-error.js";
 
 import type { SubmitConfig } from "../config/load.js";
-import type { PacerSnapshot, SubmissionHooks } from "../queue/submission-service.js";
+import type { SubmissionHooks } from "../queue/submission-service.js";
 import type { DropPassDeps } from "./drop-pass.js";
 import type { RemotePass } from "./remote-pass.js";
 
@@ -34,8 +34,6 @@ export interface NightlyPassOptions {
   readonly onProgress?: (progress: PassProgress) => void;
   /** The batches the pass waits for, as each round of waiting reads them (the pass's record keeps them). */
   readonly onBatches?: (batches: readonly BatchMeta[]) => void;
-  /** The fleet's sending rate as this process sees it, at every round of waiting (the summary's figures). */
-  readonly onSending?: (sending: PacerSnapshot) => void;
   readonly pollMs?: number;
   /** Before each check that the files of the pass are still as claimed (tests place a writer there). */
   readonly beforeArchiveCheck?: () => Promise<void>;

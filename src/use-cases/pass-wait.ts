@@ -25,11 +25,10 @@ import type {
 /** How often a pass reads its batches while it waits: a quarter second, as a drop folder is watched. */
 export const POLL_MS = 250;
 
-/** What a pass's wait is told besides the pass's options: what to do at each round, and the pacer's word. */
+/** What a pass's wait is told besides the pass's options: its one signal, and the pacer's word. */
 export type WaitOptions = NightlyPassOptions & {
   /** The pass's one signal (passSignal): its pauses end with it. */
   readonly until: AbortSignal;
-  readonly onRound: () => void;
   /** Whether the service has refused every request for capacity long enough to say so. */
   readonly refusing: () => boolean;
 };
@@ -37,7 +36,8 @@ export type WaitOptions = NightlyPassOptions & {
 /**
  * Ingest stopped between two chunks: for a signal the pass failed, the file left claimed for the next
  * pass; for a refused API key or the deadline (a wait for room in the window ends with them) it says so
- * as it would while waiting for its invoices.
+ * as it would while waiting for its invoices, the deadline's after reporting the batches done (the drop
+ * folder's, whatever a source's file that came late does).
  */
 export async function ingestStopped(
   deps: NightlyPassDeps,
@@ -48,15 +48,15 @@ export async function ingestStopped(
   const refusal = await readApiKeyRefusal(deps.redis, deps.config.queuePrefix);
   if (refusal !== undefined)
     return { kind: "api-key-refused", httpStatus: refusal.httpStatus, detail: refusal.detail };
-  if (options.deadline !== undefined && Date.now() >= options.deadline)
-    return {
-      kind: "stopped",
-      why: "deadline",
-      pending: (await unfinishedBatches(deps)).reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
-      redisDown: false,
-      refusingForCapacity: options.refusing(),
-    };
-  return { kind: "failed", error };
+  if (options.deadline === undefined || Date.now() < options.deadline) return { kind: "failed", error };
+  await finalizeCompleteBatches(deps);
+  return {
+    kind: "stopped",
+    why: "deadline",
+    pending: (await unfinishedBatches(deps)).reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
+    redisDown: false,
+    refusingForCapacity: options.refusing(),
+  };
 }
 
 /**
@@ -75,7 +75,6 @@ export async function waitForBatches(
   let growing: GrowingFile[] = [];
   let outageSince: number | undefined;
   for (;;) {
-    options.onRound();
     try {
       await finalizeCompleteBatches(deps);
       metas = await upkeep.round(targets);

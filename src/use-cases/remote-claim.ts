@@ -16,9 +16,9 @@ export type { ClaimDeps };
 /**
  * `taken`: the claim's batch has its file in processing/ (this call put it there or finished it);
  * `settling`: its server copy changed while it was being taken and is taken once settled; `left`: not
- * taken (changed or gone before it was moved).
+ * taken (changed or gone before it was moved), and why.
  */
-export type ClaimEnd = "taken" | "settling" | "left";
+export type ClaimEnd = "taken" | "settling" | { readonly left: string };
 
 /**
  * Takes one remote file, or finishes taking it after a pass was cut (the claim in Redis says how far it
@@ -40,7 +40,8 @@ export async function finishClaim(
   let standing: RemoteStanding | undefined;
   if (claim.step === "downloading") {
     const taken = await takeFile(deps, session, claims, source, claim, log);
-    if (taken.kind !== "taken") return taken.kind;
+    if (taken.kind === "settling") return "settling";
+    if (taken.kind === "left") return { left: taken.why };
     claim = taken.claim;
     standing = taken.standing;
   }

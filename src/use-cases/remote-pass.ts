@@ -1,4 +1,5 @@
 import { leftFileText, type LeftFile } from "../names/file-name.js";
+import { RemoteClaims } from "../ledger/remote-claims.js";
 import type { PulledFile } from "./ingest-claimed.js";
 import {
   forOperator,
@@ -29,6 +30,11 @@ export interface RemotePass {
   finish(signal?: AbortSignal): Promise<RemoteFinish>;
   /** The sources that failed in this pass, the latest error of each. */
   failures(): ReadonlyMap<string, Error>;
+  /**
+   * Every batch whose file a source put in processing/ here, checked whole (a claim past its download,
+   * or pulled): what the drop pass opens as pulled, even when its source failed after, never guessed lost.
+   */
+  held(): Promise<ReadonlyMap<string, PulledFile>>;
 }
 
 export interface RemoteFinish {
@@ -86,5 +92,15 @@ export function remotePass(
       };
     },
     failures: () => failures,
+    held: async () => {
+      const held = new Map<string, PulledFile>();
+      for (const source of deps.sources) {
+        const claims = new RemoteClaims(deps.redis, deps.prefix, source.name);
+        for (const c of (await claims.claims()).values()) if (c.step === "downloaded") held.set(c.batch, {});
+        for (const [batch, p] of await claims.pulled())
+          held.set(batch, p.sameAs === undefined ? {} : { sameContentAs: p.sameAs });
+      }
+      return held;
+    },
   };
 }

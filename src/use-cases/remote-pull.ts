@@ -52,6 +52,11 @@ export interface SourcePull {
    * file is renamed), or a step that failed for that file alone (the others went on).
    */
   readonly left?: readonly LeftFile[] | undefined;
+  /**
+   * Files listed and not taken for a reason that may pass (gone, or other than listed, when asked for),
+   * counted as settling: `pullSettled` names in `left` those its last poll still found so.
+   */
+  readonly unsettled?: readonly LeftFile[] | undefined;
 }
 
 /** A file of a source whose server copy is to be taken again, whole, as a new batch once it has settled. */
@@ -89,9 +94,9 @@ export interface PullOptions {
 }
 
 /**
- * For a one-shot pass (`run`): a file is settled only across two polls, so a file first seen now is
- * polled again once SETTLE_MS has passed (twice at most), and taken then if it has not changed. Each
- * source is polled on its own, side by side, `onPulled` told of each as it is done.
+ * For a one-shot pass (`run`): a file first seen now, or found gone or other than listed when asked for,
+ * is polled again once SETTLE_MS has passed (twice at most); one the last poll still found so is named.
+ * Each source is polled on its own, side by side, `onPulled` told of each as it is done.
  */
 export async function pullSettled(
   deps: RemotePullDeps,
@@ -116,6 +121,7 @@ export async function pullSettled(
         left: distinct([...(pulls[i]?.left ?? []), ...(p.left ?? [])]),
       }));
     }
+    pulls = pulls.map((p) => ({ ...p, left: distinct([...(p.left ?? []), ...(p.unsettled ?? [])]) }));
     for (const pull of pulls) onPulled?.(pull);
     return pulls;
   };
@@ -205,12 +211,15 @@ async function pollOnce(
     left.push(...(await dropClaimsOfRefusedNames(deps, claims, source)));
     const batches: string[] = [];
     const failed = new Set<string>();
+    const unsettled: LeftFile[] = [];
     let settling = 0;
     const take = async (claim: RemoteClaim) => {
       const end = await finishClaimAlone(deps, session, claims, source, claim, left);
       if (end === "taken") batches.push(claim.batch);
-      if (end === "settling") settling += 1;
-      if (end === undefined) failed.add(claim.batch);
+      else if (end === undefined) failed.add(claim.batch);
+      else settling += 1;
+      if (typeof end === "object")
+        unsettled.push({ where, shown: shownName(claim.name), why: `left on the server: ${end.left}` });
     };
     for (const claim of (await claims.claims()).values()) await take(claim);
     const candidates = options.take ? await listCandidates(deps, session, claims, source) : [];
@@ -246,6 +255,7 @@ async function pollOnce(
         unopened: reported.unopened,
         again,
         left: distinct([...left, ...reported.left]),
+        unsettled,
       },
       state: { ...state, reportsPending: reported.pending, claimed: (await claims.state()).claimed + taken },
     };
@@ -262,13 +272,8 @@ export async function listCandidates(
   source: RemoteSource,
   now = Date.now(),
 ): Promise<RemoteCandidate[]> {
-  const listing = settleListing(
-    source,
-    await session.list(source.path),
-    await claims.seen(),
-    deps.settleMs,
-    now,
-  );
+  const entries = await session.list(source.path);
+  const listing = settleListing(source, entries, await claims.seen(), deps.settleMs, now);
   await claims.saw(listing.seen);
   return listing.candidates;
 }

@@ -31,11 +31,12 @@ export interface ClaimDeps {
  * - `settling`: the server's copy changed while it was being taken, after it was moved to the server's
  *   processing/ (or it is a copy taken again): it is taken once it has settled;
  * - `left`: the file changed or went away before it was moved: nothing of it is kept, the claim is
- *   dropped, and the listing takes it again once it has settled.
+ *   dropped, and the listing takes it again once it has settled; `why` names it if it never does.
  */
 export type Take =
   | { readonly kind: "taken"; readonly claim: RemoteClaim; readonly standing?: RemoteStanding | undefined }
-  | { readonly kind: "settling" | "left" };
+  | { readonly kind: "settling" }
+  | { readonly kind: "left"; readonly why: string };
 
 /** Where the server's copy of a claimed file is: where it was listed (or taken again from), or processing/. */
 export interface ServerPaths {
@@ -105,8 +106,12 @@ export async function takeFile(
     await rm(part, { force: true });
     if (seen === undefined || (at === listed && start.againOf === undefined)) {
       await claims.abandon(start);
-      log.info("remote file changed or went away before it was taken whole; it is taken once settled");
-      return { kind: "left" };
+      const why = untaken(start, seen);
+      log.info(
+        { why },
+        "remote file changed or went away before it was taken whole; it is taken once settled",
+      );
+      return { kind: "left", why };
     }
     return settle(claims, claim, seen, claim !== start);
   };
@@ -177,6 +182,25 @@ export async function takeFile(
   const done = { ...checked, step: "downloaded" as const };
   await claims.update(done);
   return { kind: "taken", claim: done, standing };
+}
+
+/**
+ * Why a file listed is not taken (as `left`): gone when asked for, or other than its listing said. Said
+ * only if the pass's last poll still finds it so (remote-pull.ts, pullSettled).
+ */
+function untaken(listed: RemoteClaim, seen: { size: number; mtimeMs: number } | undefined): string {
+  if (seen === undefined)
+    return (
+      "it was listed, but was gone when asked for (removed or renamed since); named at every pass, ask the " +
+      "server's operator why the listing shows a file the server does not serve"
+    );
+  const at = (s: { size: number; mtimeMs: number }) =>
+    `${s.size} bytes, ${new Date(s.mtimeMs).toISOString()}`;
+  return (
+    `its size or modification time changed between the listing and a later look (listed ${at(listed)}; ` +
+    `then ${at(seen)}): still being written, it is taken once settled; named at every pass, ask the ` +
+    "server's operator why its listing and stat disagree"
+  );
 }
 
 /**

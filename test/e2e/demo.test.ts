@@ -57,7 +57,7 @@ describe("npm run demo", () => {
     const rejected = [...output.matchAll(/^\S+\s+\d{8}T\d{6}Z-\w+\s+\d+\s+\d+\s+(\d+)/gm)];
     expect(rejected.reduce((n, m) => n + Number(m[1]), 0)).toBe(expected);
     // The run says nothing of 429s when there were none.
-    expect(/(\d+) of this run's requests were refused for capacity/.exec(output)?.[1] ?? "0").toBe(answered);
+    expect(/(\d+) request\(s\) refused by the service/.exec(output)?.[1] ?? "0").toBe(answered);
   });
 
   it("when asked for --sftp, then the samples are pulled from a private SFTP server, each sent once, and their results put back there", async () => {

@@ -169,6 +169,8 @@ describe("/metrics of a nightly pass", () => {
         statusClassSeen,
         n,
       ]);
+    // every request the service saw, those whose answers were lost on the way included
+    expect(fleet("http_requests_total", {})).toBe(attempts.length);
     const throttled = attempts.filter((a) => !a.lost && a.status === 429).length;
     expect(throttled).toBeGreaterThan(0);
     expect(fleet("http_retries_total", { reason: "throttled" })).toBe(throttled);

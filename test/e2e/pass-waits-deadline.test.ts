@@ -35,6 +35,7 @@ function stillWriting(): RemotePass {
     take: () => Promise.resolve(new Map()),
     finish: () => Promise.resolve({ taken: new Map(), again: [retake] }),
     failures: () => new Map(),
+    held: () => Promise.resolve(new Map()),
   };
 }
 

@@ -6,6 +6,7 @@ import { startSimulator } from "../../src/simulator/index.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 import { runCli } from "../support/cli-run.js";
+import { readReports } from "../support/drop.js";
 import {
   startHostileSftpServer,
   startSilentServer,
@@ -43,6 +44,8 @@ async function world(
   port?: number,
   /** A second source, `other`, whose server misbehaves in no way. */
   other?: [string, string],
+  /** More settings of the run. */
+  more: Record<string, string> = {},
 ) {
   const tree = await mkdtemp(join(tmpdir(), "relay-deadline-"));
   cleanups.push(() => rm(tree, { recursive: true, force: true }));
@@ -77,9 +80,9 @@ async function world(
   await writeFile(join(dropDir, "sources.yaml"), [...lines, ""].join("\n"));
   const env = cliEnv(
     { apiUrl: sim.url, apiKey: API_KEY, name: "deadline", dropDir },
-    { SETTLE_MS: "200", SHUTDOWN_GRACE_MS: String(GRACE_MS) },
+    { SETTLE_MS: "200", SHUTDOWN_GRACE_MS: String(GRACE_MS), ...more },
   );
-  return { server, sim, env };
+  return { server, sim, env, dropDir };
 }
 
 async function run(env: Record<string, string>) {
@@ -93,6 +96,12 @@ async function run(env: Record<string, string>) {
 /** The local file's rows were each sent once, and nothing else was (`more`: rows of the source). */
 function expectLocalSentOnce(sim: Awaited<ReturnType<typeof startSimulator>>, more = 0): void {
   expect(sim.stats().effects).toMatchObject({ total: 2 + more, keysWithMultipleEffects: 0 });
+}
+
+/** The local file's batch was reported within the pass, whatever the source did; nothing guessed at. */
+async function expectLocalReported(dropDir: string, output: string): Promise<void> {
+  expect([...(await readReports(dropDir)).keys()], output).toContain("local.csv");
+  expect(output).not.toMatch(/Redis (lost|frozen)/);
 }
 
 function expectNoMoreRead(server: HostileSftpServer, name: string, listed: number): void {
@@ -142,6 +151,7 @@ describe("a pass's deadline against an SFTP server that misbehaves", () => {
       /SFTP source acme: the pass's --deadline came while 127\.0\.0\.1:\d+ was asked to read \/inbox\/drip\.csv \(\d+ bytes in\)/,
     );
     expectLocalSentOnce(drip.sim);
+    await expectLocalReported(drip.dropDir, cut.output);
     const first = drip.server.served("drip.csv")?.bytes ?? 0;
     expect(first).toBeGreaterThan(1024);
     expect(first).toBeLessThan(size);
@@ -154,6 +164,37 @@ describe("a pass's deadline against an SFTP server that misbehaves", () => {
     // cut may lose what was on its way (a second of the drip at most).
     const second = (drip.server.served("drip.csv")?.bytes ?? 0) - first;
     expect(second).toBeLessThanOrEqual(2 * size - first + 1024);
+  });
+
+  it("when the server stops answering once a file is taken here (a stat never answered), then at the deadline the drop folder's file is reported, the source and what it was asked are named, nothing guesses at Redis, and run exits 1", async () => {
+    const { sim, env, dropDir } = await world([
+      "stall.csv",
+      HEADER + row("STALL-1"),
+      { stallStatMoved: true },
+    ]);
+
+    const { code, output } = await run(env);
+
+    expect(code, output).toBe(1);
+    expect(output).toMatch(
+      /SFTP source acme: the pass's --deadline came while 127\.0\.0\.1:\d+ was asked to stat \/inbox\/processing\/[^\n]*--stall\.csv/,
+    );
+    expectLocalSentOnce(sim);
+    await expectLocalReported(dropDir, output);
+  });
+
+  it("when the deadline stops the ingest of a source's file while it waits for room in the window, then the drop folder's file, sent before, is still reported, and run exits 1", async () => {
+    const rows = Array.from({ length: 6000 }, (_, i) => row(`BIG-${i}`)).join("");
+    // Twenty requests a second at most: the window stays full far past the deadline.
+    const more = { INGEST_WINDOW: "1000", SUBMIT_CONCURRENCY: "1", SUBMIT_RATE_PER_SEC: "20" };
+    const { sim, env, dropDir } = await world(["big.csv", HEADER + rows, {}], {}, undefined, undefined, more);
+
+    const { code, output } = await run(env);
+
+    expect(code, output).toBe(1);
+    expect(output).toMatch(/deadline passed with \d+ invoice\(s\) not final yet/);
+    expect(sim.stats().effects.keysWithMultipleEffects).toBe(0);
+    await expectLocalReported(dropDir, output);
   });
 
   it("when one source sends 1 KB/s, then another source's file and the drop folder's are taken and sent within the deadline, and only the slow source is named", async () => {

@@ -88,6 +88,20 @@ describe("an SFTP server that lies about its files", () => {
     expect(sim.stats().effects).toMatchObject({ total: 2, keysWithMultipleEffects: 0 });
   });
 
+  it("when the server stops answering once a file is taken whole into processing/ here, then the file is sent as pulled from the source, nothing guesses that Redis lost data, and run exits 1 naming the server and what it was asked", async () => {
+    const { sim, env } = await world([["late.csv", HEADER + row("LATE-1"), { stallStatMoved: true }]], {}, 2);
+
+    const { code, signal, output } = await runCli(["run"], env, 90_000);
+
+    expect(signal, output).toBeNull();
+    expect(code, output).toBe(1);
+    expect(output).toMatch(
+      /answered nothing for 2 s while asked to stat \/inbox\/processing\/[^\n]*--late\.csv/,
+    );
+    expect(output).not.toMatch(/Redis lost data/);
+    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+  });
+
   it("when the server accepts the login but never opens the SFTP session, then run gives up on the source with a message saying so, and exits non-zero", async () => {
     const content = HEADER + row("SESSION-1");
     const { sim, env } = await world([["session.csv", content, {}]], { answerSessions: false }, 2);
@@ -114,6 +128,31 @@ describe("an SFTP server that lies about its files", () => {
       expect(output).toMatch(/SFTP source acme: linked\.csv left on the server: it is a symbolic link/);
     }
     expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+  });
+
+  it("when the server lists a file a stat then finds gone, and one a stat dates otherwise than the listing, then each is named with its reason in the output and `status`, nothing of them is sent, the other file is taken, and run exits 2", async () => {
+    const listedAt = Math.floor(Date.now() / 1000) - 60;
+    const { server, sim, env } = await world([
+      ["gone.csv", HEADER + row("GONE-1"), { goneAtStat: true }],
+      ["redated.csv", HEADER + row("REDATED-1"), { statMtime: listedAt + 7 }],
+      ["fine.csv", HEADER + row("FINE-1"), {}],
+    ]);
+
+    const { code, output } = await runCli(["run"], env, 60_000);
+
+    expect(code, output).toBe(2);
+    const named = (name: string) =>
+      new RegExp(`SFTP source acme: ${name.replace(".", "\\.")} left on the server: [^\\n]+`);
+    expect(output).toMatch(named("gone.csv"));
+    expect(output).toMatch(/gone\.csv left on the server: it was listed, but was gone when asked for/);
+    expect(output).toMatch(named("redated.csv"));
+    expect(output).toMatch(/redated\.csv left on the server: its size or modification time changed/);
+    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+    expect(server.listed("gone.csv")).toBeDefined();
+    expect(server.listed("redated.csv")).toBeDefined();
+    const status = await runCli(["status"], env);
+    expect(status.output).toMatch(named("gone.csv"));
+    expect(status.output).toMatch(named("redated.csv"));
   });
 });
 

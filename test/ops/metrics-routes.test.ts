@@ -65,6 +65,7 @@ describe("GET /metrics", () => {
     expect([...queried].filter((name) => !exposed(name))).toEqual([]);
     expect(sampleValue(metrics, "invoice_relay_fleet_http_attempts_total", { status_class: "2xx" })).toBe(0);
     expect(sampleValue(metrics, "invoice_relay_fleet_invoices_final_total", { status: "failed" })).toBe(0);
+    expect(sampleValue(metrics, "invoice_relay_fleet_http_requests_total")).toBe(0);
     expect(
       metrics.get("invoice_relay_fleet_http_attempts_total")?.metrics.map((m) => m.labels?.["status_class"]),
     ).not.toContain("1xx");

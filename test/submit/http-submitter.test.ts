@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { invoiceJson } from "../../src/invoice/key.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { RequestHeldBackError } from "../../src/submit/errors/request-held-back-error.js";
 import { HttpSubmitter } from "../../src/submit/http-submitter.js";
 import { testInvoice } from "../support/invoices.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
@@ -55,6 +56,33 @@ describe("HTTP submitter", () => {
     await new Promise((r) => setTimeout(r, 400));
     const later = await send(100);
     expect([...first, later].filter((a) => !(a.kind === "response" && a.status === 201))).toEqual([]);
+  });
+
+  it("when requests go, then each is counted before the service receives it, and one that cannot be counted is not sent", async () => {
+    const { sim } = await setup(0, 2000);
+    const seenWhenCounted: number[] = [];
+    let countFails = false;
+    const submitter = new HttpSubmitter({
+      ...{
+        baseUrl: sim.url,
+        apiKey: API_KEY,
+        connections: 4,
+        requestTimeoutMs: 2000,
+        responseBodyMaxBytes: 4096,
+      },
+      counting: () => {
+        if (countFails) return Promise.reject(new Error("Connection is closed."));
+        seenWhenCounted.push(sim.stats().requests.total);
+        return Promise.resolve();
+      },
+    });
+    cleanups.push(() => submitter.close());
+    const send = (i: number) => submitter.submit(randomUUID(), invoiceJson(testInvoice(i, "s").invoice));
+    for (let i = 0; i < 3; i++) expect(await send(i)).toMatchObject({ kind: "response", status: 201 });
+    expect(seenWhenCounted).toEqual([0, 1, 2]);
+    countFails = true;
+    await expect(send(3)).rejects.toBeInstanceOf(RequestHeldBackError);
+    expect(sim.stats().requests.total).toBe(3);
   });
 
   it("when the headers come in time but the body stalls, then the attempt is still a timeout at the deadline", async () => {

@@ -39,6 +39,7 @@ export function fakeDeploymentView(options: {
     passes: options.passes ?? [],
     lastPass: undefined,
     fleetTotals: {
+      sent: 0,
       attempts: zeros(ANSWER_CLASSES),
       retries: zeros(RETRY_CAUSES),
       final: zeros(FINAL_STATUSES),

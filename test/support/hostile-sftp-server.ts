@@ -1,7 +1,8 @@
 // An SFTP server that lies, for what a real OpenSSH server cannot be made to do: list names holding `/`,
 // NUL, `..` or an absolute path, and serve whatever path a client builds from them; serve a file shorter
-// or longer than listed, or one that never ends, or a byte at a time. Built on ssh2's own server side
-// (its `Server` and SFTP stream), over a tree kept in memory; loopback only. `startSilentServer`: a
+// or longer than listed, or one that never ends, or a byte at a time; list a file a stat then finds
+// gone, or dated otherwise; never answer a stat of a file once it was moved. Built on ssh2's own server
+// side (its `Server` and SFTP stream), over a tree kept in memory; loopback only. `startSilentServer`: a
 // server that takes the connection and never sends its banner.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -31,6 +32,12 @@ interface Node {
   changing?: boolean;
   /** Reads past its content are answered with more rows, for ever. */
   endless?: boolean;
+  /** A stat of it is never answered once the relay has moved it from where it was listed. */
+  stallStatMoved?: boolean;
+  /** Listed, but a stat or an opening of it finds nothing: gone between the listing and the stat. */
+  goneAtStat?: boolean;
+  /** The modification time (seconds) a stat or fstat says, other than the listing's. */
+  statMtime?: number;
   /** Bytes served of it, by every read; and the furthest byte a read asked for (offset + length). */
   served: number;
   furthest: number;
@@ -48,6 +55,12 @@ export interface Lies {
   readonly changing?: boolean;
   /** Reads past the content are answered with more rows, for ever (the listing says `size`, or the content's). */
   readonly endless?: boolean;
+  /** A stat of the file is never answered once the relay has moved it (to the server's processing/). */
+  readonly stallStatMoved?: boolean;
+  /** Listed, but a stat or an opening of it finds nothing, at every pass (gone since the listing). */
+  readonly goneAtStat?: boolean;
+  /** A stat or fstat says this modification time (seconds), the listing the file's own: changed at stat. */
+  readonly statMtime?: number;
 }
 
 export interface HostileSftpServer {
@@ -156,6 +169,9 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
         ...(lies.stallFrom === undefined ? {} : { stallFrom: lies.stallFrom }),
         ...(lies.link === true ? { link: true } : {}),
         ...(lies.changing === true ? { changing: true } : {}),
+        ...(lies.stallStatMoved === true ? { stallStatMoved: true } : {}),
+        ...(lies.goneAtStat === true ? { goneAtStat: true } : {}),
+        ...(lies.statMtime === undefined ? {} : { statMtime: lies.statMtime }),
       };
       listed.set(name, node);
       byName.set(name, node);
@@ -247,11 +263,12 @@ function serveSftp(
   });
   const stat = (reqid: number, path: string) => {
     const node = lookup(at(path));
-    if (node === undefined) {
+    if (node === undefined || node.goneAtStat === true) {
       fail(reqid, STATUS_CODE.NO_SUCH_FILE);
       return;
     }
-    sftp.attrs(reqid, attrsOf(node));
+    if (node.stallStatMoved === true && tree.has(at(path))) return;
+    sftp.attrs(reqid, statAttrsOf(node));
   };
   sftp.on("STAT", stat);
   sftp.on("LSTAT", stat);
@@ -262,7 +279,7 @@ function serveSftp(
       fail(reqid, STATUS_CODE.FAILURE);
       return;
     }
-    sftp.attrs(reqid, attrsOf(node));
+    sftp.attrs(reqid, statAttrsOf(node));
   });
   sftp.on("OPENDIR", (reqid, path) => {
     if (tree.get(at(path))?.kind !== "dir") {
@@ -301,7 +318,7 @@ function serveSftp(
   sftp.on("OPEN", (reqid, path, flags) => {
     const file = at(path);
     if ((flags & OPEN_MODE.WRITE) === 0) {
-      if (lookup(file)?.kind !== "file") {
+      if (lookup(file)?.kind !== "file" || lookup(file)?.goneAtStat === true) {
         fail(reqid, STATUS_CODE.NO_SUCH_FILE);
         return;
       }
@@ -449,6 +466,12 @@ function attrsOf(node: Node): Attributes {
     atime: node.mtime,
     mtime: node.mtime,
   };
+}
+
+/** What a stat or fstat says of a node: the listing's attributes, but for a modification time it lies about. */
+function statAttrsOf(node: Node): Attributes {
+  const attrs = attrsOf(node);
+  return node.statMtime === undefined ? attrs : { ...attrs, atime: node.statMtime, mtime: node.statMtime };
 }
 
 /** `length` bytes from `offset` of a file that is `data` and then the same row again and again, for ever. */

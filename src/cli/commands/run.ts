@@ -28,16 +28,16 @@ import {
   submittingCommand,
 } from "../runtime.js";
 import { summaryTable } from "../summary-table.js";
-import { passExitCode } from "../pass-exit-code.js";
-import { SendingSummary } from "../sending-summary.js";
+import { watchNightSpeed } from "../night-speed.js";
+import { leftExitCode, remoteExitCode, renderOutcome } from "../run-outcome.js";
+import { readDeployment } from "../../queue/deployment-view.js";
 import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } from "../alerts.js";
 import { FlagError } from "../errors/flag-error.js";
 import { openScopedTracing } from "../tracing.js";
 import { CLOSING_BOUND_MS, hardStopAfter, unanswered } from "../hard-stop.js";
 import type { RedisClient } from "../../ledger/redis-client.js";
 import { describeTarget, redisTarget } from "../../config/redis-target.js";
-import { leftFileText, type LeftFile } from "../../names/file-name.js";
-import { escapedText, shownName } from "../../names/shown-text.js";
+import type { LeftFile } from "../../names/file-name.js";
 
 export const runCommand: CommandFactory = () =>
   submittingCommand("run")
@@ -108,7 +108,6 @@ async function runPass(
     const exported = await startResultsExport(config, logger);
     scope.defer(() => exported?.close());
     const progress = new Progress(process.stderr, logger);
-    const sending = new SendingSummary();
     const notifier = createNotifier(config, logger);
     const stopping = shutdownOnSignals(logger, scope, config.shutdownGraceMs);
     const serve = options["serve"] === true;
@@ -144,6 +143,13 @@ async function runPass(
       pass.noteLeft(left);
       await pass.end(waitedFor, ExitCode.CouldNotFinish);
     });
+    // The night's speed limit, read from the fleet's figures as `status` reads it, said at the end.
+    const speed = await watchNightSpeed(() =>
+      readDeployment(ctx.redis, ctx.queue, config).catch(() => undefined),
+    );
+    scope.defer(() => {
+      speed.stop();
+    });
     const sampler = startRateSampler({
       ...watch,
       settings: rateSettingsOf(config),
@@ -162,10 +168,6 @@ async function runPass(
         profiles,
         submissionHooks: {
           ...metrics.submission,
-          onAttempt: (attempt) => {
-            metrics.submission.onAttempt(attempt);
-            sending.attempted(attempt);
-          },
           onApiKeyRefused: onApiKeyRefused(config, notifier),
         },
         onIngested: metrics.ingest.onIngested,
@@ -186,18 +188,14 @@ async function runPass(
           waitedFor = batches;
           pass.note(batches.map((b) => b.id));
         },
-        onSending: (snapshot) => {
-          sending.observe(snapshot);
-        },
       },
     );
     progress.end();
-    const sent = sending.summary();
-    if (sent !== undefined) process.stderr.write(`invoice-relay run: ${sent}\n`);
+    for (const line of await speed.end()) process.stderr.write(`invoice-relay run: ${line}\n`);
     const exportedUntil = await waitForExport(exported, outcome, deadline, stopping);
     const exitCode = remoteExitCode(
       remote?.failures(),
-      leftExitCode(left, exportedUntil ?? render(outcome, ctx.folder.root, apiKeySetting(config))),
+      leftExitCode(left, exportedUntil ?? renderOutcome(outcome, ctx.folder.root, apiKeySetting(config))),
     );
     process.exitCode = exitCode;
     sampler.stop();
@@ -238,84 +236,4 @@ async function waitForExport(
       "`invoice-relay run`, `start` or `worker` exports them\n",
   );
   return ExitCode.CouldNotFinish;
-}
-
-/**
- * A source that could not be polled (unreachable, host key or login refused) makes the run exit 1
- * once everything else is done: its files wait on the server, so the pass did not finish.
- */
-function remoteExitCode(failures: ReadonlyMap<string, Error> | undefined, exitCode: number): number {
-  if (failures === undefined || failures.size === 0) return exitCode;
-  for (const error of failures.values())
-    process.stderr.write(`invoice-relay run: ${escapedText(error.message)}\n`);
-  return ExitCode.CouldNotFinish;
-}
-
-/** Names each file the pass left where it is; the pass then did not do all there was: never exit 0. */
-function leftExitCode(left: readonly LeftFile[], exitCode: number): number {
-  if (left.length === 0) return exitCode;
-  for (const file of left) process.stderr.write(`invoice-relay run: ${escapedText(leftFileText(file))}\n`);
-  return exitCode === ExitCode.Ok ? ExitCode.FinishedWithProblems : exitCode;
-}
-
-/** Prints what the pass came to and returns the exit code. */
-function render(outcome: NightlyOutcome, dropDir: string, keySetting: string): number {
-  // A line may quote a file name or the service's words: it stays one line, as printed.
-  const say = (line: string) => process.stderr.write(`invoice-relay run: ${escapedText(line)}\n`);
-  switch (outcome.kind) {
-    case "nothing-to-do":
-      process.stdout.write(`nothing to do: no ready files in ${dropDir} and no unfinished batches\n`);
-      return passExitCode(outcome);
-    case "finished": {
-      process.stdout.write(`${summaryTable(outcome.batches)}\n`);
-      for (const m of outcome.batches.filter((b) => b.state === "changed"))
-        say(m.file_error ?? shownName(m.file));
-      for (const m of outcome.batches.filter((b) => b.replaced_by !== undefined))
-        say(
-          `${shownName(m.file)}: batch ${m.id} is replaced by batch ${m.replaced_by ?? ""}, the whole file taken again`,
-        );
-      for (const m of outcome.batches)
-        if (m.same_content_as !== undefined)
-          say(
-            `${shownName(m.file)}: the same bytes as ${shownName(m.same_content_as.file)} (batch ${m.same_content_as.batch}), ` +
-              `taken before from its SFTP source: batch ${m.id}'s rows come out as that file's did`,
-          );
-      for (const g of outcome.growing.filter((g) => g.source !== undefined))
-        say(
-          `${shownName(g.file)} on SFTP source ${g.source ?? ""} grew or changed on the server after it was taken, and is ` +
-            `still being written (${g.size} bytes now): its other rows are not sent yet. The next pass takes ` +
-            `it again, whole, as batch ${g.batch}, once it has settled.`,
-        );
-      for (const g of outcome.growing.filter((g) => g.source === undefined))
-        say(
-          `${shownName(g.file)} grew or changed after batch ${g.batch} claimed it (claimed ${g.claimed} bytes, now ${g.size}) ` +
-            (g.readiness === "writing"
-              ? "and is still being written: its other rows are not sent yet. "
-              : g.readiness === "unmarked"
-                ? "and waits for its done-marker (DONE_MARKER_SUFFIX): its other rows are not sent yet. "
-                : "and the pass stopped before taking it again: its other rows are not sent yet. ") +
-            "The next pass takes it again, whole, once it has settled.",
-        );
-      return passExitCode(outcome);
-    }
-    case "api-key-refused":
-      say(
-        `the invoice service refused the API key (HTTP ${outcome.httpStatus}: ${outcome.detail}). ` +
-          `Submission is paused and nothing was marked failed; fix ${keySetting} and run again.`,
-      );
-      return passExitCode(outcome);
-    case "stopped":
-      say(
-        `${outcome.why === "interrupted" ? "interrupted" : "deadline passed"} with ${outcome.pending} invoice(s) not final yet` +
-          (outcome.redisDown ? " (Redis unreachable)" : "") +
-          (outcome.refusingForCapacity
-            ? "; the invoice service is refusing for capacity (429 to every request: a quota spent?)"
-            : "") +
-          "; they stay queued and the next run continues them.",
-      );
-      return passExitCode(outcome);
-    case "failed":
-      say(outcome.error.message);
-      return passExitCode(outcome);
-  }
 }

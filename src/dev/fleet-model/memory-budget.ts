@@ -25,16 +25,16 @@ export function memoryBudget(
   traces?: BudgetTrace[],
   stored: StoredState = { v: "0", state: "" },
 ): BudgetPort {
-  const b = { last: 0, hold: 0, seen: 0, capped: 0, sent: 0, accepted: 0, refused: 0 };
+  const b = { last: 0, hold: 0, seen: 0, capped: 0, refusedAt: 0, sent: 0, accepted: 0, refused: 0 };
   let quarter = 0;
-  let cur = { s: 0, a: 0, r: 0, w: 0 };
-  let prev = { s: 0, a: 0, r: 0, w: 0 };
+  let cur = { s: 0, a: 0, r: 0 };
+  let prev = { s: 0, a: 0, r: 0 };
   const call = (c: BudgetCall): BudgetReply => {
     const now = Math.floor(time.now);
     const q = Math.floor(now / QUARTER_MS);
     if (q !== quarter) {
-      prev = q === quarter + 1 ? cur : { s: 0, a: 0, r: 0, w: 0 };
-      cur = { s: 0, a: 0, r: 0, w: 0 };
+      prev = q === quarter + 1 ? cur : { s: 0, a: 0, r: 0 };
+      cur = { s: 0, a: 0, r: 0 };
       quarter = q;
     }
     const { wanted = 0, intervalMs = 1, aheadMs = 0, owed = 0, spanMs = 0, accepted = 0, refused = 0 } = c;
@@ -55,7 +55,6 @@ export function memoryBudget(
     cur.s += booked + owed;
     cur.a += accepted;
     cur.r += refused;
-    cur.w += c.waited ?? 0;
     b.sent += booked + owed;
     b.accepted += accepted;
     b.refused += refused;
@@ -67,6 +66,7 @@ export function memoryBudget(
       traces?.push({ at: time.now, state: c.write.state });
     }
     if (c.capped === true) b.capped = now;
+    if (refused > 0) b.refusedAt = now;
     const lately = (n: number, p: number) =>
       (p * (1 - (now % QUARTER_MS) / QUARTER_MS) + n) * (1000 / QUARTER_MS);
     return {
@@ -80,10 +80,10 @@ export function memoryBudget(
       sentPerSec: lately(cur.s, prev.s),
       acceptedPerSec: lately(cur.a, prev.a),
       refusedPerSec: lately(cur.r, prev.r),
-      waitedPerSec: lately(cur.w, prev.w),
       accepted: b.accepted,
       refused: b.refused,
       capped: b.capped,
+      refusedAt: b.refusedAt,
     };
   };
   return {

@@ -3,6 +3,7 @@ import { open, stat } from "node:fs/promises";
 import type { SFTPWrapper } from "ssh2";
 import type { ClaimedContent } from "../claimed-content.js";
 import { RemoteFileSizeError } from "./errors/remote-file-size-error.js";
+import { readsInOrder } from "./reads-in-order.js";
 
 /**
  * How a file on the server stands against what was taken of it (its size and the SHA-256 of its bytes),
@@ -99,23 +100,11 @@ async function prefixSha256(
     }
     return buffer;
   };
-  const inFlight = new Map<number, Promise<Buffer | undefined>>();
-  let next = 0;
-  for (let piece = 0; piece < pieces; piece++) {
-    while (next < pieces && next < piece + READS_IN_FLIGHT) {
-      const started = read(next);
-      started.catch(() => undefined); // awaited in order below
-      inFlight.set(next++, started);
-    }
-    const buffer = await inFlight.get(piece);
-    inFlight.delete(piece);
-    if (buffer === undefined) {
-      await Promise.allSettled(inFlight.values());
-      return undefined;
-    }
-    hash.update(buffer);
-  }
-  return hash.digest("hex");
+  const shrank = await readsInOrder(pieces, READS_IN_FLIGHT, read, (buffer) => {
+    if (buffer !== undefined) hash.update(buffer);
+    return buffer !== undefined;
+  });
+  return shrank === undefined ? hash.digest("hex") : undefined;
 }
 
 /** Reads into `buffer` from `position`: the bytes read, 0 at the end of the file. */
@@ -173,21 +162,9 @@ export async function downloadListed(
       }
       return undefined;
     };
-    const inFlight = new Map<number, Promise<number | undefined>>();
-    let next = 0;
-    for (let piece = 0; piece < pieces; piece++) {
-      while (next < pieces && next < piece + READS_IN_FLIGHT) {
-        const started = read(next);
-        started.catch(() => undefined); // awaited in order below
-        inFlight.set(next++, started);
-      }
-      const ended = await inFlight.get(piece);
-      inFlight.delete(piece);
-      if (ended !== undefined) {
-        await Promise.allSettled(inFlight.values());
-        throw new RemoteFileSizeError(remote, size, { kind: "fewer", bytes: ended });
-      }
-    }
+    const cut = await readsInOrder(pieces, READS_IN_FLIGHT, read, (ended) => ended === undefined);
+    if (cut?.stoppedAt !== undefined)
+      throw new RemoteFileSizeError(remote, size, { kind: "fewer", bytes: cut.stoppedAt });
     if ((await readAt(sftp, handle, Buffer.alloc(1), size)) > 0)
       throw new RemoteFileSizeError(remote, size, { kind: "more" });
     complete = true;

@@ -175,9 +175,19 @@ export function registerRedisGauges(
           if (n > 0 || !rare.includes(value)) this.inc({ [label]: value }, n);
       },
     });
+  new Counter({
+    name: `${METRIC_PREFIX}fleet_http_requests_total`,
+    help: "Requests every process of the deployment sent to the invoice service, each counted before it went (those in flight when a process died included), kept in Redis",
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const read = await snapshot();
+      if (read !== undefined) this.inc(read.fleetTotals.sent);
+    },
+  });
   fleetCounter(
     "fleet_http_attempts_total",
-    "Requests every process of the deployment sent to the invoice service, by answer class (network: no answer), kept in Redis",
+    "Answers every process of the deployment heard from the invoice service, by class (network: none came), kept in Redis",
     "status_class",
     (t) => t.attempts,
     ["1xx", "3xx"],
