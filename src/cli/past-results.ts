@@ -12,6 +12,7 @@ import { pastResults } from "../records/past-results.js";
 import { createPool, isConnectionFailure, openPool, unreachable, type Pool } from "../records/pool.js";
 import { SchemaOutdatedError } from "../records/errors/schema-outdated-error.js";
 import { checkSchema } from "../records/schema-version.js";
+import { waitingFor } from "../lifecycle/waits.js";
 
 export interface OpenedPastResults {
   /**
@@ -37,8 +38,10 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
   const options = { max: INGEST_CHUNKS_IN_FLIGHT, applicationName: "invoice-relay-ingest" };
   let pool: Pool;
   let down = false;
+  // Named while it lasts: a PostgreSQL that takes the connection and never answers is what a hard stop names.
+  const checking = `PostgreSQL at ${host} (RESULTS_DATABASE_URL), checked at start`;
   try {
-    pool = await openPool(url, options);
+    pool = await waitingFor(checking, () => openPool(url, options));
   } catch (error) {
     if (!(error instanceof DatabaseUnreachableError && isConnectionFailure(error.cause))) throw error;
     logger.warn(
@@ -61,7 +64,7 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
     return schema;
   };
   if (!down)
-    await schemaChecked().catch(async (error: unknown) => {
+    await waitingFor(checking, schemaChecked).catch(async (error: unknown) => {
       await pool.end();
       throw error;
     });
