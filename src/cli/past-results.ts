@@ -12,17 +12,14 @@ import { pastResults } from "../records/past-results.js";
 import { createPool, isConnectionFailure, openPool, unreachable, type Pool } from "../records/pool.js";
 import { SchemaOutdatedError } from "../records/errors/schema-outdated-error.js";
 import { checkSchema } from "../records/schema-version.js";
+import { waitingFor } from "../lifecycle/waits.js";
 
 export interface OpenedPastResults {
   /**
    * What ingest needs to deduplicate beyond retention; undefined when RESULTS_DATABASE_URL is not set.
-   * `giveUp`: when a look-up stops waiting for PostgreSQL (a deadline in epoch ms, a stop signal).
+   * `until`: the signal that ends a look-up's wait for PostgreSQL (a pass's passSignal, a stop signal).
    */
-  beyondRetention(
-    redis: RedisClient,
-    prefix: string,
-    giveUp?: BeyondRetention["giveUp"],
-  ): BeyondRetention | undefined;
+  beyondRetention(redis: RedisClient, prefix: string, until?: AbortSignal): BeyondRetention | undefined;
   close(): Promise<void>;
 }
 
@@ -41,8 +38,10 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
   const options = { max: INGEST_CHUNKS_IN_FLIGHT, applicationName: "invoice-relay-ingest" };
   let pool: Pool;
   let down = false;
+  // Named while it lasts: a PostgreSQL that takes the connection and never answers is what a hard stop names.
+  const checking = `PostgreSQL at ${host} (RESULTS_DATABASE_URL), checked at start`;
   try {
-    pool = await openPool(url, options);
+    pool = await waitingFor(checking, () => openPool(url, options));
   } catch (error) {
     if (!(error instanceof DatabaseUnreachableError && isConnectionFailure(error.cause))) throw error;
     logger.warn(
@@ -65,12 +64,12 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
     return schema;
   };
   if (!down)
-    await schemaChecked().catch(async (error: unknown) => {
+    await waitingFor(checking, schemaChecked).catch(async (error: unknown) => {
       await pool.end();
       throw error;
     });
   return {
-    beyondRetention: (redis, prefix, giveUp) => ({
+    beyondRetention: (redis, prefix, until) => ({
       results: {
         lookUp: async (asked) => {
           await schemaChecked();
@@ -79,7 +78,7 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
       },
       ledger: new RedisRecordRestorer(redis, prefix),
       host,
-      giveUp,
+      until,
     }),
     close: () => pool.end(),
   };

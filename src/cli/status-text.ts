@@ -131,7 +131,8 @@ function reportCell(b: BatchStatus): string {
 function reportPathCell(b: BatchStatus): string {
   if (b.state === "rejected") return `REJECTED: ${b.file_error ?? "unreadable file"}`;
   if (b.state === "changed") return `NOT REPORTED: ${b.file_error ?? "changed after it was claimed"}`;
-  if (b.report_csv === null) return "(not written yet)";
+  if (b.report_csv === null)
+    return b.file_error === null ? "(not written yet)" : `NOT WRITTEN: ${b.file_error}`;
   // a batch re-opened by `retry` keeps its old report until its invoices are final again
   return b.state === "reported" ? b.report_csv : `${b.report_csv} (to be rewritten)`;
 }

@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { lstat, open, stat, type FileHandle } from "node:fs/promises";
 import { FileChangedError, type ClaimedContent } from "./errors/file-changed-error.js";
+import { waitingFor } from "../lifecycle/waits.js";
+import { shownName } from "../names/shown-text.js";
 
 export type { ClaimedContent } from "./errors/file-changed-error.js";
 
@@ -21,7 +23,16 @@ export async function claimedContent(path: string): Promise<ClaimedContent> {
  * them from memory, exactly the bytes measured, instead of opening the file twice more.
  */
 export async function claimedBytes(path: string): Promise<ClaimedBytes> {
-  return measureOpen(await open(path, "r"));
+  return reading(path, async () => measureOpen(await open(path, "r")));
+}
+
+/**
+ * A read of a claimed file, named among the open waits while it lasts: a file system that never answers
+ * (a hung share) is what the hard stop names, not a guess. Node cannot abandon a read its file system
+ * holds, so it is named rather than cut.
+ */
+function reading<T>(path: string, run: () => Promise<T>): Promise<T> {
+  return waitingFor(`the drop folder's file ${shownName(path)}, read to measure its claim`, run);
 }
 
 /** What claimedBytes answers. */
@@ -39,7 +50,9 @@ export async function claimedBytesUnlessLink(path: string): Promise<ClaimedBytes
   if (constants.O_NOFOLLOW === undefined)
     return (await lstat(path)).isSymbolicLink() ? undefined : claimedBytes(path);
   try {
-    return await measureOpen(await open(path, constants.O_RDONLY | constants.O_NOFOLLOW));
+    return await reading(path, async () =>
+      measureOpen(await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)),
+    );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ELOOP") return undefined;
     throw error;

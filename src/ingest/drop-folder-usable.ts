@@ -55,6 +55,22 @@ export async function checkDropFolder(folder: DropFolder): Promise<void> {
   }
 }
 
+/**
+ * What a file system step on the drop folder that failed means to the user: if the folder can no longer
+ * be used (removed, unmounted or made read-only since it was checked), the error checkDropFolder gives
+ * at start, naming the path and what to do; otherwise the step's own error. One check, at start and
+ * whenever a step fails, so a folder gone at any moment is said the same way.
+ */
+export async function folderProblemOf(folder: DropFolder, error: unknown): Promise<unknown> {
+  if (errnoOf(error) === undefined) return error;
+  try {
+    await checkDropFolder(folder);
+  } catch (problem) {
+    if (problem instanceof DropFolderUnusableError) return problem;
+  }
+  return error;
+}
+
 /** Read, write and enter: a claim renames a file out of the folder into processing/. */
 async function accessible(root: string, dir: string): Promise<void> {
   try {

@@ -35,9 +35,14 @@ function keyItem(item: RawItem, { namespace, dedupe, unknown }: KeyingContext): 
   if (result?.ok === false) {
     const id = item.picked.fields.external_id;
     const externalId = typeof id === "string" && id.trim() !== "" ? id.trim().slice(0, 255) : undefined;
-    return externalId === undefined
-      ? { kind: "rejected", line, errors: result.errors }
-      : { kind: "rejected", line, errors: result.errors, externalId };
+    const { span } = item;
+    const rejected = {
+      kind: "rejected" as const,
+      line,
+      errors: span === undefined ? result.errors : [span.error, ...result.errors],
+      ...(span === undefined ? {} : { lines: span.lines }),
+    };
+    return externalId === undefined ? rejected : { ...rejected, externalId };
   }
   const invoice = valid ?? result?.invoice;
   if (invoice === undefined) throw new InvariantError(`line ${line}: neither valid nor rejected`);

@@ -6,6 +6,8 @@ import type { RecordRestoring } from "../ledger/restore-records.js";
 import type { RowRef } from "../ledger/statuses.js";
 import { PastResultsUnavailableError } from "./errors/past-results-unavailable-error.js";
 import { pastVersionsToRestore } from "./past-versions.js";
+import { endedBy } from "../lifecycle/pass-signal.js";
+import { waitingFor } from "../lifecycle/waits.js";
 
 /**
  * The look-up could not reach PostgreSQL (the port's adapter, src/records, raises DATABASE_UNREACHABLE
@@ -39,11 +41,10 @@ export interface BeyondRetention {
   /** Where PostgreSQL is, for the operator: RESULTS_DATABASE_URL's host only (databaseHost). */
   readonly host: string;
   /**
-   * When a look-up stops waiting for PostgreSQL: at `deadline` (epoch ms, `run --deadline`) or once
-   * `signal` is aborted (SIGTERM); neither: until it answers.
+   * The pass's one signal (passSignal: its deadline or a signal to stop): a look-up, and the wait between
+   * two, end with it, even one PostgreSQL never answers; absent, it is waited for until it answers.
    */
-  readonly giveUp?:
-    { readonly deadline?: number | undefined; readonly signal?: AbortSignal | undefined } | undefined;
+  readonly until?: AbortSignal | undefined;
   /** Waits between two tries of a look-up PostgreSQL did not answer: the first, doubled up to the cap. */
   readonly retryMs?: { readonly first: number; readonly cap: number } | undefined;
 }
@@ -78,25 +79,26 @@ export async function restorePastResults(
  * or once the deadline passed or the signal stopped the wait.
  */
 async function lookUpPatiently(
-  { results, host, giveUp = {}, retryMs = RETRY_MS }: BeyondRetention,
+  { results, host, until, retryMs = RETRY_MS }: BeyondRetention,
   file: string,
   rows: readonly RowRef[],
   { logger, signal: ingestSignal }: { readonly logger: Logger; readonly signal?: AbortSignal | undefined },
 ): Promise<PastRecord[]> {
-  const { deadline } = giveUp;
-  const signals = [ingestSignal, giveUp.signal].filter((s) => s !== undefined);
+  const signals = [ingestSignal, until].filter((s) => s !== undefined);
   const signal = signals.length === 0 ? undefined : AbortSignal.any(signals);
   const asked = { keys: rows.map((row) => row.key), externalIds: rows.map((row) => row.externalId) };
+  const what = `PostgreSQL at ${host} (RESULTS_DATABASE_URL), asked about the invoices of ${file}`;
+  let failed: unknown;
   for (let tries = 0; ; tries++) {
+    if (signal?.aborted === true) throw unavailable(file, failed ?? notAnswered(host, signal));
     try {
-      const found = await results.lookUp(asked);
+      const found = await waitingFor(what, () => endedWith(results.lookUp(asked), signal, host));
       if (tries > 0) logger.info({ file, database: host }, "PostgreSQL answers again: the ingest goes on");
       return found;
     } catch (error) {
+      if (!waitable(error)) throw unavailable(file, error);
+      failed = error;
       const waitMs = Math.min(retryMs.cap, retryMs.first * 2 ** Math.min(tries, 10));
-      const late = deadline !== undefined && Date.now() + waitMs > deadline;
-      if (!waitable(error) || late || signal?.aborted === true)
-        throw new PastResultsUnavailableError(file, coerceError(error).message, { cause: error });
       logger.warn(
         // the driver's reason only: the error's own text quotes the URL, which may hold more than the host
         { file, database: host, retryInMs: waitMs, reason: coerceError(error.cause).message },
@@ -105,5 +107,36 @@ async function lookUpPatiently(
       );
       await sleep(waitMs, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
     }
+  }
+}
+
+function unavailable(file: string, error: unknown): PastResultsUnavailableError {
+  return new PastResultsUnavailableError(file, coerceError(error).message, { cause: error });
+}
+
+/** Why a look-up the pass's signal ended had no answer: PostgreSQL did not answer, by what end. */
+function notAnswered(host: string, signal: AbortSignal): Error {
+  return new Error(`PostgreSQL at ${host} did not answer before ${endedBy(signal)}`);
+}
+
+/**
+ * The look-up, or its end by the signal, whichever is first: a PostgreSQL that took the connection and
+ * never answers does not hold the pass past its deadline (the query is left to the pool, closed at exit).
+ */
+async function endedWith<T>(asked: Promise<T>, signal: AbortSignal | undefined, host: string): Promise<T> {
+  if (signal === undefined) return asked;
+  asked.catch(() => undefined); // when the signal wins, the query's own end comes after
+  let onAbort = (): void => undefined;
+  const ended = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      reject(notAnswered(host, signal));
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([asked, ended]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
 }

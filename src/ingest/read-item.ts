@@ -16,7 +16,7 @@ export type ReadItem =
       readonly errors: readonly FieldError[];
       /** The record's external_id when it could be read, to find the row in the source system. */
       readonly externalId?: string;
-      /** The physical lines it holds, when it could not be split and holds more than one (rowLines). */
+      /** The physical lines it holds, when broken quoting may have made one record of several (rowLines). */
       readonly lines?: number;
     }
   /** The same record (same key) appeared earlier in this file. */

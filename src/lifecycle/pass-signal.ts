@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from "node:timers/promises";
+
 /**
  * One signal for every wait of a pass: aborted when the process is told to stop (SIGTERM, SIGINT) or
  * when the pass's deadline comes, whichever is first. Each wait (Redis, the service, each SFTP step,
@@ -18,6 +20,11 @@ export function passSignal(stop: AbortSignal, deadline: number | undefined): Abo
     clearTimeout(timer);
   });
   return AbortSignal.any([stop, controller.signal]);
+}
+
+/** Waits `ms`, or less when the pass's signal ends first: a pause between two looks of a pass. */
+export async function pauseWithin(ms: number, signal: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal }).catch(() => undefined);
 }
 
 /** The reason a pass's signal is aborted with at its deadline. */

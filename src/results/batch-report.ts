@@ -105,6 +105,8 @@ export async function writeBatchReport(
     readonly bytes?: Uint8Array | undefined;
     /** Whether the outbox is on, read by the caller with the batch's record (getForReport). */
     readonly outbox?: boolean | undefined;
+    /** The rows, when not read from the file (its file is gone: ledger-rows.ts). */
+    readonly rows?: AsyncIterable<ReportRow> | undefined;
   } = {},
 ): Promise<WrittenReport> {
   const paths = reportPaths(folder.reports, batch);
@@ -122,7 +124,11 @@ async function writeReportFiles(
   batch: BatchMeta,
   folder: Pick<DropFolder, "reports" | "reportEncoding">,
   paths: { readonly csv: string; readonly summary: string },
-  known: { readonly bytes?: Uint8Array | undefined; readonly outbox?: boolean | undefined },
+  known: {
+    readonly bytes?: Uint8Array | undefined;
+    readonly outbox?: boolean | undefined;
+    readonly rows?: AsyncIterable<ReportRow> | undefined;
+  },
 ): Promise<WrittenReport> {
   const reportsDir = folder.reports;
   const counts = emptyCounts();
@@ -143,7 +149,7 @@ async function writeReportFiles(
   let report = "";
   try {
     if (batch.state !== "rejected") {
-      for await (const row of batchRows(deps, batch, known.bytes)) {
+      for await (const row of known.rows ?? batchRows(deps, batch, known.bytes)) {
         counts[row.status] += rowLines(row);
         rows += rowLines(row);
         buffered += csvLine(row);

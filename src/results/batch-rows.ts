@@ -135,7 +135,8 @@ function mirrorFirst(first: ReportRow, line: number, firstLine: number): ReportR
   return { ...first, line, error: first.error === "" ? same : `${same}: ${first.error}` };
 }
 
-function row(
+/** A report row from its parts: the key's record (absent while none is kept) gives the answer's columns. */
+export function row(
   line: number,
   externalId: string,
   key: string,

@@ -9,6 +9,13 @@ import type { RedisClient } from "../ledger/redis-client.js";
 import { writeBatchReport, type WrittenReport } from "./batch-report.js";
 import type { BatchRowsDeps } from "./batch-rows.js";
 import { mapInFlight } from "../ingest/files-in-flight.js";
+import { coerceError } from "../errors/relay-error.js";
+import { shownName } from "../names/shown-text.js";
+import { ledgerRows } from "./ledger-rows.js";
+import { emptyCounts } from "./report-row.js";
+import { folderProblemOf } from "../ingest/drop-folder-usable.js";
+import { ReportWriteError } from "./errors/report-write-error.js";
+import type { GoneFileReport } from "../ingest/errors/batch-file-gone-error.js";
 
 /** Where a batch's file is on this machine: its recorded path, or processing/ or archive/ by name. */
 export function locate(folder: DropFolder, batch: BatchMeta): Promise<string | undefined> {
@@ -104,4 +111,50 @@ async function finalizeBatch(
     "report written",
   );
   return report;
+}
+
+/**
+ * The report of a batch whose invoices are all final but whose file is gone (removed from processing/,
+ * its folder unmounted), written where it can be: in reports/, from what Redis keeps (ledger-rows.ts),
+ * its summary saying so; the batch is then reported. Where reports/ cannot be written, the batch's
+ * record says where and why (`status` shows it) and it stays unreported, for a later run to write.
+ */
+export async function reportGoneFile(
+  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger; readonly redis: RedisClient },
+  meta: BatchMeta,
+): Promise<GoneFileReport | { readonly busy: true }> {
+  const lease = new BatchLease(deps.redis, deps.batches.names.reportLease(meta.id));
+  if (!(await lease.acquire())) return { busy: true };
+  const gone =
+    `its file ${shownName(meta.path)} was gone once its invoices were final: this report lists the rows ` +
+    "it sent, from Redis; rows not sent (rejected, duplicates) are named only in the file";
+  try {
+    const report = await writeBatchReport(deps, { ...meta, file_error: gone }, deps.folder, {
+      rows: ledgerRows(deps, meta),
+    });
+    await deps.batches.update(meta.id, { file_error: gone });
+    await deps.batches.markReported(meta.id, {
+      report_csv: report.csvPath,
+      summary_json: report.summaryPath,
+      counts: JSON.stringify(report.summary.counts),
+      path: meta.path,
+    });
+    deps.logger.warn({ batch: meta.id, file: meta.file, report: report.csvPath }, `report written: ${gone}`);
+    return { written: report.csvPath };
+  } catch (error) {
+    // The file system refused (reports/ gone with its folder, read-only): said where; anything else thrown.
+    if (!(error instanceof ReportWriteError) && (error as NodeJS.ErrnoException).syscall === undefined)
+      throw error;
+    // Said as the drop folder's check says it when the folder itself is gone or refuses (one wording).
+    const problem = coerceError(await folderProblemOf(deps.folder, error)).message;
+    const where = `in ${deps.folder.reports} (${problem})`;
+    const why = `its file ${shownName(meta.path)} is gone and its report could not be written ${where}`;
+    // Its outcomes are kept with its record all the same, for `status` and the pass's tally.
+    const counts = emptyCounts();
+    for await (const row of ledgerRows(deps, meta)) counts[row.status] += 1;
+    await deps.batches.update(meta.id, { file_error: why, counts: JSON.stringify(counts) });
+    return { notWritten: where };
+  } finally {
+    await lease.release();
+  }
 }

@@ -6,6 +6,7 @@ import { takeChangedFilesAgain } from "./take-again.js";
 import { RegistrationOrder } from "../ingest/registration-order.js";
 import { InFlight } from "../ingest/files-in-flight.js";
 import { shownName } from "../names/shown-text.js";
+import { folderProblemOf } from "../ingest/drop-folder-usable.js";
 
 import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
 
@@ -30,18 +31,29 @@ const SETTLE_POLL_MS = 250;
 export async function dropPass(
   deps: DropPassDeps,
   settleMs: number,
-  {
-    takeAgain = true,
-    waitUntil,
-    unrecorded,
-  }: {
-    /** `false`: the caller compares the claimed files with their claims itself, right after. */
-    readonly takeAgain?: boolean;
-    /** Epoch ms until which files not ready yet are waited for; without it, they are named at once. */
-    readonly waitUntil?: number | undefined;
-    /** Which files in processing/ with no batch yet to open (resumeClaimedFiles); all if absent. */
-    readonly unrecorded?: ((batch: string) => boolean) | undefined;
-  } = {},
+  options: DropPassOptions = {},
+): Promise<PassedFile[]> {
+  try {
+    return await takeDropFiles(deps, settleMs, options);
+  } catch (error) {
+    // The folder removed, unmounted or made read-only since its check: said as the check says it.
+    throw await folderProblemOf(deps.folder, error);
+  }
+}
+
+interface DropPassOptions {
+  /** `false`: the caller compares the claimed files with their claims itself, right after. */
+  readonly takeAgain?: boolean;
+  /** Epoch ms until which files not ready yet are waited for; without it, they are named at once. */
+  readonly waitUntil?: number | undefined;
+  /** Which files in processing/ with no batch yet to open (resumeClaimedFiles); all if absent. */
+  readonly unrecorded?: ((batch: string) => boolean) | undefined;
+}
+
+async function takeDropFiles(
+  deps: DropPassDeps,
+  settleMs: number,
+  { takeAgain = true, waitUntil, unrecorded }: DropPassOptions,
 ): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
   const passed = await resumeClaimedFiles(deps, unrecorded);

@@ -7,8 +7,9 @@ import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { hostname } from "node:os";
 import { sep } from "node:path";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
-import { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.js";
-import { locate } from "../results/finalize.js";
+import { BatchFileGoneError, goneWhy, type GoneBatch } from "../ingest/errors/batch-file-gone-error.js";
+import { shownName } from "../names/shown-text.js";
+import { locate, reportGoneFile } from "../results/finalize.js";
 import type { DropFolder } from "../ingest/drop-folder.js";
 
 /** Whether the batch's file was claimed into this drop folder on this machine (its record says so). */
@@ -73,7 +74,8 @@ export class PassUpkeep {
   /**
    * A batch of this drop folder whose invoices are all final waits only for its report, which is read
    * from its file: if that file is gone from processing/ and archive/ (removed, its folder unmounted),
-   * the pass ends naming it rather than waiting for ever. A batch claimed on another machine is left to
+   * its report is written from Redis where it can be (reportGoneFile) and the pass ends naming it
+   * rather than waiting for ever. A batch claimed on another machine is left to
    * the process that has it.
    */
   private async throwIfFilesGone(metas: readonly BatchMeta[]): Promise<void> {
@@ -85,8 +87,18 @@ export class PassUpkeep {
     // Read again: the report may have been written (and the file archived) since the record was read.
     const still = await this.deps.batches.getMany(gone.map((m) => m.id));
     const lost = gone.filter((_, i) => still[i]?.state === "ingested");
-    if (lost.length > 0)
-      throw new BatchFileGoneError(lost.map((m) => ({ id: m.id, file: m.file, path: m.path })));
+    if (lost.length === 0) return;
+    const named: GoneBatch[] = [];
+    for (const meta of lost) {
+      const report = await reportGoneFile(this.deps, meta);
+      if ("busy" in report) continue; // another process writes it now
+      named.push({ id: meta.id, file: meta.file, path: meta.path, report });
+    }
+    if (named.length === 0) return;
+    // Named in the pass's record too (`status`, the console), not only on the console.
+    for (const batch of named)
+      this.deps.onLeft?.({ where: "drop folder", shown: shownName(batch.file), why: goneWhy(batch) });
+    throw new BatchFileGoneError(named);
   }
 
   /** The batches of `targets`: each read, or (`all` false) only those not last seen finished. */

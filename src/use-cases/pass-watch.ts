@@ -1,4 +1,4 @@
-import type { BatchMeta } from "../ledger/batch-store.js";
+import { BatchStore, type BatchMeta } from "../ledger/batch-store.js";
 import { newBatchId } from "../ledger/batch-id.js";
 import { leaseOwner, PASS_RENEW_MS } from "../ledger/pass-lease.js";
 import { LEFT_KEPT, Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
@@ -88,11 +88,12 @@ export class PassWatch {
     this.#left = [...left];
   }
 
-  /** Records the end: the batches as they stand, the fleet's sending over the pass, the exit code. */
+  /** Records the end: the batches as they stand now, the fleet's sending over the pass, the exit code. */
   async end(metas: readonly BatchMeta[], exitCode: number, now = Date.now()): Promise<void> {
     clearInterval(this.#renewal);
     if (metas.length > 0) this.#batches = metas.map((m) => m.id);
-    const ended = { ...this.#base(), endedAt: now, exitCode, invoices: nonZero(outcomesOf(metas)) };
+    const counted = await this.#asTheyStand(metas);
+    const ended = { ...this.#base(), endedAt: now, exitCode, invoices: nonZero(outcomesOf(counted)) };
     const sent = await this.#sending(now);
     await this.#write({ ...ended, ...sent }, "its end");
   }
@@ -108,6 +109,18 @@ export class PassWatch {
     if (this.#left.length === 0) return base;
     const leftOut = this.#left.length - LEFT_KEPT;
     return { ...base, left: this.#left.slice(0, LEFT_KEPT), ...(leftOut > 0 ? { leftOut } : {}) };
+  }
+
+  /**
+   * The batches read again at the end: a pass cut short last read them a round before (a report written
+   * from Redis as it ended, answers since); as given when Redis does not answer in time.
+   */
+  async #asTheyStand(metas: readonly BatchMeta[]): Promise<readonly BatchMeta[]> {
+    const { redis, prefix } = this.deps;
+    if (metas.length === 0 || redis.status !== "ready") return metas;
+    const read = await inTime(new BatchStore(redis, prefix).getMany(metas.map((m) => m.id)));
+    if (!read.ok) return metas;
+    return read.value.map((m, i) => m ?? metas[i]).filter((m): m is BatchMeta => m !== undefined);
   }
 
   /** What the fleet sent over the pass, from its series; nothing when Redis does not answer in time. */

@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
-import { chmod, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/dev/free-port.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { finish, runCli } from "../support/cli-run.js";
 import { startGate } from "../support/gate.js";
-import { tempDropDir } from "../support/drop.js";
+import { readReports, tempDropDir } from "../support/drop.js";
 import { childEnv, distPath, spawnNode, until } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
@@ -171,7 +171,7 @@ describe("a claimed file that vanishes mid-run", () => {
     ["its file is removed from processing/", "file"],
     ["the whole drop folder is removed", "folder"],
   ] as const)(
-    "when %s while its invoices are sent, then run ends with exit 1 naming the batch and the file once they are final, and the next run does not say nothing to do",
+    "when %s while its invoices are sent, then run ends with exit 1 naming the batch and the file once they are final, its report is written from Redis where it can be, and status names it with the pass's true tally",
     async (_what, gone) => {
       const dir = await scratch();
       const gate = await startGate(sim.url);
@@ -190,12 +190,73 @@ describe("a claimed file that vanishes mid-run", () => {
       // Well before the deadline: the pass does not wait for a report it cannot write.
       expect(first.ms).toBeLessThan(30_000);
 
-      const again = await runCli(["run", "--deadline", "60s"], settings, LIMIT_MS);
-      expect(again.code, again.output).toBe(1);
-      expect(again.output).not.toMatch(/nothing to do/);
-      expect(again.output).toMatch(
-        gone === "file" ? /\(vanishing\.csv\): its file \S+ is gone/ : /the drop folder \S+ does not exist/,
+      const status = await runCli(["status"], settings, LIMIT_MS);
+      expect(status.code, status.output).toBe(0);
+      // Named in the pass's record, and its invoice counted as what became of it, not as pending.
+      expect(status.output).toMatch(
+        /pass \S+: drop folder: vanishing\.csv \(batch \S+\) gone from the drop folder once its invoices were final/,
       );
+      expect(status.output).toMatch(/ 1 succeeded\n/);
+      expect(status.output).not.toMatch(/1 pending/);
+      if (gone === "file") {
+        expect(first.output).toMatch(
+          /its report, written from Redis, is \S+reports\/vanishing\.csv\.\S+\.results\.csv/,
+        );
+        const [report] = (await readReports(dir)).values();
+        expect(report?.rows.map((r) => [r.line, r.external_id, r.status])).toEqual([
+          [2, "UNUSABLE-1", "succeeded"],
+        ]);
+        expect(JSON.stringify(report?.summary)).toContain("was gone once its invoices were final");
+        // Reported: nothing of it is left for a later run.
+        const again = await runCli(["run", "--deadline", "60s"], settings, LIMIT_MS);
+        expect(again.code, again.output).toBe(0);
+      } else {
+        const unusable = `its report could not be written in ${join(dir, "reports")} (the drop folder ${dir} does not exist`;
+        expect(first.output).toContain(unusable);
+        expect(status.output).toMatch(
+          /NOT WRITTEN: its file \S+ is gone and its report could not be written in /,
+        );
+        const again = await runCli(["run", "--deadline", "60s"], settings, LIMIT_MS);
+        expect(again.code, again.output).toBe(1);
+        expect(again.output).not.toMatch(/nothing to do/);
+        expect(again.output).toMatch(/the drop folder \S+ does not exist/);
+      }
     },
   );
+});
+
+describe("a drop folder made read-only mid-run", () => {
+  it("when its reports/ becomes read-only while the invoices are sent, then run ends with exit 1 naming the file and the fix, and status names it under the pass", async () => {
+    const dir = await scratch();
+    const gate = await startGate(sim.url);
+    cleanups.push(() => gate.close());
+    // As root, permission bits refuse nothing: the command runs as `nobody`, as a service user would.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) await chown(dir, 65534, 65534);
+    const settings = cliEnv({ apiUrl: gate.url, apiKey: API_KEY, name: "read-only", dropDir: dir });
+    await writeFile(join(dir, "invoices.csv"), CSV);
+    const child = spawn(process.execPath, [distPath("workers/cli.js"), "run", "--deadline", "60s"], {
+      env: childEnv(settings),
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), LIMIT_MS);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    await gate.firstRequest;
+    await chmod(join(dir, "reports"), 0o555);
+    cleanups.push(() => chmod(join(dir, "reports"), 0o755));
+    gate.open();
+    const code = await exited;
+    clearTimeout(timer);
+    expect(code, output).toBe(1);
+    expect(output).toMatch(/cannot write the report of invoices\.csv \(batch \S+\) to \S+reports: EACCES/);
+
+    const status = await runCli(["status"], settings, LIMIT_MS);
+    expect(status.output).toMatch(
+      /pass \S+: drop folder: invoices\.csv \(batch \S+\): its report could not be written: cannot write the report/,
+    );
+  });
 });

@@ -84,6 +84,21 @@ export function lineEndsIn(text: string): number {
   return text.match(/\r\n|\r|\n/g)?.length ?? 0;
 }
 
+/**
+ * The span the splitter names for a record written as `cells` from `line`: its first cell holding a line
+ * break, from the line its quote opens on to the line it closes on; none when no cell holds one.
+ */
+export function quotedSpanOf(
+  cells: readonly string[],
+  separator: string,
+  line: number,
+): { quoted?: { opened: number; closed: number } } {
+  const k = cells.findIndex((cell) => lineEndsIn(cell) > 0);
+  if (k === -1) return {};
+  const opened = line + lineEndsIn(cells.slice(0, k).join(separator));
+  return { quoted: { opened, closed: opened + lineEndsIn(cells[k] ?? "") } };
+}
+
 /** Bytes worth throwing at a reader: random, or a valid file cut, flipped or with bytes slipped in. */
 export function damagedArb(valid: fc.Arbitrary<Uint8Array>): fc.Arbitrary<Uint8Array> {
   const special = [

@@ -64,6 +64,38 @@ const CORPUS: readonly Case[] = [
     nextAt: 5,
   },
   {
+    name: "a stray quote opening the first field on line 3, closed just before a delimiter on line 51",
+    lines: [
+      HEADER,
+      row("INV-2"),
+      `"INV-3,EUR,DE,eu-10y`,
+      ...rows(4, 50),
+      `INV-51",EUR,DE,eu-10y`,
+      row("INV-52"),
+    ],
+    rejectedAt: 3,
+    reason:
+      "lines 3–51: one record of 49 lines: a quote opened on line 3 is closed on line 51; every line between " +
+      "is read as one field (a stray quote on line 3?)",
+    nextAt: 52,
+  },
+  {
+    name: "a stray quote in the second field on line 3, closed just before a delimiter on line 6",
+    lines: [
+      HEADER,
+      row("INV-2"),
+      `INV-3,"EUR,DE,eu-10y`,
+      ...rows(4, 5),
+      `INV-6,EUR",DE,eu-10y`,
+      row("INV-7"),
+    ],
+    rejectedAt: 3,
+    reason:
+      "lines 3–6: one record of 4 lines: a quote opened on line 3 is closed on line 6; every line between " +
+      "is read as one field (a stray quote on line 3?)",
+    nextAt: 7,
+  },
+  {
     name: "a quote opened on a later line of a record whose first field holds a line break",
     lines: [HEADER, `"INV-2`, `part two",EUR,DE,"eu-10y`, ...rows(4, 9)],
     rejectedAt: 2,
@@ -97,7 +129,13 @@ describe("a CSV record that broken quoting carries over several lines", () => {
     const records = [];
     for await (const record of csvRecords(toChunks(`a,"b\nc\nd",e\nf,g,h\n`))) records.push(record);
     expect(records).toEqual([
-      { kind: "record", line: 1, lastLine: 3, fields: ["a", "b\nc\nd", "e"] },
+      {
+        kind: "record",
+        line: 1,
+        lastLine: 3,
+        fields: ["a", "b\nc\nd", "e"],
+        quoted: { opened: 1, closed: 3 },
+      },
       { kind: "record", line: 4, fields: ["f", "g", "h"] },
     ]);
   });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { csvRecords, MAX_CSV_RECORD_CHARS, type CsvRecord } from "../../src/ingest/readers/csv-records.js";
-import { csvEolsArb, lineEndsIn, noteArb } from "./arbitraries.js";
+import { csvEolsArb, lineEndsIn, noteArb, quotedSpanOf } from "./arbitraries.js";
 
 /** Splits `text` as the reader does, fed as string chunks of the given sizes (whole when none). */
 async function split(text: string, sizes: readonly number[] = [], lineFastPath = true): Promise<CsvRecord[]> {
@@ -51,6 +51,7 @@ describe("CSV record splitter", () => {
               line,
               ...(breaks > 0 ? { lastLine: line + breaks } : {}),
               fields,
+              ...quotedSpanOf(cells, ",", line),
             });
             text += cells.join(",") + (eols[n % eols.length] ?? "\n");
           }
@@ -84,8 +85,14 @@ describe("CSV record splitter", () => {
     "when a quoted field holds CR, LF and CRLF (chunks %j), then they are its data and each counts one line",
     async (sizes) => {
       expect(await split('"a\rb\r\nc\nd",e\rf,"\r"\rg,h', sizes)).toEqual([
-        { kind: "record", line: 1, lastLine: 4, fields: ["a\rb\r\nc\nd", "e"] },
-        { kind: "record", line: 5, lastLine: 6, fields: ["f", "\r"] },
+        {
+          kind: "record",
+          line: 1,
+          lastLine: 4,
+          fields: ["a\rb\r\nc\nd", "e"],
+          quoted: { opened: 1, closed: 4 },
+        },
+        { kind: "record", line: 5, lastLine: 6, fields: ["f", "\r"], quoted: { opened: 5, closed: 6 } },
         { kind: "record", line: 7, fields: ["g", "h"] },
       ]);
     },
@@ -93,7 +100,7 @@ describe("CSV record splitter", () => {
 
   it("when a quoted field's CR ends one chunk and its LF starts the next, then they are one line", async () => {
     expect(await split('"a\r\nb",c\nd,e\n', [3])).toEqual([
-      { kind: "record", line: 1, lastLine: 2, fields: ["a\r\nb", "c"] },
+      { kind: "record", line: 1, lastLine: 2, fields: ["a\r\nb", "c"], quoted: { opened: 1, closed: 2 } },
       { kind: "record", line: 3, fields: ["d", "e"] },
     ]);
   });

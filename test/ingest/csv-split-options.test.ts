@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { csvRecords, type CsvRecord, type CsvSplitOptions } from "../../src/ingest/readers/csv-records.js";
 import { DELIMITERS } from "../../src/ingest/profiles/source-profile.js";
-import { csvEolArb } from "./arbitraries.js";
+import { csvEolArb, quotedSpanOf } from "./arbitraries.js";
 
 async function split(text: string, sizes: readonly number[], options: CsvSplitOptions): Promise<CsvRecord[]> {
   async function* chunks(): AsyncGenerator<string> {
@@ -60,6 +60,7 @@ describe("CSV record splitter with a delimiter, a quote and a first line", () =>
               line,
               ...(breaks > 0 ? { lastLine: line + breaks } : {}),
               fields,
+              ...quotedSpanOf(cells, delimiter, line),
             });
             text += row + eol;
             line += breaks + 1;

@@ -15,7 +15,10 @@ import { silentLogger } from "../../src/log/logger.js";
 import { createInvoiceQueue } from "../../src/queue/invoice-queue.js";
 import { migrate } from "../../src/records/migrations.js";
 import { pastResults, type Queryable } from "../../src/records/past-results.js";
-import { openPool, type Pool } from "../../src/records/pool.js";
+import { createPool, openPool, type Pool } from "../../src/records/pool.js";
+import { passSignal } from "../../src/lifecycle/pass-signal.js";
+import { openWaits } from "../../src/lifecycle/waits.js";
+import { startSilentPostgres } from "../support/silent-postgres.js";
 import { freshDatabase, type TestDatabase } from "../support/postgres.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 import { segment } from "../support/file-names.js";
@@ -219,7 +222,10 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     if (beyond === undefined) throw new Error("no look-up");
 
     const failed = await ingestFile(
-      { ...deps, beyondRetention: { ...beyond, giveUp: { deadline: Date.now() } } },
+      {
+        ...deps,
+        beyondRetention: { ...beyond, until: passSignal(new AbortController().signal, Date.now() + 200) },
+      },
       { batchId: "b-down", name: segment("down.csv"), path },
       PLAIN_CSV,
     ).catch((error: unknown) => error);
@@ -231,6 +237,48 @@ describe("ingest asks the results of record about keys Redis does not know", () 
     expect(await store.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
     expect(await batches.decisions("b-down", [2])).toEqual([null]);
   });
+
+  it("when PostgreSQL takes the connection and never answers the look-up, then ingest ends by the pass's deadline naming PostgreSQL, and the wait is named while it lasts", async () => {
+    const { path } = await csvFile();
+    const silent = await startSilentPostgres();
+    const stalled = createPool(silent.url);
+    const { store, deps, batches } = setup(stalled);
+    const beyond = deps.beyondRetention;
+    if (beyond === undefined) throw new Error("no look-up");
+    const started = Date.now();
+    const until = passSignal(new AbortController().signal, started + 1000);
+    const named = new Promise<string[]>((resolve) => {
+      const look = setInterval(() => {
+        if (openWaits().some((w) => w.includes("PostgreSQL"))) {
+          clearInterval(look);
+          resolve(openWaits());
+        }
+      }, 20);
+      until.addEventListener("abort", () => {
+        clearInterval(look);
+        resolve(openWaits());
+      });
+    });
+
+    const failed = await ingestFile(
+      { ...deps, beyondRetention: { ...beyond, until } },
+      { batchId: "b-silent", name: segment("silent.csv"), path },
+      PLAIN_CSV,
+    ).catch((error: unknown) => error);
+    await silent.close();
+    await stalled.end();
+
+    expect(failed).toBeInstanceOf(PastResultsUnavailableError);
+    expect(String(failed)).toContain("silent.csv");
+    expect(String(failed)).toContain("PostgreSQL at db.test did not answer before the pass's --deadline");
+    expect(await named).toContainEqual(
+      expect.stringContaining("PostgreSQL at db.test (RESULTS_DATABASE_URL)"),
+    );
+    // Generous: by the deadline, not by a timeout of the driver's own.
+    expect(Date.now() - started).toBeLessThan(1000 + 10_000);
+    expect(await store.counts()).toEqual({ queued: 0, retrying: 0, succeeded: 0, failed: 0, superseded: 0 });
+    expect(await batches.decisions("b-silent", [2])).toEqual([null]);
+  }, 20_000);
 
   it("when PostgreSQL refuses the query itself, then ingest stops at once with PastResultsUnavailableError", async () => {
     const { path } = await csvFile();

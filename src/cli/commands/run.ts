@@ -172,7 +172,8 @@ async function runPass(
         },
         onIngested: metrics.ingest.onIngested,
         window: ingestWindow(config),
-        beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { deadline }),
+        // Its look-ups end with the pass's one signal (nightlyPass gives it).
+        beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix),
         remote,
         tracing,
         onLeft,

@@ -97,7 +97,7 @@ export const startCommand: CommandFactory = () =>
             onIngested: metrics.ingest.onIngested,
             // A scan's wait for room ends with the process, so the scans close within the grace period.
             window: ingestWindow(config, { until: stopping }),
-            beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, { signal: stopping }),
+            beyondRetention: past.beyondRetention(ctx.redis, config.queuePrefix, stopping),
             tracing,
             // When each drop file was seen to change, from scan to scan (a file dated in the future).
             quiet: new QuietWatch(),

@@ -2,23 +2,48 @@ import { RelayError } from "../../errors/relay-error.js";
 import { shownName } from "../../names/shown-text.js";
 
 /**
+ * What became of the report of a batch whose file is gone (reportGoneFile in src/results/finalize.ts):
+ * written from Redis alone, at this path; or not, and where and why it could not be.
+ */
+export type GoneFileReport = { readonly written: string } | { readonly notWritten: string };
+
+/** A batch whose file is gone, and what became of its report. */
+export interface GoneBatch {
+  readonly id: string;
+  readonly file: string;
+  readonly path: string;
+  readonly report: GoneFileReport;
+}
+
+/**
  * Batches whose invoices are all final, but whose claimed file is gone from the drop folder (removed from
- * processing/, its folder unmounted): their report, read from the file, cannot be written.
+ * processing/, its folder unmounted): their report was written from what Redis keeps where it could be,
+ * or could not be written at all.
  */
 export class BatchFileGoneError extends RelayError {
   readonly code = "BATCH_FILE_GONE";
 
-  constructor(
-    readonly batches: readonly { readonly id: string; readonly file: string; readonly path: string }[],
-  ) {
+  constructor(readonly batches: readonly GoneBatch[]) {
     super(
-      `${batches
-        .map((b) => `batch ${b.id} (${shownName(b.file)}): its file ${shownName(b.path)} is gone`)
-        .join(
-          "; ",
-        )}. Every invoice of it is final and kept in Redis (\`invoice-relay status --batch ID\`), ` +
-        "but its report is read from its file: put the file back where it was (or in archive/ under the " +
-        "same name) and run again to have it written.",
+      `${batches.map(goneText).join("; ")}. Every invoice of it is final and kept in Redis ` +
+        "(`invoice-relay status --batch ID`); rows it did not send are named only in its file: put the " +
+        "file back where it was (or in archive/ under the same name) to have them reported.",
     );
   }
+}
+
+/** `batch … (x.csv): its file … is gone; …`: one gone batch, and where its report is or why it is not. */
+export function goneText(batch: GoneBatch): string {
+  return `batch ${batch.id} (${shownName(batch.file)}): its file ${shownName(batch.path)} is gone; ${reportText(batch)}`;
+}
+
+/** What a pass's record says of the file (a LeftFile's `why`): its batch, that it is gone, its report. */
+export function goneWhy(batch: GoneBatch): string {
+  return `(batch ${batch.id}) gone from the drop folder once its invoices were final; ${reportText(batch)}`;
+}
+
+function reportText(batch: GoneBatch): string {
+  return "written" in batch.report
+    ? `its report, written from Redis, is ${shownName(batch.report.written)}`
+    : `its report could not be written ${batch.report.notWritten}: a later run writes it once it can`;
 }

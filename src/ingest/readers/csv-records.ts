@@ -9,6 +9,8 @@ export type CsvRecord =
       readonly line: number;
       readonly lastLine?: number;
       readonly fields: readonly string[];
+      /** The first quoted field that held a line break: the lines its quotes opened and closed on. */
+      readonly quoted?: QuotedSpan;
     }
   | {
       readonly kind: "broken";
@@ -18,6 +20,12 @@ export type CsvRecord =
       /** For an over-long record: the 0-based field in which it crossed the limit, to name the column. */
       readonly column?: number;
     };
+
+/** A quoted field that ran over line breaks: the line its quote opened on, and the line it closed on. */
+export interface QuotedSpan {
+  readonly opened: number;
+  readonly closed: number;
+}
 
 /** Longest record accepted, in characters; a longer one is rejected as a row without buffering the file. */
 export const MAX_CSV_RECORD_CHARS = 1_000_000;
@@ -92,7 +100,9 @@ export class CsvSplitter {
   private quoteLine: number; // physical line of the quote that opened the current quoted field
   private pendingCr = false; // a CR ended the last chunk (and its line): is it half of a CRLF?
   /** A quote closed on line `closed` is followed by text: the quote opened on `opened` was stray or not doubled. */
-  private problem: { readonly opened: number; readonly closed: number } | undefined;
+  private problem: QuotedSpan | undefined;
+  /** The record's first quoted field that held a line break, once closed. */
+  private quoted: QuotedSpan | undefined;
   private oversized = false;
   private oversizedColumn = 0;
 
@@ -276,6 +286,8 @@ export class CsvSplitter {
   }
 
   private endField(): void {
+    if (this.state === "quoteInQuoted" && this.quoteLine < this.line)
+      this.quoted ??= { opened: this.quoteLine, closed: this.line };
     if (!this.oversized) this.fields.push(this.field);
     this.field = "";
     this.state = "fieldStart";
@@ -292,11 +304,12 @@ export class CsvSplitter {
 
   private endRecord(): CsvRecord {
     this.endField();
-    const { fields, startLine: line, line: lastLine, oversized, problem } = this;
+    const { fields, startLine: line, line: lastLine, oversized, problem, quoted } = this;
     this.fields = [];
     this.size = 0;
     this.started = false;
     this.problem = undefined;
+    this.quoted = undefined;
     this.oversized = false;
     if (oversized) {
       const reason = `is longer than ${MAX_CSV_RECORD_CHARS} characters`;
@@ -304,7 +317,13 @@ export class CsvSplitter {
     }
     if (problem !== undefined)
       return { kind: "broken", line, ...lastLineOf(line, lastLine), reason: this.quoteProblem(problem) };
-    return { kind: "record", line, ...lastLineOf(line, lastLine), fields };
+    return {
+      kind: "record",
+      line,
+      ...lastLineOf(line, lastLine),
+      fields,
+      ...(quoted === undefined ? {} : { quoted }),
+    };
   }
 
   /**
@@ -312,7 +331,7 @@ export class CsvSplitter {
    * later: a stray quote took every line up to the next quote into one field; the span is named, so no
    * line of it goes unaccounted for.
    */
-  private quoteProblem(problem: { readonly opened: number; readonly closed: number }): string {
+  private quoteProblem(problem: QuotedSpan): string {
     if (problem.opened === problem.closed)
       return `has a quote inside a quoted field that is not doubled (${this.quote}${this.quote})`;
     return (

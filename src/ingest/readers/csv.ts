@@ -133,7 +133,8 @@ export async function* readCsv(
         const reason = `${spanned}has ${record.fields.length} field(s) ${wrongWidth}`;
         items.push({ kind: "invalid", line, errors: [{ field: "(row)", reason }], ...lines });
       } else {
-        items.push({ kind: "fields", line, picked: profile.apply(pickRow(header, record.fields)) });
+        const picked = profile.apply(pickRow(header, record.fields));
+        items.push({ kind: "fields", line, picked, ...spanOf(record) });
       }
     }
     if (items.length > 0) yield items;
@@ -166,4 +167,17 @@ function headerInfo(
     line,
     columns: header.names.map((name, i) => ({ name, field: header.targets[i] })),
   };
+}
+
+/**
+ * A record that splits but took several lines: if it is rejected, what names its lines and how many rows
+ * it counts for, since a stray quote closed just before a delimiter reads every line between as one field.
+ */
+function spanOf(record: CsvRecord & { kind: "record" }): Pick<RawItem & { kind: "fields" }, "span"> {
+  const { line, lastLine, quoted } = record;
+  if (lastLine === undefined || quoted === undefined) return {};
+  const reason =
+    `${span(line, lastLine)}: a quote opened on line ${quoted.opened} is closed on line ${quoted.closed}; ` +
+    `every line between is read as one field (a stray quote on line ${quoted.opened}?)`;
+  return { span: { lines: lastLine - line + 1, error: { field: "(row)", reason } } };
 }

@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLOSING_BOUND_MS } from "../../src/cli/hard-stop.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { runCli } from "../support/cli-run.js";
+import { cliEnv } from "../support/cli-env.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
+import { tempDropDir } from "../support/drop.js";
+import { startSilentPostgres } from "../support/silent-postgres.js";
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+const DEADLINE_MS = 2_000;
+const GRACE_MS = 500;
+/** Generous: the hard stop comes at the deadline, the grace and the closing bound; a margin on top. */
+const LIMIT_MS = DEADLINE_MS + GRACE_MS + CLOSING_BOUND_MS + 15_000;
+
+let sim: SimulatorHandle;
+beforeAll(async () => {
+  sim = await startSimulator({ apiKey: API_KEY, seed: 4 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+const cleanups = cleanupsAfterEach();
+
+describe("a PostgreSQL that takes the connection and never answers", () => {
+  it(
+    "when run checks it at start, then run ends by its hard stop naming PostgreSQL, not a guess",
+    async () => {
+      const drop = await tempDropDir();
+      cleanups.push(drop.cleanup);
+      const silent = await startSilentPostgres();
+      cleanups.push(() => silent.close());
+      const env = cliEnv(
+        { apiUrl: sim.url, apiKey: API_KEY, name: "silent-pg", dropDir: drop.dir },
+        { SHUTDOWN_GRACE_MS: String(GRACE_MS), RESULTS_DATABASE_URL: silent.url },
+      );
+      const result = await runCli(["run", "--deadline", `${DEADLINE_MS / 1000}s`], env, LIMIT_MS);
+      expect(result.code, result.output).toBe(1);
+      expect(result.output).toMatch(
+        /what it waits for does not answer: [^\n]*PostgreSQL at 127\.0\.0\.1:\d+ \(RESULTS_DATABASE_URL\), checked at start/,
+      );
+    },
+    LIMIT_MS + 10_000,
+  );
+});
