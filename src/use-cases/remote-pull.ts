@@ -53,11 +53,17 @@ export interface SourcePull {
    */
   readonly left?: readonly LeftFile[] | undefined;
   /**
-   * Files listed and not taken for a reason that may pass (gone, or other than listed, when asked for),
+   * Files listed and not taken for a reason that may pass (still being written; gone, or other than
+   * listed, when asked for),
    * counted as settling: `pullSettled` names in `left` those its last poll still found so.
    */
   readonly unsettled?: readonly LeftFile[] | undefined;
 }
+
+/** Why a file whose listing changed at every poll of a pass is left: said once the pass waited for it. */
+const STILL_WRITTEN =
+  "it is still being written: its size or time changed from poll to poll, or it was first seen at the " +
+  "last; it is taken once settled";
 
 /** A file of a source whose server copy is to be taken again, whole, as a new batch once it has settled. */
 export interface RemoteRetake {
@@ -94,9 +100,10 @@ export interface PullOptions {
 }
 
 /**
- * For a one-shot pass (`run`): a file first seen now, or found gone or other than listed when asked for,
- * is polled again once SETTLE_MS has passed (twice at most); one the last poll still found so is named.
- * Each source is polled on its own, side by side, `onPulled` told of each as it is done.
+ * One pass of `run`, or one scan of `start`: a file first seen now, still being written, or found gone
+ * or other than listed when asked for, is polled again once SETTLE_MS has passed (twice at most, so the
+ * wait is bounded: 2 × (SETTLE_MS + 100 ms)); one the last poll still found so is named in `left`. Each
+ * source is polled on its own, side by side, `onPulled` told of each as it is done.
  */
 export async function pullSettled(
   deps: RemotePullDeps,
@@ -218,14 +225,25 @@ async function pollOnce(
       if (end === "taken") batches.push(claim.batch);
       else if (end === undefined) failed.add(claim.batch);
       else settling += 1;
+      // One gone from the server's processing/ never comes back where a later poll looks: named now.
       if (typeof end === "object")
-        unsettled.push({ where, shown: shownName(claim.name), why: `left on the server: ${end.left}` });
+        (end.vanished === true ? left : unsettled).push({
+          where,
+          shown: shownName(claim.name),
+          why: `left on the server: ${end.left}`,
+        });
     };
     for (const claim of (await claims.claims()).values()) await take(claim);
     const candidates = options.take ? await listCandidates(deps, session, claims, source) : [];
     for (const c of candidates) {
       if (c.readiness === "refused")
         left.push({ where, shown: shownName(c.entry.listed), why: `left on the server: ${c.why}` });
+      if (c.readiness === "writing")
+        unsettled.push({
+          where,
+          shown: shownName(c.entry.listed),
+          why: `left on the server: ${STILL_WRITTEN}`,
+        });
       if (c.readiness !== "settled") continue;
       await take(
         await claims.begin(c.name, {

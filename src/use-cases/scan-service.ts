@@ -106,14 +106,16 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       }
       if (options.folderUsable !== undefined && !(await options.folderUsable())) return 0;
       const pass = PassWatch.starting(options.passes.deps, "scan");
-      // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
-      const taking = options.remote?.take(undefined, false) ?? Promise.resolve(undefined);
-      taking.catch(() => undefined); // awaited below, after the drop folder
       // The files this scan sees and leaves where they are: named in the log and in its record.
       const left: LeftFile[] = [];
+      // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
+      // Files not settled are polled again and, if still so, named, as `run` does (pullSettled).
+      const onLeft = (file: LeftFile) => left.push(file);
+      const taking = options.remote?.take(undefined, true, undefined, onLeft) ?? Promise.resolve(undefined);
+      taking.catch(() => undefined); // awaited below, after the drop folder
       let passed;
       try {
-        passed = await dropPass({ ...deps, onLeft: (file) => left.push(file) }, options.settleMs, {
+        passed = await dropPass({ ...deps, onLeft }, options.settleMs, {
           unrecorded: options.remote === undefined ? undefined : () => false,
         });
         const pulled = await taking;
