@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { coerceError } from "../errors/relay-error.js";
 import { newBatchId } from "../ingest/drop-folder.js";
 import { HostKeyRefusedError } from "../ingest/sftp/errors/host-key-refused-error.js";
@@ -13,6 +14,7 @@ import { leftFileText, type LeftFile } from "../names/file-name.js";
 import { shownName } from "../names/shown-text.js";
 import type { PulledFile } from "./ingest-claimed.js";
 import { dropClaimsOfRefusedNames, finishClaimAlone, type ClaimDeps } from "./remote-claim.js";
+import { STILL_WRITTEN } from "./remote-take.js";
 import { finishPulledBatches } from "./remote-results.js";
 
 export interface RemotePullDeps extends ClaimDeps {
@@ -58,12 +60,9 @@ export interface SourcePull {
    * counted as settling: `pullSettled` names in `left` those its last poll still found so.
    */
   readonly unsettled?: readonly LeftFile[] | undefined;
+  /** Another pass (of this process or another) held the source: it was not polled now. */
+  readonly busy?: boolean | undefined;
 }
-
-/** Why a file whose listing changed at every poll of a pass is left: said once the pass waited for it. */
-const STILL_WRITTEN =
-  "it is still being written: its size or time changed from poll to poll, or it was first seen at the " +
-  "last; it is taken once settled";
 
 /** A file of a source whose server copy is to be taken again, whole, as a new batch once it has settled. */
 export interface RemoteRetake {
@@ -122,6 +121,8 @@ export async function pullSettled(
       const again = await pullRemoteSources(alone, signal);
       pulls = again.map((p, i) => ({
         ...p,
+        // Polled by another process's pass this round: what this pass last found stands.
+        ...(p.busy === true ? { settling: pulls[i]?.settling, unsettled: pulls[i]?.unsettled } : {}),
         taken: p.taken + (pulls[i]?.taken ?? 0),
         batches: [...(pulls[i]?.batches ?? []), ...p.batches],
         unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
@@ -143,7 +144,7 @@ async function pullSource(
 ): Promise<SourcePull> {
   const claims = new RemoteClaims(deps.redis, deps.prefix, source.name);
   const lease = await claims.lease();
-  if (lease === undefined) return { source: source.name, taken: 0, batches: [], waiting: 0 }; // another process polls it
+  if (lease === undefined) return { source: source.name, taken: 0, batches: [], waiting: 0, busy: true };
   const attempts = deps.attempts ?? 3;
   const state = await claims.state();
   try {
@@ -298,15 +299,7 @@ export async function listCandidates(
 
 /** Waits `ms`, or less when `signal` ends the pass first. */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
+  return sleep(ms, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
 }
 
 function distinct(files: readonly LeftFile[]): LeftFile[] {

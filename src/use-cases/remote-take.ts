@@ -187,6 +187,11 @@ export async function takeFile(
   return { kind: "taken", claim: done, standing };
 }
 
+/** Why a file whose listing changed at every poll of a pass is left: said once the pass waited for it. */
+export const STILL_WRITTEN =
+  "it is still being written: its size or time changed from poll to poll, or it was first seen at the " +
+  "last; it is taken once settled";
+
 /** Why a file moved to the server's processing/ and gone from there since is not taken. */
 const VANISHED =
   "it went away from the server's processing/ after it was moved there to be taken (removed or renamed " +

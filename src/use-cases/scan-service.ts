@@ -38,7 +38,8 @@ export interface ScanServiceOptions {
    */
   readonly loadProfiles?: () => Promise<readonly SourceProfile[]>;
   /**
-   * The SFTP sources (docs/sftp.md): every scan takes their settled files first. Every `remotePollMs`
+   * The SFTP sources (docs/sftp.md): every scan takes their settled files beside the drop folder, and
+   * names those still unsettled after polling them again as `run` does (pullSettled). Every `remotePollMs`
    * they are polled again: with `watch`, a scan; without, only to archive and send back the results of
    * batches reported since (a new file waits for the schedule).
    */

@@ -206,7 +206,7 @@ describe("an SFTP server whose files do not stay where it lists them", () => {
       ["growing.csv", HEADER + row("GROW-1"), { growing: true }],
       ["fine.csv", HEADER + row("FINE-1"), {}],
     ]);
-    const proc = spawnNode("workers/cli.js", ["start", "--schedule", "0 2 * * *"], {
+    const proc = spawnNode("workers/cli.js", ["start", "--watch", "--schedule", "0 2 * * *"], {
       ...env,
       HTTP_ADDR: "127.0.0.1:0",
     });
