@@ -1,6 +1,8 @@
+import { join } from "node:path";
 import { settleListing, type RemoteCandidate } from "../ingest/sftp/remote-settle.js";
 import type { RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { OpenSession } from "../ingest/sftp/session.js";
+import { untaken } from "./remote-take.js";
 
 /** One file of an SFTP source and what a pass would do with it now. */
 export interface CheckedRemoteFile {
@@ -21,7 +23,8 @@ const WHY: Record<RemoteCandidate["readiness"], string> = {
 
 /**
  * `check --source`: connects as a pass would (the host key pinned, the login), lists the folder twice
- * SETTLE_MS apart and says which files a pass would take and why the others are left. Nothing is taken
+ * SETTLE_MS apart, asks for each settled file as a pass does before taking it, and says which files a
+ * pass would take and why the others are left. Nothing is taken
  * and nothing is written, in Redis or on the server; the errors of openSession are thrown as they are.
  */
 export async function checkRemoteSource(
@@ -35,12 +38,19 @@ export async function checkRemoteSource(
     if (source.doneMarker === undefined) await new Promise((r) => setTimeout(r, settleMs));
     const seen = new Map([...first.seen].map(([name, s]) => [name, { ...s, at: s.at - settleMs }]));
     const second = settleListing(source, await session.list(source.path), seen, settleMs, Date.now());
-    return second.candidates.map((c) => ({
-      name: c.entry.listed,
-      size: c.entry.size,
-      take: c.readiness === "settled",
-      why: "why" in c ? c.why : WHY[c.readiness],
-    }));
+    const checked: CheckedRemoteFile[] = [];
+    for (const c of second.candidates) {
+      const file = { name: c.entry.listed, size: c.entry.size };
+      if (c.readiness !== "settled") {
+        checked.push({ ...file, take: false, why: "why" in c ? c.why : WHY[c.readiness] });
+        continue;
+      }
+      // As a pass asks before it takes a file (remote-take.ts): gone, or other than listed, it is left.
+      const now = await session.stat(join(source.path, c.name));
+      const same = now !== undefined && now.size === c.entry.size && now.mtimeMs === c.entry.mtimeMs;
+      checked.push({ ...file, take: same, why: same ? WHY.settled : untaken(c.entry, now) });
+    }
+    return checked;
   } finally {
     await session.close();
   }

@@ -18,7 +18,8 @@ export type { ClaimDeps };
  * `settling`: its server copy changed while it was being taken and is taken once settled; `left`: not
  * taken (changed or gone before it was moved), and why.
  */
-export type ClaimEnd = "taken" | "settling" | { readonly left: string };
+export type ClaimEnd =
+  "taken" | "settling" | { readonly left: string; readonly vanished?: boolean | undefined };
 
 /**
  * Takes one remote file, or finishes taking it after a pass was cut (the claim in Redis says how far it
@@ -41,7 +42,7 @@ export async function finishClaim(
   if (claim.step === "downloading") {
     const taken = await takeFile(deps, session, claims, source, claim, log);
     if (taken.kind === "settling") return "settling";
-    if (taken.kind === "left") return { left: taken.why };
+    if (taken.kind === "left") return { left: taken.why, vanished: taken.vanished };
     claim = taken.claim;
     standing = taken.standing;
   }

@@ -13,7 +13,8 @@ import {
 /** The SFTP sources as a pass sees them: take settled files first, report back at the end. */
 export interface RemotePass {
   /**
-   * Takes every settled file (waiting once for files first seen now when `settle`): the batches whose
+   * Takes every settled file (with `settle`, polling again, a bounded number of times, files not settled
+   * yet, then naming those still unsettled: remote-pull.ts, pullSettled): the batches whose
    * files are in processing/ for the drop pass to open, those taken now and any a cut pass left.
    */
   take(
@@ -21,6 +22,11 @@ export interface RemotePass {
     settle: boolean,
     /** Told of each source's files as soon as that source is done (with `settle`), before the others. */
     onPulled?: (files: ReadonlyMap<string, PulledFile>) => void,
+    /**
+     * Told of every file this take left on a server, at every take (a scan's record names them all;
+     * the log says each at most every LEFT_FILE_REPEAT_MS).
+     */
+    onLeft?: (file: LeftFile) => void,
   ): Promise<ReadonlyMap<string, PulledFile>>;
   /**
    * Finishes claims, archives and uploads results of reported batches; lists nothing new. Returns the
@@ -56,11 +62,12 @@ export function remotePass(
 ): RemotePass {
   const failures = new Map<string, Error>();
   const said = new Map<string, number>();
-  const note = (pulls: readonly SourcePull[]) => {
+  const note = (pulls: readonly SourcePull[], everyTime?: (file: LeftFile) => void) => {
     for (const p of pulls) {
       if (p.error !== undefined) failures.set(p.source, p.error);
       else failures.delete(p.source);
       for (const file of p.left ?? []) {
+        everyTime?.(file);
         const key = leftFileText(file);
         if (Date.now() - (said.get(key) ?? -Infinity) < LEFT_FILE_REPEAT_MS) continue;
         said.set(key, Date.now());
@@ -70,14 +77,14 @@ export function remotePass(
     }
   };
   return {
-    take: async (signal, settle, onPulled) => {
+    take: async (signal, settle, onPulled, onTakeLeft) => {
       const pulls = settle
         ? await pullSettled(deps, signal, (pull) => {
-            note([pull]);
+            note([pull], onTakeLeft);
             onPulled?.(pull.unopened ?? new Map());
           })
         : await pullRemoteSources(deps, signal);
-      if (!settle) note(pulls);
+      if (!settle) note(pulls, onTakeLeft);
       return new Map(pulls.flatMap((p) => [...(p.unopened ?? [])]));
     },
     finish: async (signal) => {

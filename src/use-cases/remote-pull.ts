@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { coerceError } from "../errors/relay-error.js";
 import { newBatchId } from "../ingest/drop-folder.js";
 import { HostKeyRefusedError } from "../ingest/sftp/errors/host-key-refused-error.js";
@@ -13,6 +14,7 @@ import { leftFileText, type LeftFile } from "../names/file-name.js";
 import { shownName } from "../names/shown-text.js";
 import type { PulledFile } from "./ingest-claimed.js";
 import { dropClaimsOfRefusedNames, finishClaimAlone, type ClaimDeps } from "./remote-claim.js";
+import { STILL_WRITTEN } from "./remote-take.js";
 import { finishPulledBatches } from "./remote-results.js";
 
 export interface RemotePullDeps extends ClaimDeps {
@@ -53,10 +55,13 @@ export interface SourcePull {
    */
   readonly left?: readonly LeftFile[] | undefined;
   /**
-   * Files listed and not taken for a reason that may pass (gone, or other than listed, when asked for),
+   * Files listed and not taken for a reason that may pass (still being written; gone, or other than
+   * listed, when asked for),
    * counted as settling: `pullSettled` names in `left` those its last poll still found so.
    */
   readonly unsettled?: readonly LeftFile[] | undefined;
+  /** Another pass (of this process or another) held the source: it was not polled now. */
+  readonly busy?: boolean | undefined;
 }
 
 /** A file of a source whose server copy is to be taken again, whole, as a new batch once it has settled. */
@@ -94,9 +99,10 @@ export interface PullOptions {
 }
 
 /**
- * For a one-shot pass (`run`): a file first seen now, or found gone or other than listed when asked for,
- * is polled again once SETTLE_MS has passed (twice at most); one the last poll still found so is named.
- * Each source is polled on its own, side by side, `onPulled` told of each as it is done.
+ * One pass of `run`, or one scan of `start`: a file first seen now, still being written, or found gone
+ * or other than listed when asked for, is polled again once SETTLE_MS has passed (twice at most, so the
+ * wait is bounded: 2 × (SETTLE_MS + 100 ms)); one the last poll still found so is named in `left`. Each
+ * source is polled on its own, side by side, `onPulled` told of each as it is done.
  */
 export async function pullSettled(
   deps: RemotePullDeps,
@@ -115,6 +121,8 @@ export async function pullSettled(
       const again = await pullRemoteSources(alone, signal);
       pulls = again.map((p, i) => ({
         ...p,
+        // Polled by another process's pass this round: what this pass last found stands.
+        ...(p.busy === true ? { settling: pulls[i]?.settling, unsettled: pulls[i]?.unsettled } : {}),
         taken: p.taken + (pulls[i]?.taken ?? 0),
         batches: [...(pulls[i]?.batches ?? []), ...p.batches],
         unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
@@ -136,7 +144,7 @@ async function pullSource(
 ): Promise<SourcePull> {
   const claims = new RemoteClaims(deps.redis, deps.prefix, source.name);
   const lease = await claims.lease();
-  if (lease === undefined) return { source: source.name, taken: 0, batches: [], waiting: 0 }; // another process polls it
+  if (lease === undefined) return { source: source.name, taken: 0, batches: [], waiting: 0, busy: true };
   const attempts = deps.attempts ?? 3;
   const state = await claims.state();
   try {
@@ -218,14 +226,25 @@ async function pollOnce(
       if (end === "taken") batches.push(claim.batch);
       else if (end === undefined) failed.add(claim.batch);
       else settling += 1;
+      // One gone from the server's processing/ never comes back where a later poll looks: named now.
       if (typeof end === "object")
-        unsettled.push({ where, shown: shownName(claim.name), why: `left on the server: ${end.left}` });
+        (end.vanished === true ? left : unsettled).push({
+          where,
+          shown: shownName(claim.name),
+          why: `left on the server: ${end.left}`,
+        });
     };
     for (const claim of (await claims.claims()).values()) await take(claim);
     const candidates = options.take ? await listCandidates(deps, session, claims, source) : [];
     for (const c of candidates) {
       if (c.readiness === "refused")
         left.push({ where, shown: shownName(c.entry.listed), why: `left on the server: ${c.why}` });
+      if (c.readiness === "writing")
+        unsettled.push({
+          where,
+          shown: shownName(c.entry.listed),
+          why: `left on the server: ${STILL_WRITTEN}`,
+        });
       if (c.readiness !== "settled") continue;
       await take(
         await claims.begin(c.name, {
@@ -280,15 +299,7 @@ export async function listCandidates(
 
 /** Waits `ms`, or less when `signal` ends the pass first. */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
+  return sleep(ms, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
 }
 
 function distinct(files: readonly LeftFile[]): LeftFile[] {

@@ -32,11 +32,13 @@ export interface ClaimDeps {
  *   processing/ (or it is a copy taken again): it is taken once it has settled;
  * - `left`: the file changed or went away before it was moved: nothing of it is kept, the claim is
  *   dropped, and the listing takes it again once it has settled; `why` names it if it never does.
+ *   `vanished`: it went from the server's processing/ after it was moved there, where no listing finds
+ *   it again: named at once.
  */
 export type Take =
   | { readonly kind: "taken"; readonly claim: RemoteClaim; readonly standing?: RemoteStanding | undefined }
   | { readonly kind: "settling" }
-  | { readonly kind: "left"; readonly why: string };
+  | { readonly kind: "left"; readonly why: string; readonly vanished?: boolean | undefined };
 
 /** Where the server's copy of a claimed file is: where it was listed (or taken again from), or processing/. */
 export interface ServerPaths {
@@ -106,12 +108,13 @@ export async function takeFile(
     await rm(part, { force: true });
     if (seen === undefined || (at === listed && start.againOf === undefined)) {
       await claims.abandon(start);
-      const why = untaken(start, seen);
+      const vanished = seen === undefined && at !== listed;
+      const why = vanished ? VANISHED : untaken(start, seen);
       log.info(
         { why },
         "remote file changed or went away before it was taken whole; it is taken once settled",
       );
-      return { kind: "left", why };
+      return { kind: "left", why, vanished };
     }
     return settle(claims, claim, seen, claim !== start);
   };
@@ -184,11 +187,24 @@ export async function takeFile(
   return { kind: "taken", claim: done, standing };
 }
 
+/** Why a file whose listing changed at every poll of a pass is left: said once the pass waited for it. */
+export const STILL_WRITTEN =
+  "it is still being written: its size or time changed from poll to poll, or it was first seen at the " +
+  "last; it is taken once settled";
+
+/** Why a file moved to the server's processing/ and gone from there since is not taken. */
+const VANISHED =
+  "it went away from the server's processing/ after it was moved there to be taken (removed or renamed " +
+  "on the server); nothing of it is kept or sent; ask the server's operator, and drop it again to have it taken";
+
 /**
  * Why a file listed is not taken (as `left`): gone when asked for, or other than its listing said. Said
  * only if the pass's last poll still finds it so (remote-pull.ts, pullSettled).
  */
-function untaken(listed: RemoteClaim, seen: { size: number; mtimeMs: number } | undefined): string {
+export function untaken(
+  listed: { size: number; mtimeMs: number },
+  seen: { size: number; mtimeMs: number } | undefined,
+): string {
   if (seen === undefined)
     return (
       "it was listed, but was gone when asked for (removed or renamed since); named at every pass, ask the " +

@@ -38,7 +38,8 @@ export interface ScanServiceOptions {
    */
   readonly loadProfiles?: () => Promise<readonly SourceProfile[]>;
   /**
-   * The SFTP sources (docs/sftp.md): every scan takes their settled files first. Every `remotePollMs`
+   * The SFTP sources (docs/sftp.md): every scan takes their settled files beside the drop folder, and
+   * names those still unsettled after polling them again as `run` does (pullSettled). Every `remotePollMs`
    * they are polled again: with `watch`, a scan; without, only to archive and send back the results of
    * batches reported since (a new file waits for the schedule).
    */
@@ -106,14 +107,16 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       }
       if (options.folderUsable !== undefined && !(await options.folderUsable())) return 0;
       const pass = PassWatch.starting(options.passes.deps, "scan");
-      // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
-      const taking = options.remote?.take(undefined, false) ?? Promise.resolve(undefined);
-      taking.catch(() => undefined); // awaited below, after the drop folder
       // The files this scan sees and leaves where they are: named in the log and in its record.
       const left: LeftFile[] = [];
+      // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
+      // Files not settled are polled again and, if still so, named, as `run` does (pullSettled).
+      const onLeft = (file: LeftFile) => left.push(file);
+      const taking = options.remote?.take(undefined, true, undefined, onLeft) ?? Promise.resolve(undefined);
+      taking.catch(() => undefined); // awaited below, after the drop folder
       let passed;
       try {
-        passed = await dropPass({ ...deps, onLeft: (file) => left.push(file) }, options.settleMs, {
+        passed = await dropPass({ ...deps, onLeft }, options.settleMs, {
           unrecorded: options.remote === undefined ? undefined : () => false,
         });
         const pulled = await taking;

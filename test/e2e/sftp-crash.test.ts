@@ -74,7 +74,7 @@ describe("invoice-relay run with an SFTP source, killed", () => {
       expect((await s.remote("reports")).filter((n) => n.endsWith(".results.csv"))).toHaveLength(2);
     }, 180_000);
 
-  it("when a file is still being uploaded (its writer pausing between writes), then run leaves it, and a run after the upload ends takes it whole", async () => {
+  it("when a file is still being uploaded (its writer pausing between writes), then run leaves it, named as still being written, with exit 2, and a run after the upload ends takes it whole", async () => {
     const s = await setup();
     const env = { ...s.env, SETTLE_MS: "600" };
     const path = join(s.inbox, "slow.csv");
@@ -90,7 +90,8 @@ describe("invoice-relay run with an SFTP source, killed", () => {
       await new Promise((r) => setTimeout(r, 150));
     }
     const ended = await finish(first);
-    expect(ended.code, ended.output).toBe(0);
+    expect(ended.code, ended.output).toBe(2);
+    expect(ended.output).toMatch(/SFTP source acme: slow\.csv left on the server: it is still being written/);
     expect(s.sim.stats().requests.total).toBe(0);
     expect(await s.remote()).toContain("slow.csv");
 

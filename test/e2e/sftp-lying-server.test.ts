@@ -6,6 +6,8 @@ import { startSimulator } from "../../src/simulator/index.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 import { runCli } from "../support/cli-run.js";
+import { statusJson } from "../cli/ops-support.js";
+import { spawnNode, until } from "../support/processes.js";
 import { startHostileSftpServer, type HostileOptions, type Lies } from "../support/hostile-sftp-server.js";
 
 const API_KEY = "irs_live_e2e_key_0123456789";
@@ -153,6 +155,80 @@ describe("an SFTP server that lies about its files", () => {
     const status = await runCli(["status"], env);
     expect(status.output).toMatch(named("gone.csv"));
     expect(status.output).toMatch(named("redated.csv"));
+  });
+});
+
+describe("an SFTP server whose files do not stay where it lists them", () => {
+  it("when a file vanishes from the server's processing/ once moved there, and another grows at every listing, then run names each with its reason in the output and `status`, sends nothing of them, takes the other file, and exits 2", async () => {
+    const { sim, env } = await world([
+      ["vanish.csv", HEADER + row("VANISH-1"), { goneOnceMoved: true }],
+      ["growing.csv", HEADER + row("GROW-1"), { growing: true }],
+      ["fine.csv", HEADER + row("FINE-1"), {}],
+    ]);
+
+    const { code, output } = await runCli(["run"], env, 60_000);
+
+    expect(code, output).toBe(2);
+    const vanished =
+      /SFTP source acme: vanish\.csv left on the server: it went away from the server's processing\//;
+    const growing = /SFTP source acme: growing\.csv left on the server: it is still being written/;
+    expect(output).toMatch(vanished);
+    expect(output).toMatch(growing);
+    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+    const status = await runCli(["status"], env);
+    expect(status.output).toMatch(vanished);
+    expect(status.output).toMatch(growing);
+  });
+
+  it("when `check --source` meets a file a stat finds gone and one a stat dates otherwise than the listing, then it says each is left, with run's reason, and the other taken", async () => {
+    const listedAt = Math.floor(Date.now() / 1000) - 60;
+    const { sim, env } = await world([
+      ["gone.csv", HEADER + row("GONE-1"), { goneAtStat: true }],
+      ["redated.csv", HEADER + row("REDATED-1"), { statMtime: listedAt + 7 }],
+      ["fine.csv", HEADER + row("FINE-1"), {}],
+    ]);
+
+    const { code, output } = await runCli(["check", "--source", "acme"], env, 60_000);
+
+    expect(code, output).toBe(0);
+    expect(output).toContain("SFTP source acme: 1 file(s) would be taken");
+    expect(output).toMatch(/leave {2}gone\.csv {2}\(\d+ bytes\) it was listed, but was gone when asked for/);
+    expect(output).toMatch(/leave {2}redated\.csv {2}\(\d+ bytes\) its size or modification time changed/);
+    expect(output).toMatch(/take {3}fine\.csv/);
+    expect(sim.stats().effects.total).toBe(0);
+  });
+
+  it("when `start` scans a source listing a file a stat finds gone, one a stat dates otherwise, and one growing at every listing, then its scan names each with its reason in its log and `status`, takes the other file, and ends with exit 2", async () => {
+    const listedAt = Math.floor(Date.now() / 1000) - 60;
+    const { sim, env } = await world([
+      ["gone.csv", HEADER + row("GONE-1"), { goneAtStat: true }],
+      ["redated.csv", HEADER + row("REDATED-1"), { statMtime: listedAt + 7 }],
+      ["growing.csv", HEADER + row("GROW-1"), { growing: true }],
+      ["fine.csv", HEADER + row("FINE-1"), {}],
+    ]);
+    const proc = spawnNode("workers/cli.js", ["start", "--watch", "--schedule", "0 2 * * *"], {
+      ...env,
+      HTTP_ADDR: "127.0.0.1:0",
+    });
+    cleanups.push(async () => {
+      if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
+      await proc.exited;
+    });
+    const scan = async () =>
+      (await statusJson(env)).passes.find((p) => p.kind === "scan" && p.exit_code !== null);
+
+    await until(async () => (await scan()) !== undefined, 45_000, "the scan's end in status");
+
+    const ended = await scan();
+    expect(ended?.exit_code, proc.output()).toBe(2);
+    const why = new Map((ended?.left ?? []).map((f) => [f.file, f.why]));
+    expect(why.get("gone.csv")).toMatch(/^left on the server: it was listed, but was gone when asked for/);
+    expect(why.get("redated.csv")).toMatch(/^left on the server: its size or modification time changed/);
+    expect(why.get("growing.csv")).toMatch(/^left on the server: it is still being written/);
+    expect(proc.output()).toMatch(/SFTP source acme: gone\.csv left on the server: it was listed/);
+    expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
+    proc.child.kill("SIGTERM");
+    expect((await proc.exited).code, proc.output()).toBe(0);
   });
 });
 

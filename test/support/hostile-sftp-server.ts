@@ -1,9 +1,10 @@
 // An SFTP server that lies, for what a real OpenSSH server cannot be made to do: list names holding `/`,
 // NUL, `..` or an absolute path, and serve whatever path a client builds from them; serve a file shorter
 // or longer than listed, or one that never ends, or a byte at a time; list a file a stat then finds
-// gone, or dated otherwise; never answer a stat of a file once it was moved. Built on ssh2's own server
-// side (its `Server` and SFTP stream), over a tree kept in memory; loopback only. `startSilentServer`: a
-// server that takes the connection and never sends its banner.
+// gone, or dated otherwise, or growing at every listing; never answer a stat of a file once it was moved,
+// or lose it once moved. Built on ssh2's own server side (its `Server` and SFTP stream), over a tree kept
+// in memory; loopback only. `startSilentServer`: a server that takes the connection and never sends its
+// banner.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type AddressInfo, type Socket } from "node:net";
@@ -38,6 +39,10 @@ interface Node {
   goneAtStat?: boolean;
   /** The modification time (seconds) a stat or fstat says, other than the listing's. */
   statMtime?: number;
+  /** Each listing shows it a row longer: a file being written for ever. */
+  growing?: boolean;
+  /** Gone from the server the moment the relay moves it (to the server's processing/). */
+  goneOnceMoved?: boolean;
   /** Bytes served of it, by every read; and the furthest byte a read asked for (offset + length). */
   served: number;
   furthest: number;
@@ -61,6 +66,10 @@ export interface Lies {
   readonly goneAtStat?: boolean;
   /** A stat or fstat says this modification time (seconds), the listing the file's own: changed at stat. */
   readonly statMtime?: number;
+  /** Each listing shows it a row longer, with a later time: a file still being written, for ever. */
+  readonly growing?: boolean;
+  /** The relay's move of it (to the server's processing/) succeeds, and the file is gone from then on. */
+  readonly goneOnceMoved?: boolean;
 }
 
 export interface HostileSftpServer {
@@ -172,6 +181,8 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
         ...(lies.stallStatMoved === true ? { stallStatMoved: true } : {}),
         ...(lies.goneAtStat === true ? { goneAtStat: true } : {}),
         ...(lies.statMtime === undefined ? {} : { statMtime: lies.statMtime }),
+        ...(lies.growing === true ? { growing: true } : {}),
+        ...(lies.goneOnceMoved === true ? { goneOnceMoved: true } : {}),
       };
       listed.set(name, node);
       byName.set(name, node);
@@ -306,6 +317,11 @@ function serveSftp(
       fail(reqid, STATUS_CODE.EOF);
       return;
     }
+    for (const [, node] of names)
+      if (node.growing === true) {
+        node.data = Buffer.concat([node.data, Buffer.from(`GROWING-${node.data.length},EUR,DE,eu-10y\n`)]);
+        node.mtime += 1;
+      }
     const answer = names.map(([filename, node]) => ({
       filename,
       longname: `${node.kind === "dir" ? "d" : node.link === true ? "l" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
@@ -424,7 +440,7 @@ function serveSftp(
       return;
     }
     forget(at(from));
-    tree.set(at(to), node);
+    if (node.goneOnceMoved !== true) tree.set(at(to), node);
     sftp.status(reqid, STATUS_CODE.OK);
   });
   sftp.on("REMOVE", (reqid, path) => {
