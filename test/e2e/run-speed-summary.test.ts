@@ -25,7 +25,7 @@ describe("run's word on the night's speed", () => {
     const env = cliEnv({ apiUrl: sim.url, apiKey: API_KEY, name: "speed", dropDir: drop.dir });
     const result = await runCli(["run"], env, 60_000);
     expect(result.code, result.output).toBe(0);
-   
+
     const said = result.output.split("\n").filter((line) => line.startsWith("invoice-relay run: "));
     expect(
       said.filter((line) => line.startsWith("invoice-relay run: speed limit: ")),
