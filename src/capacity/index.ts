@@ -13,8 +13,6 @@
  * - plateau: the accepted rate at the last cut (the least its count allows), the capacity as shown.
  * - cut: refusals that speak of capacity take the rate to β of the plateau, once per round trip.
  * - curve: after a cut, CUBIC's: back up to the plateau within K, then past it ever faster (a probe).
- * - chance: the share refused whatever the rate: refusals that went on below the plateau at the share they
- *   had at the cut, through a cut to half of it; later refusals are judged against it.
  * - hold: every process waits for the least Retry-After asked, when the service refuses everything at a
  *   rate already cut; else a Retry-After is the refused request's own wait (the worker's retry). After a
  *   hold the fleet goes on at the long-run rate the service allowed over the cycle.

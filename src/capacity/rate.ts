@@ -1,16 +1,13 @@
 import { z } from "zod";
 import { LATELY_MS } from "../ledger/send-budget.js";
-import { BETA, beyond, pastChance, short } from "./chance.js";
-
-export { BETA, pastChance } from "./chance.js";
 
 /** The learned rate's policy, pure: every function takes the time (src/capacity/index.ts has the words).
  * Every process computes the same rate from the shared state; only events (cut, hold, resume) write it. */
 
-/** Answers that measure any share to within half of 1 − β (its standard error, at most 1 / (2 √n)). */
-const MEASURED = 1 / (1 - BETA) ** 2;
-/** A cut that tells chance from capacity: to half the plateau (TCP Reno's multiplicative decrease). */
-export const HALF = 0.5;
+/** The share of the service's accepted rate a cut goes to (CUBIC's β, RFC 9438 §4.6). The plateau is a
+ * measurement (what the service accepted), not a guess, so the cut only has to drain the service's queue;
+ * and refusals below 1 − β of the answers cost less than a cut would: they are chance, not capacity. */
+export const BETA = 0.9;
 /** The time from a cut back to the plateau (CUBIC's K); after a hold, the cycle's length: the service
  * showed its long-run rate over that time, so it is probed past no faster. */
 export const RECOVER_MS = 1000;
@@ -30,22 +27,17 @@ export const CAUTIOUS_GROWTH = 1.25;
 /** No ceiling still has one: a rate no HTTP client reaches, so the arithmetic stays finite. */
 const NO_CEILING = 1_000_000;
 
-const [positive, count, share] = [z.number().positive(), z.number().nonnegative(), z.number().min(0).max(1)];
+const [positive, count] = [z.number().positive(), z.number().nonnegative()];
 const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
  * counts at the last event (`at…`) and at the cycle's start (`mark…`: the pass's, or the last hold's end),
- * since when it refuses all, when refusals were last judged, when the rate last went to half the plateau
- * (`halvedAt`: the curve starts there when it equals `at`), the
- * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none), the answers
- * lately at the last cut and the refusals among them (`cutAnswers`, `cutRefused`), and the share the
- * service refuses whatever the rate (`chance`: refusals below the plateau at the share they had at the cut). */
+ * since when it refuses all, and the
+ * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none). */
 type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
   ...(Object.fromEntries(COUNTS.map((name) => [name, count])) as Counted),
   version: z.number().int().nonnegative(),
-  ...{ rate: positive, k: positive, threshold: count.default(0), judgedAt: count.default(0) },
-  halvedAt: count.default(0),
-  ...{ cutAnswers: count.default(0), cutRefused: count.default(0), chance: share.default(0) },
+  ...{ rate: positive, k: positive, threshold: count.default(0) },
 });
 
 /** The learned rate's state, as the budget stores it (JSON). */
@@ -96,8 +88,7 @@ const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.acce
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
   const fresh = { version, rate: clamp(settings.startRate, settings), max: 0, k: RECOVER_MS, threshold: 0 };
-  const judged = { judgedAt: 0, halvedAt: 0, cutAnswers: 0, cutRefused: 0, chance: 0 };
-  return { ...fresh, ...judged, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
 /**
@@ -144,24 +135,9 @@ export function onRefused(
   const refusingSince = accepts > (1 - BETA) * (accepts + refuses) && !dark ? 0 : state.refusingSince || now;
   const hold = dark && retryAfterMs > 0 && Number.isFinite(retryAfterMs);
   // a hold is asked for in so many words: any refusal of a request sent since the last event asks it
-  const judged = Math.max(state.at, state.judgedAt);
-  const chance = Math.max(1 - BETA, state.chance);
-  const past = pastChance(fleet, fleet.refusedPerSec, chance);
-  if ((hold ? wentAt : sentAt) < judged || !(dark || past)) return undefined;
+  if ((hold ? wentAt : sentAt) < state.at || !(dark || pastChance(fleet))) return undefined;
   const current = rateAt(state, now, settings, fleet);
   const version = state.version + 1;
-  // refused below the plateau (what the service was shown to accept), requests sent since the last cut:
-  // a cut of 1 − β did not end them; after a cut to half (deep), at the share they had at the cut (fewer:
-  // the rate's; more: the capacity fell), they are refused whatever the rate: chance, the level refusals
-  // are judged against, and no cut; judged once measured to within half of 1 − β (until then, no cut)
-  const below = state.max > 0 && now - state.at < state.k && !dark && refusedSince > 0;
-  const [deep, n] = [state.halvedAt === state.at, gotSince + refusedSince];
-  const atCut = state.cutRefused / Math.max(1, state.cutAnswers);
-  if (below && deep && !short(refusedSince, n, atCut) && !beyond(refusedSince, n, atCut)) {
-    const share = refusedSince / n;
-    if (n < answersFor(share)) return undefined;
-    return { state: { ...state, version, chance: share, judgedAt: now }, holdMs: 0 };
-  }
   if (hold) {
     const holdMs = Math.min(retryAfterMs, settings.retryAfterCapMs);
     // the cycle ends: what the service accepted since it began, over the time to the hold's end, is the
@@ -191,11 +167,9 @@ export function onRefused(
   // cut (its long-run rate), each the least its count allows: n paced requests in a span
   // show n − 1 per span at least (the first may open it, the last close it), never less than a cut's β n
   const least = (n: number, ms: number) => (Math.max(n - 1, BETA * n) * 1000) / ms;
-  const curved = state.max > 0 && now > state.at;
-  const cycle = curved ? least(fleet.accepted - state.atAccepted, now - state.at) : Infinity;
-  // what it admitted: what it accepted, and the share it refuses whatever the rate
-  const admitted = Math.min(least((fleet.acceptedPerSec * LATELY_MS) / 1000, LATELY_MS), cycle);
-  const accepted = admitted / (1 - Math.min(state.chance, BETA));
+  const since = state.max > 0 && now > state.at;
+  const cycle = since ? least(fleet.accepted - state.atAccepted, now - state.at) : Infinity;
+  const accepted = Math.min(least((fleet.acceptedPerSec * LATELY_MS) / 1000, LATELY_MS), cycle);
   const max = accepted > 0 ? clamp(accepted, settings) : state.max;
   // out of slow start, no higher than the rate it last saw accepted (the quarter second it measured may end
   // with a bucket's burst, drained at twice the rate) nor under half the accepted rate (it sends twice that)
@@ -207,21 +181,28 @@ export function onRefused(
   const threshold = accepted > 0 && (first || now - state.at >= state.k) ? max : state.threshold;
   // back at the plateau no sooner than the fleet hears what the rate does there, FEEDBACKS round trips on
   const k = Math.max(RECOVER_MS, FEEDBACKS * roundTripMs);
-  const answers = ((fleet.refusedPerSec + fleet.acceptedPerSec) * LATELY_MS) / 1000;
-  const told = { cutAnswers: answers, cutRefused: (fleet.refusedPerSec * LATELY_MS) / 1000 };
-  const next = { ...state, version, rate: cut, max, threshold, k, refusingSince, ...told, judgedAt: now };
-  // refused again below the plateau: to half of it at most (TCP's multiplicative decrease), which leaves
-  // room for another fleet on the service, and tells a share refused whatever the rate from the rate's;
-  // the share at the cut stays, the plateau too, within a cut of what it accepts now (a plateau measured
-  // on a burst falls to it), unless that is less than half (the capacity fell: a cut as any other)
-  if (below && accepted >= HALF * state.max) {
-    // back at the plateau no sooner than any share is measured to within half of 1 − β
-    const measured = (1000 * answersFor(HALF)) / (HALF * state.max);
-    const rate = clamp(Math.min(cut, HALF * state.max), settings);
-    const half = { rate, max: Math.min(state.max, max / BETA), k: Math.max(k, measured), halvedAt: now };
-    return { state: { ...next, ...half, ...pick(state), ...eventAt(now, fleet) }, holdMs: 0 };
-  }
+  const next = { ...state, version, rate: cut, max, threshold, k, refusingSince };
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
+}
+
+/**
+ * Whether the refusals lately (all, or `refusedPerSec` of them) are more than chance: a service refusing
+ * a share 1 − β at random (below what a cut costs) would give that many of the answers lately less often
+ * than 1 − β of the time (the binomial tail, summed in logs so that thousands of answers stay finite).
+ * Two refusals out of two speak; one out of one does not; 5 % refused at random never does.
+ */
+export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): boolean {
+  const refused = Math.round((refusedPerSec * LATELY_MS) / 1000);
+  const n = Math.max(refused, Math.round(((fleet.refusedPerSec + fleet.acceptedPerSec) * LATELY_MS) / 1000));
+  if (refused === 0) return false;
+  const p = 1 - BETA;
+  let log = n * Math.log(1 - p);
+  let below = 0;
+  for (let k = 0; k < refused; k++) {
+    below += Math.exp(log);
+    log += Math.log((n - k) / (k + 1)) + Math.log(p / (1 - p));
+  }
+  return 1 - below < p;
 }
 
 /**
@@ -277,10 +258,6 @@ export function phaseAt(state: RateState, now: number, heldUntil: number): RateP
 export function concurrencyFor(ratePerSec: number, slowestMs: number): number {
   return Math.max(1, Math.ceil((ratePerSec * slowestMs) / 1000));
 }
-
-const pick = ({ cutAnswers, cutRefused }: RateState) => ({ cutAnswers, cutRefused });
-/** Answers that measure a share to within half of 1 − β (its variance over n; MEASURED at a half). */
-const answersFor = (share: number) => 4 * share * (1 - share) * MEASURED;
 
 function clamp(value: number, settings: RateSettings): number {
   const ceiling = settings.ceiling > 0 ? settings.ceiling : NO_CEILING;

@@ -17,7 +17,6 @@ import {
   phaseAt,
   rateAt,
   startState,
-  HALF,
   type Fleet,
   type RateSettings,
   type RateState,
@@ -107,72 +106,6 @@ describe("the learned rate, on a fake clock", () => {
     expect(pastChance(fleet(30_000, 3000))).toBe(false);
     expect(pastChance(fleet(30_000, 4000))).toBe(true);
     expect(onRefused(learned(), refusedAt(T + 10), fleet(285, 15), T + 20, SETTINGS)).toBeUndefined();
-  });
-
-  it("when refusals go on below the plateau after a cut, then the rate goes to half the plateau, which stays within a cut of what it accepts, for as long as a share takes to measure", () => {
-    // cut at T: 120/s accepted then, a fifth of the answers lately refused; 0.3 s on, 40 answered since, 8 refused
-    const cut = learned({ at: T, rate: 108, max: 120, cutAnswers: 30, cutRefused: 6, atAccepted: 1000 });
-    const half = onRefused(cut, refusedAt(T + 100), fleet(96, 24, 1032, 8), T + 300, SETTINGS);
-    expect(half?.state).toMatchObject({ rate: 60, at: T + 300, cutAnswers: 30, cutRefused: 6 });
-    // the plateau within a cut of what it accepted lately: 24 in the quarter second, 23 per quarter at least
-    expect(half?.state.max).toBeCloseTo((23 * 4) / BETA);
-    // 100 answers at half the plateau: the time to measure any share to within half of 1 − β
-    expect(half?.state.k).toBeCloseTo((1000 * 100) / 60);
-  });
-
-  it("when refusals after the cut to half keep the share they had at the cut, then that share is chance: no cut, and refusals at it are not judged past chance from then on", () => {
-    const deep = learned({
-      at: T,
-      halvedAt: T,
-      rate: 150,
-      max: 300,
-      k: 700,
-      cutAnswers: 75,
-      cutRefused: 15,
-      atAccepted: 1000,
-    });
-    // 120 answered since, 24 refused (a fifth, as at the cut)
-    const judged = onRefused(deep, refusedAt(T + 100), fleet(120, 30, 1096, 24), T + 500, SETTINGS);
-    expect(judged?.state).toMatchObject({ rate: 150, max: 300, at: T, chance: 0.2, judgedAt: T + 500 });
-    expect(judged?.holdMs).toBe(0);
-    const known = judged?.state ?? deep;
-    // a fifth refused lately is what the service does at random: not past chance, no cut
-    expect(
-      onRefused(known, refusedAt(T + 2000), fleet(240, 60, 3000, 200), T + 2000, SETTINGS),
-    ).toBeUndefined();
-    // at capacity past it, a cut, to β of what it admits (accepted, and the share refused at random)
-    const cut = onRefused(known, refusedAt(T + 2000), fleet(240, 160, 3000, 200), T + 2000, SETTINGS);
-    expect(cut?.state.max).toBeCloseTo((Math.max(59, BETA * 60) * 4) / 0.8);
-    // too few answers yet to measure the share: nothing judged, no cut
-    expect(onRefused(deep, refusedAt(T + 100), fleet(120, 30, 1020, 5), T + 400, SETTINGS)).toBeUndefined();
-  });
-
-  it("when refusals after the cut to half are more than at the cut (the capacity fell) or fewer (the rate's), or the rate never went to half, then it is a cut, never chance", () => {
-    const deep = learned({
-      at: T,
-      halvedAt: T,
-      rate: 150,
-      max: 300,
-      k: 700,
-      cutAnswers: 75,
-      cutRefused: 15,
-      atAccepted: 1000,
-    });
-    const more = onRefused(deep, refusedAt(T + 100), fleet(40, 110, 1040, 110), T + 500, SETTINGS);
-    expect(more?.state.chance).toBe(0);
-    expect(more?.state.max).toBeLessThan(HALF * 300);
-    const fewer = onRefused(deep, refusedAt(T + 100), fleet(140, 60, 1190, 10), T + 500, SETTINGS);
-    expect(fewer?.state.chance).toBe(0);
-    expect(fewer?.state.at).toBe(T + 500);
-    // the same share, but the rate never went to half (a cut out of slow start far below a burst's plateau)
-    const notHalved = onRefused(
-      { ...deep, halvedAt: 0 },
-      refusedAt(T + 100),
-      fleet(120, 30, 1096, 24),
-      T + 500,
-      SETTINGS,
-    );
-    expect(notHalved?.state.chance).toBe(0);
   });
 
   it("when the service refuses everything, then it teaches no plateau: the last one stays, the rate goes to the floor, and the first request it accepts again starts slow start a cut below that plateau, cautious past it", () => {
