@@ -21,7 +21,7 @@
  *   SUBMIT_CONCURRENCY, the operator's ceiling.
  * docs/capacity.md says why each rule is what it is.
  */
-export { SendPacer, type PacerSnapshot, type RateEvent, type SendTicket } from "./pacer.js";
+export { SendPacer, type RateEvent, type SendTicket } from "./pacer.js";
 export { tellPacer, withPacing } from "./paced-submitter.js";
 export {
   MIN_RATE,

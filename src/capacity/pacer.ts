@@ -1,7 +1,7 @@
 import { LATELY_MS, type BudgetCall, type BudgetPort, type BudgetReply } from "../ledger/send-budget.js";
 import { RequestHeldBackError } from "../submit/errors/request-held-back-error.js";
 import * as policy from "./rate.js";
-import type { RatePhase, RateSettings, RateState } from "./rate.js";
+import type { RateSettings, RateState } from "./rate.js";
 
 /**
  * `onHeld`: a request waited this long for its send time (metrics); `onError`: Redis did not answer (told,
@@ -41,15 +41,6 @@ export type RateEvent =
 
 /** A request's send time (this process's clock), the rate it went at, and how long it waited for it. */
 export type SendTicket = Readonly<Record<"sentAt" | "rate" | "heldMs", number>>;
-
-/**
- * The rate as this process sees it: what every process together sent and the service accepted per
- * second lately and refused in all, since when it refuses everything and until when it holds the fleet
- * (epoch ms, 0: not), and whether SUBMIT_CONCURRENCY is below what the rate needs (`capped`).
- */
-type SnapshotNumber = "rate" | "fleetSentPerSec" | "fleetAcceptedPerSec" | "fleetRefused" | "refusingSince";
-export type PacerSnapshot = Readonly<Record<SnapshotNumber | "heldUntil", number>> & PacerSaying;
-type PacerSaying = Readonly<{ phase: RatePhase; capped: boolean }>;
 
 type Waiter = Readonly<{ go: (rate: number) => void; stop: (error: Error) => void }>;
 
@@ -166,18 +157,6 @@ export class SendPacer {
   /** What the learned rate needs in hand for `ms` each (Little's law), within [1, max]. */
   needFor(ms: number, max: number): number {
     return Math.min(policy.concurrencyFor(this.#rate(), ms), max);
-  }
-
-  snapshot(): PacerSnapshot | undefined {
-    const state = this.#state;
-    if (state === undefined) return undefined;
-    const { sentPerSec, acceptedPerSec, refused, hold } = this.#reply;
-    return {
-      rate: this.#rate(),
-      phase: policy.phaseAt(state, this.#clock() + this.#offset, hold),
-      ...{ fleetSentPerSec: sentPerSec, fleetAcceptedPerSec: acceptedPerSec, fleetRefused: refused },
-      ...{ refusingSince: state.refusingSince, heldUntil: hold, capped: this.#capped() },
-    };
   }
 
   #capped(): boolean {

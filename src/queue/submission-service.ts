@@ -39,7 +39,7 @@ export interface SubmissionService {
 export type { AttemptObservation, RetryReason, StatusClass } from "../submit/attempt-labels.js";
 export type { SubmitOutcome } from "../submit/submit-invoice.js";
 export { finalStatusWritten } from "../submit/submit-invoice.js";
-export type { PacerSnapshot, SendPacer } from "../capacity/index.js";
+export type { SendPacer } from "../capacity/index.js";
 
 export interface SubmissionHooks {
   /**

@@ -3,7 +3,7 @@ import { passIntake } from "./pass-intake.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
 import { startSubmission } from "../queue/submission-service.js";
-import { REFUSING_REPORTED_AFTER_MS } from "../queue/send-rate-view.js";
+import { rateSettingsOf, readSendRate } from "../queue/send-rate-view.js";
 import { takeChangedFilesAgain } from "./take-again.js";
 import type { RemoteRetake } from "./remote-pull.js";
 import { passWindow } from "./pass-window.js";
@@ -48,9 +48,10 @@ export async function nightlyPass(
   // Ingest keeps to the window while this process's worker sends; its waits end with the pass.
   const window = passWindow(deps.window, { redis: deps.redis, prefix: config.queuePrefix }, until);
   try {
-    const refusing = (): boolean => {
-      const since = service.pacer?.snapshot()?.refusingSince ?? 0;
-      return since > 0 && Date.now() - since >= REFUSING_REPORTED_AFTER_MS;
+    // Every process's word, as `status` reads it: this one may not have sent for a while.
+    const refusing = async (): Promise<boolean> => {
+      const view = await readSendRate(deps.redis, config.queuePrefix, rateSettingsOf(config));
+      return view?.refusingForCapacity === true;
     };
     const waitOptions = { ...options, until, refusing };
     // Its look-ups of the results of record (PostgreSQL) end with `until` too.

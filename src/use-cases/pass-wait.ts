@@ -29,8 +29,8 @@ export const POLL_MS = 250;
 export type WaitOptions = NightlyPassOptions & {
   /** The pass's one signal (passSignal): its pauses end with it. */
   readonly until: AbortSignal;
-  /** Whether the service has refused every request for capacity long enough to say so. */
-  readonly refusing: () => boolean;
+  /** Whether the service has refused the fleet's every request for capacity long enough to say so. */
+  readonly refusing: () => Promise<boolean>;
 };
 
 /**
@@ -55,7 +55,7 @@ export async function ingestStopped(
     why: "deadline",
     pending: (await unfinishedBatches(deps)).reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
     redisDown: false,
-    refusingForCapacity: options.refusing(),
+    refusingForCapacity: await options.refusing(),
   };
 }
 
@@ -136,7 +136,7 @@ export async function waitForBatches(
         why: interrupted ? "interrupted" : "deadline",
         pending: metas.reduce((n, m) => n + Math.max(0, m.pending ?? 0), 0),
         redisDown: outageSince !== undefined,
-        refusingForCapacity: options.refusing(),
+        refusingForCapacity: outageSince === undefined && (await options.refusing()),
       };
     }
     await pauseWithin(options.pollMs ?? POLL_MS, options.until);

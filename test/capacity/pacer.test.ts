@@ -18,10 +18,11 @@ const SETTINGS: RateSettings = { ceiling: 0, startRate: 100, retryAfterCapMs: 60
 /** The in-memory budget (send-budget.lua's arithmetic), counting its calls and what they booked. */
 function countedBudget(time: VirtualTime, stored?: StoredState) {
   const inner = memoryBudget(time, 1, undefined, stored);
-  const seen = { calls: 0, booked: 0 };
+  const seen = { calls: 0, booked: 0, capped: false };
   const budget: BudgetPort = {
     call: async (call) => {
       seen.calls++;
+      seen.capped = call.capped === true;
       const reply = await inner.call(call);
       seen.booked += reply.booked + (call.owed ?? 0);
       return reply;
@@ -183,16 +184,19 @@ describe("a process's pacer and the fleet's budget", () => {
 
   it("when the rate needs more requests in flight than SUBMIT_CONCURRENCY allows, then the pacer gives the ceiling and says it caps", async () => {
     const time = new VirtualTime(START);
-    const pacer = pacerOn(time, countedBudget(time).budget, { startRate: 1000, ceiling: 1000 });
+    const { budget, seen } = countedBudget(time);
+    const pacer = pacerOn(time, budget, { startRate: 1000, ceiling: 1000 });
     // before any answer, the first flight: TCP's initial window of ten
     expect(pacer.concurrency(1000)).toBe(10);
     expect(pacer.concurrency(4)).toBe(4);
     await send(time, pacer, 20, 1, () => "accepted", 400);
     // 1,000/s × 400 ms: 400 in flight
     expect(pacer.concurrency(1000)).toBe(400);
-    expect(pacer.snapshot()?.capped).toBe(false);
+    expect(seen.capped).toBe(false);
     expect(pacer.concurrency(32)).toBe(32);
-    expect(pacer.snapshot()?.capped).toBe(true);
+    // the fleet hears it with the next call to the budget
+    await send(time, pacer, 1, 1, () => "accepted", 400);
+    expect(seen.capped).toBe(true);
   });
   it("when asked what the rate needs in hand for a time each, then it is rate × time (Little's law), within the ceiling given", async () => {
     const time = new VirtualTime(START);
