@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RETRY_AFTER_FORMS } from "./service-answers.js";
 import { SimulatorOptionsError } from "./simulator-options-error.js";
 
 /**
@@ -45,6 +46,10 @@ export const capacitySchema = z.strictObject({
     .optional(),
   /** How a request over the capacity is refused: 429, or 503 with Retry-After (a service shedding load). */
   refuseWith: z.union([z.literal(429), z.literal(503)]).optional(),
+  /** How a refusal says its wait (service-answers.ts): whole seconds (the default), none, 0, the exact
+   * wait as a decimal, or an HTTP date on a clock `clockSkewMs` off (with a `Date` header on that clock). */
+  retryAfterForm: z.enum(RETRY_AFTER_FORMS).optional(),
+  clockSkewMs: z.number().int("capacity.clockSkewMs must be whole milliseconds").optional(),
 });
 export type Capacity = z.infer<typeof capacitySchema>;
 
