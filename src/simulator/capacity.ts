@@ -34,6 +34,9 @@ export const capacitySchema = z.strictObject({
           .int("capacity.windows[].limit must be a whole number")
           .min(1, "capacity.windows[].limit must be 1 or more"),
         seconds: z.number().positive("capacity.windows[].seconds must be more than 0"),
+        /** Counted from each whole window of the clock (a quota reset on the minute or hour), not over the
+         * last `seconds` (a sliding window, the default). */
+        fixed: z.boolean().optional(),
       }),
     )
     .optional(),
@@ -200,10 +203,13 @@ export class CapacityModel {
     while (this.#log.length > 0 && (this.#log[0] ?? now) <= now - longest) this.#log.shift();
     let wait: number | undefined;
     for (const w of windows) {
-      const from = now - w.seconds * 1000;
-      const inWindow = this.#log.filter((t) => t > from);
+      const ms = w.seconds * 1000;
+      // a fixed window began at the last whole multiple of its length; a sliding one `seconds` ago
+      const from = w.fixed === true ? Math.floor(now / ms) * ms : now - ms;
+      const inWindow = this.#log.filter((t) => (w.fixed === true ? t >= from : t > from));
       if (inWindow.length < w.limit) continue;
-      const frees = (inWindow[inWindow.length - w.limit] ?? now) + w.seconds * 1000 - now;
+      const frees =
+        w.fixed === true ? from + ms - now : (inWindow[inWindow.length - w.limit] ?? now) + ms - now;
       wait = Math.max(wait ?? 0, frees);
     }
     return wait;
