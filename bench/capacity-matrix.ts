@@ -1,4 +1,4 @@
-// npm run bench:capacity [-- --matrix] — nights against a service whose limit the relay is not told:
+// npm run bench:capacity [-- --matrix] (bench/capacity.ts) — nights against a service whose limit the relay is not told:
 // `run` and two `worker` processes against the simulator, each night then again with BullMQ's fixed
 // limiter set to the true figure (the anchor). Without --matrix, one shape (300/s, a third of it for 12 s);
 // with it, every shape of src/dev/fleet-model/matrix.ts. Prints one row per shape (capacity used over the
