@@ -45,7 +45,7 @@ export function retryAfterOf(
   }
 }
 
-/** Answers twenty times as long from `atMs` to `untilMs` into the night (a partner's slow stretch). */
+/** Answers `factor` times as long from `atMs` to `untilMs` into the night (a partner's slow stretch). */
 export interface LatencyJump {
   readonly atMs: number;
   readonly untilMs: number;
