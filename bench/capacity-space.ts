@@ -6,7 +6,7 @@
 // axes (all by default); any other list leaves the unnamed ones at their plain value.
 import fc from "fast-check";
 import { modelNight } from "../src/dev/fleet-model/night.js";
-import { describeService, judge, meetsTargets, nightOf } from "../src/dev/fleet-model/service-space.js";
+import { judge, meetsTargets, nightOf, serviceRow } from "../src/dev/fleet-model/service-space.js";
 import { serviceSpace } from "./service-arbitrary.js";
 
 const arg = (name: string, fallback: number) => {
@@ -31,11 +31,7 @@ for (const [i, spec] of specs.entries()) {
   const night = nightOf(spec, i + 1);
   const judged = judge(spec, night, await modelNight(night));
   const met = meetsTargets(spec, judged);
-  const shares = judged.shares.map((s) => s.toFixed(2)).join("/");
-  log(
-    `${met ? "met " : "MISS"} used ${judged.used.toFixed(2)}  refused/inv ${judged.refusedPerInvoice.toFixed(3)}  ` +
-      `under half ${judged.worstS} s  shares ${shares}  ${judged.seconds} s | ${describeService(spec)}`,
-  );
+  log(serviceRow(spec, judged, met));
   rows.push({ spec, ...judged, met });
 }
 for (const row of rows) log(JSON.stringify(row));

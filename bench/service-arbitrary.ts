@@ -10,9 +10,10 @@ const windows = (capacity: number) =>
     fc.tuple(
       ...lengths.map((seconds) =>
         // a window binding somewhere between a tenth of the bucket and the bucket itself
-        fc.integer({ min: 10, max: 100 }).map((pct) => ({
+        fc.tuple(fc.integer({ min: 10, max: 100 }), fc.boolean()).map(([pct, fixed]) => ({
           seconds,
           limit: Math.max(1, Math.round((capacity * seconds * pct) / 100)),
+          fixed,
         })),
       ),
     ),

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { deriveKey, resolveNamespace } from "../src/invoice/key.js";
 import { normaliseRecord } from "../src/invoice/normalise.js";
 import type { CanonicalInvoice } from "../src/invoice/schema.js";
+import type { SimulatorOptions } from "../src/simulator/index.js";
 import { syntheticInvoice } from "./generate.js";
 
 export interface SimProcess {
@@ -15,9 +16,12 @@ export interface SimProcess {
   stop(): Promise<void>;
 }
 
-/** Starts bench/sim-process.js and waits for the URL it prints. */
-export function startSimProcess(apiKey: string): Promise<SimProcess> {
-  return startChildServer("./sim-process.js", { INVOICE_API_KEY: apiKey });
+/** Starts bench/sim-process.js, serving as `options` say, and waits for the URL it prints. */
+export function startSimProcess(apiKey: string, options: SimulatorOptions = {}): Promise<SimProcess> {
+  return startChildServer("./sim-process.js", {
+    INVOICE_API_KEY: apiKey,
+    SIM_OPTIONS: JSON.stringify(options),
+  });
 }
 
 /** Starts bench/otlp-sink-process.js, an OTLP/HTTP receiver, and waits for the URL it prints. */

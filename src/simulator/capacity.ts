@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RETRY_AFTER_FORMS } from "./service-answers.js";
 import { SimulatorOptionsError } from "./simulator-options-error.js";
 
 /**
@@ -33,6 +34,9 @@ export const capacitySchema = z.strictObject({
           .int("capacity.windows[].limit must be a whole number")
           .min(1, "capacity.windows[].limit must be 1 or more"),
         seconds: z.number().positive("capacity.windows[].seconds must be more than 0"),
+        /** Counted from each whole window of the clock (a quota reset on the minute or hour), not over the
+         * last `seconds` (a sliding window, the default). */
+        fixed: z.boolean().optional(),
       }),
     )
     .optional(),
@@ -45,6 +49,10 @@ export const capacitySchema = z.strictObject({
     .optional(),
   /** How a request over the capacity is refused: 429, or 503 with Retry-After (a service shedding load). */
   refuseWith: z.union([z.literal(429), z.literal(503)]).optional(),
+  /** How a refusal says its wait (service-answers.ts): whole seconds (the default), none, 0, the exact
+   * wait as a decimal, or an HTTP date on a clock `clockSkewMs` off (with a `Date` header on that clock). */
+  retryAfterForm: z.enum(RETRY_AFTER_FORMS).optional(),
+  clockSkewMs: z.number().int("capacity.clockSkewMs must be whole milliseconds").optional(),
 });
 export type Capacity = z.infer<typeof capacitySchema>;
 
@@ -195,10 +203,13 @@ export class CapacityModel {
     while (this.#log.length > 0 && (this.#log[0] ?? now) <= now - longest) this.#log.shift();
     let wait: number | undefined;
     for (const w of windows) {
-      const from = now - w.seconds * 1000;
-      const inWindow = this.#log.filter((t) => t > from);
+      const ms = w.seconds * 1000;
+      // a fixed window began at the last whole multiple of its length; a sliding one `seconds` ago
+      const from = w.fixed === true ? Math.floor(now / ms) * ms : now - ms;
+      const inWindow = this.#log.filter((t) => (w.fixed === true ? t >= from : t > from));
       if (inWindow.length < w.limit) continue;
-      const frees = (inWindow[inWindow.length - w.limit] ?? now) + w.seconds * 1000 - now;
+      const frees =
+        w.fixed === true ? from + ms - now : (inWindow[inWindow.length - w.limit] ?? now) + ms - now;
       wait = Math.max(wait ?? 0, frees);
     }
     return wait;

@@ -9,6 +9,7 @@ import { problems, type Problem } from "./problem.js";
 import { readBody } from "./read-body.js";
 import type { AttemptOutcome } from "./request-log.js";
 import { evaluateRuleset } from "./ruleset.js";
+import { retryAfterOf } from "./service-answers.js";
 import type { SimulatorState } from "./simulator-state.js";
 
 /** Seconds a client is told to wait when its key is still in flight. */
@@ -51,17 +52,23 @@ export async function handleInvoice(
   // The key as the client sent it, echoed unchanged: the spec says the service preserves it.
   const echoedKey = typeof rawKey === "string" ? rawKey : key;
   const reply = new Reply(sim, res, key, bodySha256 ?? "", echoedKey, traceparent);
+  const now = Date.now();
+  const sinceMs = sim.sinceNightStart(now);
   const admission = sim.capacity.admit();
   if (!admission.admitted) {
     // Refused before any work: no fault drawn, no idempotency state touched, answered at once.
-    const retryAfter = String(admission.retryAfterSeconds);
-    const problem = problems.overCapacity(retryAfter, admission.reason, admission.status);
-    reply.problem(problem, "over-capacity", false, {
-      "retry-after": retryAfter,
-    });
+    const limit = sim.capacity.limit;
+    const form = limit?.retryAfterForm ?? "whole";
+    const said = retryAfterOf(form, limit?.clockSkewMs ?? 0, admission, now);
+    const problem = problems.overCapacity(
+      String(admission.retryAfterSeconds),
+      admission.reason,
+      admission.status,
+    );
+    reply.problem(problem, "over-capacity", false, said.headers);
     return;
   }
-  const plan = planAttempt(sim.faults, sim.options.seed, key, sim.store.nextAttempt(key));
+  const plan = planAttempt(sim.faults, sim.options.seed, key, sim.store.nextAttempt(key), sinceMs);
   const { run, cancel } = decide(sim, reply, plan, invoice, bodySha256 ?? "");
   const release = () => {
     sim.capacity.release();
@@ -95,7 +102,9 @@ function decide(
   invoice: CanonicalInvoice,
   bodySha256: string,
 ): Decision {
-  const retryAfter = { "retry-after": String(sim.faults.retryAfterSeconds) };
+  const retryAfter = sim.faults.throttleRetryAfter
+    ? { "retry-after": String(sim.faults.retryAfterSeconds) }
+    : {};
   if (plan.fault === "error") {
     // an outage does not know when it ends: no Retry-After (a 503 with one is load shed, capacity.ts)
     sim.counters.faults.error++;

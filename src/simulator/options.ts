@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { capacitySchema } from "./capacity.js";
+import type { LatencyJump } from "./service-answers.js";
 import { SimulatorOptionsError } from "./simulator-options-error.js";
 
 /**
@@ -26,6 +27,15 @@ const latencySchema = z
   })
   .refine((l) => l.min <= l.max, "latencyMs.min must not exceed latencyMs.max");
 
+const jumpSchema = z.strictObject({
+  atMs: z
+    .number()
+    .int("latencyJump.atMs must be whole milliseconds")
+    .min(0, "latencyJump.atMs must be 0 or more"),
+  untilMs: z.number().int("latencyJump.untilMs must be whole milliseconds").min(0),
+  factor: z.number().positive("latencyJump.factor must be more than 0"),
+});
+
 const faultFields = {
   errorRate: rate("errorRate"),
   throttleRate: rate("throttleRate"),
@@ -36,6 +46,12 @@ const faultFields = {
     .min(0, "retryAfterSeconds must be 0 or more")
     .max(86_400, "retryAfterSeconds must be at most 86400"),
   latencyMs: latencySchema,
+  /** Whether the throttle's 429 says `Retry-After` (false: a bare 429, as some gateways answer). */
+  throttleRetryAfter: z.boolean(),
+  /** One answer in twenty takes ten times as long (a long tail, service-answers.ts). */
+  latencyTail: z.boolean(),
+  /** Answers take `factor` times as long from `atMs` to `untilMs` after the night's first request. */
+  latencyJump: jumpSchema.nullable(),
 };
 
 /** A partial change of faults, as `setFaults` and `POST /__sim/faults` take it. */
@@ -52,6 +68,9 @@ export interface Faults {
   readonly retryAfterSeconds: number;
   /** Uniform delay before answering, drawn from the seeded generator. */
   readonly latencyMs: { readonly min: number; readonly max: number };
+  readonly throttleRetryAfter: boolean;
+  readonly latencyTail: boolean;
+  readonly latencyJump: LatencyJump | null;
 }
 
 export const NO_FAULTS: Faults = {
@@ -60,6 +79,9 @@ export const NO_FAULTS: Faults = {
   lostRate: 0,
   retryAfterSeconds: 1,
   latencyMs: { min: 0, max: 0 },
+  throttleRetryAfter: true,
+  latencyTail: false,
+  latencyJump: null,
 };
 
 const apiKeySchema = z
@@ -83,6 +105,9 @@ export const simulatorOptionsSchema = z.strictObject({
   lostRate: faultFields.lostRate.default(NO_FAULTS.lostRate),
   retryAfterSeconds: faultFields.retryAfterSeconds.default(NO_FAULTS.retryAfterSeconds),
   latencyMs: latencySchema.default(NO_FAULTS.latencyMs),
+  throttleRetryAfter: faultFields.throttleRetryAfter.default(NO_FAULTS.throttleRetryAfter),
+  latencyTail: faultFields.latencyTail.default(NO_FAULTS.latencyTail),
+  latencyJump: faultFields.latencyJump.default(NO_FAULTS.latencyJump),
   /** Largest accepted request body; larger ones are answered 413. */
   maxBodyBytes: z
     .number()
@@ -93,6 +118,15 @@ export const simulatorOptionsSchema = z.strictObject({
   requestLogCapacity: z.number().int().min(1).default(200_000),
   /** The service's capacity (src/simulator/capacity.ts); null: no limit. Changeable at run time. */
   capacity: capacitySchema.nullable().default(null),
+  /** Changes of the capacity at `atMs` after the night's first request (a drop, a rise, a restart). */
+  capacityChanges: z
+    .array(
+      z.strictObject({
+        atMs: z.number().int().min(0, "capacityChanges[].atMs must be 0 or more"),
+        patch: capacitySchema.partial(),
+      }),
+    )
+    .default([]),
 });
 
 export type SimulatorOptions = z.input<typeof simulatorOptionsSchema>;
@@ -114,7 +148,17 @@ export function validateApiKey(key: unknown): string {
 
 export function faultsOf(options: ResolvedOptions): Faults {
   const { errorRate, throttleRate, lostRate, retryAfterSeconds, latencyMs } = options;
-  return { errorRate, throttleRate, lostRate, retryAfterSeconds, latencyMs };
+  const { throttleRetryAfter, latencyTail, latencyJump } = options;
+  return {
+    errorRate,
+    throttleRate,
+    lostRate,
+    retryAfterSeconds,
+    latencyMs,
+    throttleRetryAfter,
+    latencyTail,
+    latencyJump,
+  };
 }
 
 /** Applies a partial change; the rates are one draw, so together they must not exceed 1. */
@@ -128,6 +172,9 @@ export function applyFaultsPatch(current: Faults, patch: unknown): Faults {
     lostRate: p.lostRate ?? current.lostRate,
     retryAfterSeconds: p.retryAfterSeconds ?? current.retryAfterSeconds,
     latencyMs: p.latencyMs ?? current.latencyMs,
+    throttleRetryAfter: p.throttleRetryAfter ?? current.throttleRetryAfter,
+    latencyTail: p.latencyTail ?? current.latencyTail,
+    latencyJump: p.latencyJump === undefined ? current.latencyJump : p.latencyJump,
   });
 }
 

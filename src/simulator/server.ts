@@ -97,6 +97,7 @@ export async function startSimulator(
     events: sim.events,
     close: () => {
       closing ??= new Promise<void>((resolve) => {
+        sim.endNight();
         sim.pending.cancelAll();
         server.close(() => {
           resolve();

@@ -31,6 +31,9 @@ export class SimulatorState {
   readonly capacity: CapacityModel;
   faults: Faults;
   #apiKey: Buffer;
+  /** When the night's first invoice request passed the rules; its capacity changes are timed from then. */
+  #nightStartedAt: number | undefined;
+  #changes: NodeJS.Timeout[] = [];
 
   constructor(readonly options: ResolvedOptions) {
     this.log = new RequestLog(options.requestLogCapacity);
@@ -41,6 +44,24 @@ export class SimulatorState {
 
   setCapacity(patch: unknown): Capacity | null {
     return this.capacity.set(patch);
+  }
+
+  /** Ms since the night's first request, starting the night (and its capacity changes) on the first call. */
+  sinceNightStart(now: number): number {
+    if (this.#nightStartedAt === undefined) {
+      this.#nightStartedAt = now;
+      this.#changes = this.options.capacityChanges.map((change) =>
+        setTimeout(() => this.capacity.set(change.patch), change.atMs).unref(),
+      );
+    }
+    return now - this.#nightStartedAt;
+  }
+
+  /** The capacity changes not yet applied are dropped; the next request starts a night again. */
+  endNight(): void {
+    this.#changes.forEach(clearTimeout);
+    this.#changes = [];
+    this.#nightStartedAt = undefined;
   }
 
   setFaults(patch: unknown): Faults {
@@ -81,6 +102,7 @@ export class SimulatorState {
 
   /** Back to the state right after start: nothing recorded, the start faults and API key. */
   reset(): void {
+    this.endNight();
     this.pending.cancelAll();
     this.store.clear();
     this.ledger.clear();

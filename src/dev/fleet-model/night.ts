@@ -1,5 +1,11 @@
 import { CapacityModel, type Capacity, type CapacityPatch } from "../../simulator/capacity.js";
 import { mulberry32 } from "../../simulator/prng.js";
+import {
+  latencyFactor,
+  retryAfterOf,
+  type LatencyJump,
+  type RetryAfterForm,
+} from "../../simulator/service-answers.js";
 import { SendPacer, tellPacer, type RateSettings } from "../../capacity/index.js";
 import { memoryBudget, type BudgetTrace } from "./memory-budget.js";
 import type { BudgetPort } from "../../ledger/send-budget.js";
@@ -27,12 +33,12 @@ export interface NightOptions {
   readonly random429Bare?: boolean;
   /** How a refusal for capacity says its wait: whole seconds at least 1 (the simulator's, by default),
    * none, 0, the exact wait as a decimal, or an HTTP date on the service's clock, `clockSkewMs` off. */
-  readonly retryAfter?: "whole" | "none" | "zero" | "decimal" | "date";
+  readonly retryAfter?: RetryAfterForm;
   readonly clockSkewMs?: number;
   /** One answer in twenty takes ten times as long (a long tail). */
   readonly latencyTail?: boolean;
   /** Answers take `factor` times as long from `atMs` to `untilMs` after the first request. */
-  readonly latencyJump?: { readonly atMs: number; readonly untilMs: number; readonly factor: number };
+  readonly latencyJump?: LatencyJump;
   /** Deployments sharing the service, each with its own budget (its own QUEUE_PREFIX); 1 if absent. */
   readonly deployments?: number;
   /** A share of admitted requests answered 503 without Retry-After besides, and sent again a second later
@@ -186,17 +192,16 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
         tellPacer(pacer, ticket, answer(429, bare ? {} : { "retry-after": "1" }), time.now);
         again(1000);
       } else {
-        const said = retryAfterHeaders(options, admitted, time.now);
+        const form = options.retryAfter ?? "whole";
+        const said = retryAfterOf(form, options.clockSkewMs ?? 0, admitted, time.now);
         tellPacer(pacer, ticket, answer(admitted.status, said.headers), time.now);
         again(said.waitMs);
       }
     } else {
-      const jump = options.latencyJump;
-      const since = time.now - startedAt;
-      const slower = jump !== undefined && since >= jump.atMs && since < jump.untilMs ? jump.factor : 1;
-      const tail = options.latencyTail === true && draw() < 0.05 ? 10 : 1;
+      const shape = { tail: options.latencyTail === true, jump: options.latencyJump ?? null };
+      const factor = latencyFactor(shape, time.now - startedAt, draw);
       const drawn = latency.min + (latency.max - latency.min) * draw();
-      await time.sleep(drawn * slower * tail + admitted.extraLatencyMs);
+      await time.sleep(drawn * factor + admitted.extraLatencyMs);
       capacity.release();
       inFlight[i] = (inFlight[i] ?? 0) - 1;
       // drawn only when asked for, so that a seed's night without errors is the one it always was
@@ -246,39 +251,6 @@ export async function modelNight(options: NightOptions): Promise<NightOutcome> {
     acceptedBy,
     states,
   };
-}
-
-/** HTTP dates have whole seconds: a date asks at least the wait, rounded up to the service's next second. */
-const httpDate = (ms: number) => new Date(Math.ceil(ms / 1000) * 1000).toUTCString();
-
-/**
- * A refusal's Retry-After as the service says it (NightOptions.retryAfter), and when the worker sends the
- * request again: after what was said, or a second when nothing was (the retry table's backoff, roughly).
- */
-function retryAfterHeaders(
-  options: NightOptions,
-  refused: Readonly<{ retryAfterSeconds: number; waitMs: number }>,
-  now: number,
-): { headers: Record<string, string>; waitMs: number } {
-  const whole = refused.retryAfterSeconds * 1000;
-  switch (options.retryAfter ?? "whole") {
-    case "none":
-      return { headers: {}, waitMs: 1000 };
-    case "zero":
-      return { headers: { "retry-after": "0" }, waitMs: 0 };
-    case "decimal":
-      return { headers: { "retry-after": (refused.waitMs / 1000).toFixed(3) }, waitMs: refused.waitMs };
-    case "date": {
-      const served = now + (options.clockSkewMs ?? 0);
-      const headers = {
-        "retry-after": httpDate(served + refused.waitMs),
-        date: new Date(served).toUTCString(),
-      };
-      return { headers, waitMs: Math.ceil((served + refused.waitMs) / 1000) * 1000 - served };
-    }
-    case "whole":
-      return { headers: { "retry-after": String(whole / 1000) }, waitMs: whole };
-  }
 }
 
 function budgetOf(budgets: readonly BudgetPort[], deployment: number): BudgetPort {

@@ -15,8 +15,8 @@ export interface ServiceSpec {
   readonly retryAfter: "whole" | "none" | "zero" | "decimal" | "date" | "fixed";
   readonly fixedSeconds: number;
   readonly clockSkewMs: number;
-  /** Quota windows besides the bucket: limit per window of `seconds`. */
-  readonly windows: readonly { readonly limit: number; readonly seconds: number }[];
+  /** Quota windows besides the bucket: limit per window of `seconds`, fixed to the clock or sliding. */
+  readonly windows: readonly { readonly limit: number; readonly seconds: number; readonly fixed: boolean }[];
   readonly latency: "constant" | "uniform" | "long-tail";
   readonly latencyMs: number;
   /** Answers twenty times as long for a stretch of the night. */
@@ -123,7 +123,17 @@ export interface Judged {
 /** The first seconds are the probe from the start rate; a quota's first window is its burst. */
 const START_S = 5;
 
-export function judge(spec: ServiceSpec, night: NightOptions, outcome: NightOutcome): Judged {
+/** What the judge reads of a night: the model's outcome, or one measured on the simulator. */
+export type JudgedNight = Pick<
+  NightOutcome,
+  "startedAt" | "endedAt" | "routed" | "refused" | "perSecond" | "backlog" | "acceptedBy"
+>;
+
+export function judge(
+  spec: ServiceSpec,
+  night: Pick<NightOptions, "invoices">,
+  outcome: JudgedNight,
+): Judged {
   const first = Math.floor(outcome.startedAt / 1000);
   const admitted: number[] = [];
   for (const s of outcome.perSecond) if (s.second >= first) admitted[s.second - first] = s.admitted;
@@ -151,12 +161,21 @@ export function judge(spec: ServiceSpec, night: NightOptions, outcome: NightOutc
   };
 }
 
+/** A service's row: whether it met the targets, the figures judged, and the service in a few words. */
+export function serviceRow(spec: ServiceSpec, judged: Judged, met: boolean): string {
+  const shares = judged.shares.map((s) => s.toFixed(2)).join("/");
+  return (
+    `${met ? "met " : "MISS"} used ${judged.used.toFixed(2)}  refused/inv ${judged.refusedPerInvoice.toFixed(3)}  ` +
+    `under half ${judged.worstS} s  shares ${shares}  ${judged.seconds} s | ${describeService(spec)}`
+  );
+}
+
 /** One line for a service: its axes in a few words. */
 export function describeService(spec: ServiceSpec): string {
   const parts = [`${spec.capacity}/s burst ${spec.burst}`, `${spec.refuseWith}`, `RA ${spec.retryAfter}`];
   if (spec.retryAfter === "fixed") parts.push(`${spec.fixedSeconds}s`);
   if (spec.retryAfter === "date") parts.push(`skew ${spec.clockSkewMs}ms`);
-  for (const w of spec.windows) parts.push(`${w.limit}/${w.seconds}s`);
+  for (const w of spec.windows) parts.push(`${w.limit}/${w.seconds}s${w.fixed ? " fixed" : ""}`);
   parts.push(`${spec.latency} ${spec.latencyMs}ms${spec.latencyJump ? " ×20" : ""}`);
   if (spec.randomRefused > 0)
     parts.push(`${Math.round(spec.randomRefused * 100)}% random${spec.randomBare ? " bare" : ""}`);
