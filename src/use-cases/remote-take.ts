@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { claimedContent } from "../ingest/claimed-content.js";
 import { claimedName, type DropFolder } from "../ingest/drop-folder.js";
 import { syncToDisk } from "../ingest/local-files.js";
+import { onFileSystem } from "../ingest/file-system-waits.js";
+import { shownName } from "../names/shown-text.js";
 import type { RemoteStanding } from "../ingest/sftp/remote-content.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
@@ -180,7 +182,11 @@ export async function takeFile(
     settlingSince: undefined,
   };
   await claims.update(checked);
-  await rename(part, local);
+  await onFileSystem(
+    `the download of ${shownName(start.name)}, renamed into processing/`,
+    session.signal,
+    () => rename(part, local),
+  );
   await syncToDisk(deps.folder.processing);
   const done = { ...checked, step: "downloaded" as const };
   await claims.update(done);
