@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { coerceError } from "../errors/relay-error.js";
 import { newBatchId } from "../ingest/drop-folder.js";
 import { HostKeyRefusedError } from "../ingest/sftp/errors/host-key-refused-error.js";
@@ -14,7 +13,8 @@ import { leftFileText, type LeftFile } from "../names/file-name.js";
 import { shownName } from "../names/shown-text.js";
 import type { PulledFile } from "./ingest-claimed.js";
 import { dropClaimsOfRefusedNames, finishClaimAlone, type ClaimDeps } from "./remote-claim.js";
-import { STILL_WRITTEN } from "./remote-take.js";
+import { unsettledWhy } from "./remote-take.js";
+import { pauseWithin } from "../lifecycle/pass-signal.js";
 import { finishPulledBatches } from "./remote-results.js";
 
 export interface RemotePullDeps extends ClaimDeps {
@@ -117,7 +117,7 @@ export async function pullSettled(
       round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
       round++
     ) {
-      await pause(deps.settleMs + 100, signal);
+      await pauseWithin(deps.settleMs + 100, signal);
       const again = await pullRemoteSources(alone, signal);
       pulls = again.map((p, i) => ({
         ...p,
@@ -170,7 +170,7 @@ async function pullSource(
           });
           return { source: source.name, taken: 0, batches: [], waiting: state.waiting, error };
         }
-        await pause((deps.backoffMs ?? 1000) * 2 ** (attempt - 1), signal);
+        await pauseWithin((deps.backoffMs ?? 1000) * 2 ** (attempt - 1), signal);
       }
     }
   } finally {
@@ -239,11 +239,12 @@ async function pollOnce(
     for (const c of candidates) {
       if (c.readiness === "refused")
         left.push({ where, shown: shownName(c.entry.listed), why: `left on the server: ${c.why}` });
-      if (c.readiness === "writing")
+      // Polled again within the pass's bounded wait (pullSettled), then named if still so.
+      if (c.readiness === "writing" || c.readiness === "unmarked")
         unsettled.push({
           where,
           shown: shownName(c.entry.listed),
-          why: `left on the server: ${STILL_WRITTEN}`,
+          why: `left on the server: ${unsettledWhy(c, source)}`,
         });
       if (c.readiness !== "settled") continue;
       await take(
@@ -257,8 +258,8 @@ async function pollOnce(
       );
     }
     const taken = batches.length;
-    settling += candidates.filter((c) => c.readiness === "writing").length;
-    const waiting = settling + candidates.filter((c) => c.readiness === "unmarked").length;
+    settling += candidates.filter((c) => c.readiness === "writing" || c.readiness === "unmarked").length;
+    const waiting = settling;
     const reported = await finishPulledBatches(deps, session, claims, source);
     // A copy failing for itself this pass is named in `left`, not waited for as settling.
     const again = [...(await claims.claims()).values()]
@@ -295,11 +296,6 @@ export async function listCandidates(
   const listing = settleListing(source, entries, await claims.seen(), deps.settleMs, now);
   await claims.saw(listing.seen);
   return listing.candidates;
-}
-
-/** Waits `ms`, or less when `signal` ends the pass first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return sleep(ms, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
 }
 
 function distinct(files: readonly LeftFile[]): LeftFile[] {
