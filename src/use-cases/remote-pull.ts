@@ -9,7 +9,7 @@ import type { RedisClient } from "../ledger/redis-client.js";
 import { RemoteClaims, type RemoteClaim, type RemoteSourceState } from "../ledger/remote-claims.js";
 import { HostKeyRevokedError } from "../ingest/sftp/errors/host-key-revoked-error.js";
 import { ledgerNow } from "../ledger/clock.js";
-import { leftFileText, type LeftFile } from "../names/file-name.js";
+import { distinctLeft as distinct, type LeftFile } from "../names/file-name.js";
 import { shownName } from "../names/shown-text.js";
 import type { PulledFile } from "./ingest-claimed.js";
 import { dropClaimsOfRefusedNames, finishClaimAlone, type ClaimDeps } from "./remote-claim.js";
@@ -43,9 +43,9 @@ export interface SourcePull {
   readonly unopened?: ReadonlyMap<string, PulledFile> | undefined;
   /** Files whose server copy grew or changed after it was taken, waiting to settle to be taken again. */
   readonly again?: readonly RemoteRetake[] | undefined;
-  /** Files seen but not settled yet (or waiting for their done-marker). */
+  /** Files seen but not settled yet (or waiting for their done-marker): polled again by `pullSettled`. */
   readonly waiting: number;
-  /** Of those, the files changed since the last poll or first seen now: polled again by `pullSettled`. */
+  /** Of those, the files changed since the last poll or first seen now. */
   readonly settling?: number | undefined;
   /** Set when the source could not be polled this pass (the others went on). */
   readonly error?: Error | undefined;
@@ -99,8 +99,8 @@ export interface PullOptions {
 }
 
 /**
- * One pass of `run`, or one scan of `start`: a file first seen now, still being written, or found gone
- * or other than listed when asked for, is polled again once SETTLE_MS has passed (twice at most, so the
+ * One pass of `run`, or one scan of `start`: a file first seen now, still being written, without its
+ * done-marker, or found gone or other than listed when asked for, is polled again once SETTLE_MS has passed (twice at most, so the
  * wait is bounded: 2 × (SETTLE_MS + 100 ms)); one the last poll still found so is named in `left`. Each
  * source is polled on its own, side by side, `onPulled` told of each as it is done.
  */
@@ -114,7 +114,7 @@ export async function pullSettled(
     let pulls = await pullRemoteSources(alone, signal);
     for (
       let round = 0;
-      round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
+      round < 2 && pulls.some((p) => (p.waiting ?? 0) > 0) && signal?.aborted !== true;
       round++
     ) {
       await pauseWithin(deps.settleMs + 100, signal);
@@ -122,7 +122,13 @@ export async function pullSettled(
       pulls = again.map((p, i) => ({
         ...p,
         // Polled by another process's pass this round: what this pass last found stands.
-        ...(p.busy === true ? { settling: pulls[i]?.settling, unsettled: pulls[i]?.unsettled } : {}),
+        ...(p.busy === true
+          ? {
+              settling: pulls[i]?.settling,
+              waiting: pulls[i]?.waiting ?? p.waiting,
+              unsettled: pulls[i]?.unsettled,
+            }
+          : {}),
         taken: p.taken + (pulls[i]?.taken ?? 0),
         batches: [...(pulls[i]?.batches ?? []), ...p.batches],
         unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
@@ -258,8 +264,8 @@ async function pollOnce(
       );
     }
     const taken = batches.length;
-    settling += candidates.filter((c) => c.readiness === "writing" || c.readiness === "unmarked").length;
-    const waiting = settling;
+    settling += candidates.filter((c) => c.readiness === "writing").length;
+    const waiting = settling + candidates.filter((c) => c.readiness === "unmarked").length;
     const reported = await finishPulledBatches(deps, session, claims, source);
     // A copy failing for itself this pass is named in `left`, not waited for as settling.
     const again = [...(await claims.claims()).values()]
@@ -296,8 +302,4 @@ export async function listCandidates(
   const listing = settleListing(source, entries, await claims.seen(), deps.settleMs, now);
   await claims.saw(listing.seen);
   return listing.candidates;
-}
-
-function distinct(files: readonly LeftFile[]): LeftFile[] {
-  return [...new Map(files.map((f) => [leftFileText(f), f])).values()];
 }
