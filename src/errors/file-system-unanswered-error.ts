@@ -1,6 +1,6 @@
 import { RelayError } from "./relay-error.js";
 
-/** A file-system call of a pass did not return before the pass's deadline or a signal to stop. */
+/** A file-system call of a pass was still under way at the pass's deadline or a signal to stop. */
 export class FileSystemUnansweredError extends RelayError {
   readonly code = "FILE_SYSTEM_UNANSWERED";
 
@@ -9,8 +9,9 @@ export class FileSystemUnansweredError extends RelayError {
     endedBy: string,
   ) {
     super(
-      `${what} did not answer before ${endedBy}: the file system holding it does not answer (a hung share?); ` +
-        "the file stays where it is and the next run takes it up. Check the mount, then run again",
+      `${what} was still under way at ${endedBy}: the file system holding it does not answer (a hung ` +
+        "share?), or it needed longer than was left. The file stays where it is and the next run takes it " +
+        "up; if it happens again, check the mount",
     );
   }
 }

@@ -14,23 +14,25 @@ export function onFileSystem<T>(
   what: string,
   signal: AbortSignal | undefined,
   call: () => Promise<T>,
+  ended: (signal: AbortSignal) => Error = (s) => new FileSystemUnansweredError(what, endedBy(s)),
 ): Promise<T> {
-  const asked = waitingFor(what, call, true);
-  return withinSignal(asked, signal, (s) => new FileSystemUnansweredError(what, endedBy(s)));
+  return withinSignal(waitingFor(what, call, true), signal, ended);
 }
 
 /**
  * The chunks of a file read as a stream, each on the pass's signal (onFileSystem): progress is bytes
- * delivered, so a read that never returns ends at the deadline, whatever came before it.
+ * delivered, so a read that never returns ends at the deadline, whatever came before it, with `ended`
+ * (a read cut so is as an ingest stopped between two chunks: the file stays claimed).
  */
 export async function* readWithin<T>(
   what: string,
   signal: AbortSignal | undefined,
   chunks: AsyncIterable<T>,
+  ended: () => Error,
 ): AsyncGenerator<T> {
   const reader = chunks[Symbol.asyncIterator]();
   for (;;) {
-    const step = await onFileSystem(what, signal, () => reader.next());
+    const step = await onFileSystem(what, signal, () => reader.next(), ended);
     if (step.done === true) return;
     yield step.value;
   }

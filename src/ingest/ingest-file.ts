@@ -190,7 +190,7 @@ export async function ingestFile(
   };
 
   try {
-    // Each read of the claimed file is on the pass's signal: a hung share ends it at the deadline, named.
+    // Each read of the claimed file is on the pass's signal: a hung share ends it at the deadline.
     const reads = readInvoiceFileBatches(file.path, {
       namespace: deps.namespace,
       displayName: file.name,
@@ -203,6 +203,8 @@ export async function ingestFile(
       `the drop folder's file ${shownName(file.name)}, read`,
       deps.signal,
       reads,
+      // As between two chunks: the file stays claimed, and the next pass resumes it.
+      () => new IngestInterruptedError(file.name),
     )) {
       for (const item of batch) {
         if (item.kind === "file-error") {

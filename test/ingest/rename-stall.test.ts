@@ -50,7 +50,7 @@ describe("a rename the file system does not answer", () => {
     const claimed = claim(folder, name("night.csv"), undefined, AbortSignal.timeout(DEADLINE_MS));
 
     await expect(claimed).rejects.toBeInstanceOf(FileSystemUnansweredError);
-    await expect(claimed).rejects.toThrow(/night\.csv, renamed to be claimed did not answer/);
+    await expect(claimed).rejects.toThrow(/night\.csv, renamed to be claimed was still under way at/);
     for (const pipe of pipes.splice(0)) releasePipe(pipe);
     rmSync(root, { recursive: true, force: true });
   });
@@ -66,7 +66,7 @@ describe("a rename the file system does not answer", () => {
 
     const moved = moveClaimed(folder, file, "archive", AbortSignal.timeout(DEADLINE_MS));
 
-    await expect(moved).rejects.toThrow(/night\.csv, moved to archive\/ did not answer/);
+    await expect(moved).rejects.toThrow(/night\.csv, moved to archive\/ was still under way at/);
     for (const pipe of pipes.splice(0)) releasePipe(pipe);
     rmSync(root, { recursive: true, force: true });
   });
