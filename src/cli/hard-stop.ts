@@ -1,6 +1,6 @@
 import { PASS_RECORD_WAIT_MS } from "../use-cases/pass-watch.js";
 import { unansweredCommands, type RedisClient } from "../ledger/redis-client.js";
-import { openWaits } from "../lifecycle/waits.js";
+import { openWaits, threadsHeld } from "../lifecycle/waits.js";
 import { ALERT_DRAIN_MS } from "./alerts.js";
 
 /**
@@ -30,12 +30,38 @@ export function hardStopAfter(
       `${why}; ${waits.length === 0 ? "something it waits for does not answer" : `what it waits for does not answer: ${waits.join("; ")}`}. ` +
         "Exiting 1: what was left is taken by the next run with the same keys\n",
     );
-    process.exit(1);
+    endProcess(1);
   }, ms);
   timer.unref();
   return () => {
     clearTimeout(timer);
   };
+}
+
+/**
+ * Ends the process now with `code`. A file-system call a pass left unanswered (a hung share) holds one of
+ * Node's threads, and exit() waits for it without end (libuv joins its threads at exit): with any, the
+ * process ends itself with SIGKILL instead (exit status 137), once what it waits for is said.
+ */
+export function endProcess(code: number): void {
+  if (threadsHeld().length > 0) process.kill(process.pid, "SIGKILL");
+  process.exit(code);
+}
+
+/**
+ * The end of a command: with file-system calls still unanswered (threadsHeld), which would keep the
+ * process alive for ever, they are named on `out` and the process ends (endProcess); otherwise it ends
+ * by itself, with `code`.
+ */
+export function endCommand(code: number, out: NodeJS.WritableStream): void {
+  process.exitCode = code;
+  const held = threadsHeld();
+  if (held.length === 0) return;
+  out.write(
+    `invoice-relay: the file system does not answer: ${held.join("; ")}. Exiting without waiting for it ` +
+      `(exit ${code === 0 ? 1 : code}, ended by SIGKILL: status 137)\n`,
+  );
+  endProcess(code === 0 ? 1 : code);
 }
 
 /** What the process waits for now: Redis (`target`) with commands unanswered, and the open waits. */

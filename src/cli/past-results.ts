@@ -9,10 +9,12 @@ import { RedisRecordRestorer } from "../ledger/restore-records.js";
 import type { Logger } from "../log/logger.js";
 import { DatabaseUnreachableError } from "../records/errors/database-unreachable-error.js";
 import { pastResults } from "../records/past-results.js";
-import { createPool, isConnectionFailure, openPool, unreachable, type Pool } from "../records/pool.js";
+import { createPool, isConnectionFailure, unreachable, type Pool } from "../records/pool.js";
 import { SchemaOutdatedError } from "../records/errors/schema-outdated-error.js";
 import { checkSchema } from "../records/schema-version.js";
 import { waitingFor } from "../lifecycle/waits.js";
+import { withinSignal } from "../lifecycle/within-signal.js";
+import { endedBy } from "../lifecycle/pass-signal.js";
 
 export interface OpenedPastResults {
   /**
@@ -28,28 +30,38 @@ export interface OpenedPastResults {
  * a pool (a connection per ingest chunk under way), checked to reach a migrated schema before any file
  * is claimed. PostgreSQL not answering does not stop the process: it is warned of, submission goes on,
  * and each look-up waits for it (past-results.ts in src/ingest), checking the schema first once it
- * answers. A schema not migrated, a refused login or a wrong database still stop the command here.
+ * answers. A schema not migrated, a refused login or a wrong database still stop the command here, and so
+ * does a PostgreSQL still silent when `until` ends (run's deadline): named, by the deadline.
  */
-export async function openPastResults(config: Config, logger: Logger): Promise<OpenedPastResults> {
+export async function openPastResults(
+  config: Config,
+  logger: Logger,
+  until?: AbortSignal,
+): Promise<OpenedPastResults> {
   const url = config.resultsDatabaseUrl;
   if (url === undefined) return { beyondRetention: () => undefined, close: () => Promise.resolve() };
   const where = safeUrl(url, DATABASE_URL_SETTING);
   const host = databaseHost(url);
   const options = { max: INGEST_CHUNKS_IN_FLIGHT, applicationName: "invoice-relay-ingest" };
-  let pool: Pool;
+  const pool: Pool = createPool(url, options);
   let down = false;
   // Named while it lasts: a PostgreSQL that takes the connection and never answers is what a hard stop names.
   const checking = `PostgreSQL at ${host} (RESULTS_DATABASE_URL), checked at start`;
+  const silent = (signal: AbortSignal) =>
+    new DatabaseUnreachableError(where, `it did not answer before ${endedBy(signal)}`);
   try {
-    pool = await waitingFor(checking, () => openPool(url, options));
+    await waitingFor(checking, () => answers(pool, url, until, silent));
   } catch (error) {
-    if (!(error instanceof DatabaseUnreachableError && isConnectionFailure(error.cause))) throw error;
+    if (
+      until?.aborted === true ||
+      !(error instanceof DatabaseUnreachableError && isConnectionFailure(error.cause))
+    )
+      throw error;
     logger.warn(
       { database: host, reason: coerceError(error.cause).message },
       `PostgreSQL at ${host} (RESULTS_DATABASE_URL) does not answer: invoices already queued are sent, ` +
         "and new files wait for it to be checked against the results of record",
     );
-    pool = createPool(url, options);
     down = true;
   }
   // Checked once it answers; a failed check (PostgreSQL gone again) is made again by the next look-up.
@@ -64,10 +76,12 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
     return schema;
   };
   if (!down)
-    await waitingFor(checking, schemaChecked).catch(async (error: unknown) => {
-      await pool.end();
-      throw error;
-    });
+    await waitingFor(checking, () => withinSignal(schemaChecked(), until, silent)).catch(
+      async (error: unknown) => {
+        if (until?.aborted !== true) await pool.end();
+        throw error;
+      },
+    );
   return {
     beyondRetention: (redis, prefix, until) => ({
       results: {
@@ -82,4 +96,26 @@ export async function openPastResults(config: Config, logger: Logger): Promise<O
     }),
     close: () => pool.end(),
   };
+}
+
+/**
+ * Whether PostgreSQL answers a query, within `until`: a connection left without an answer is closed
+ * (pg's Client.end() destroys the socket of a query under way), so nothing keeps the process alive.
+ */
+async function answers(
+  pool: Pool,
+  url: string,
+  until: AbortSignal | undefined,
+  silent: (signal: AbortSignal) => Error,
+): Promise<void> {
+  const client = await withinSignal(pool.connect(), until, silent).catch((error: unknown) => {
+    throw until?.aborted === true ? error : unreachable(url, error);
+  });
+  try {
+    await withinSignal(client.query("SELECT 1"), until, silent);
+    client.release();
+  } catch (error) {
+    client.release(true);
+    throw until?.aborted === true ? error : unreachable(url, error);
+  }
 }

@@ -13,7 +13,7 @@ import { createLogger, type Logger } from "../log/logger.js";
 import { webhookSecrets } from "../ops/notify/webhook-url.js";
 import { coerceError } from "../errors/relay-error.js";
 import { withScope, type Scope } from "../lifecycle/scope.js";
-import { CLOSING_BOUND_MS, hardStopAfter } from "./hard-stop.js";
+import { CLOSING_BOUND_MS, endProcess, hardStopAfter } from "./hard-stop.js";
 import { openWaits } from "../lifecycle/waits.js";
 import type { WindowSettings } from "../ingest/ingest-window.js";
 
@@ -155,7 +155,7 @@ export function shutdownOnSignals(logger: Logger, scope: Scope, graceMs: number)
   scope.onSignals(["SIGTERM", "SIGINT"], (signal) => {
     if (controller.signal.aborted) {
       logger.warn({ signal }, "second signal: exiting now");
-      process.exit(1);
+      endProcess(1);
     }
     logger.info({ signal }, "stopping: no new work; finishing requests in flight");
     controller.abort(signal);

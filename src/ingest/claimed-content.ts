@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { lstat, open, stat, type FileHandle } from "node:fs/promises";
 import { FileChangedError, type ClaimedContent } from "./errors/file-changed-error.js";
-import { waitingFor } from "../lifecycle/waits.js";
+import { onFileSystem } from "./file-system-waits.js";
 import { shownName } from "../names/shown-text.js";
 
 export type { ClaimedContent } from "./errors/file-changed-error.js";
@@ -22,17 +22,16 @@ export async function claimedContent(path: string): Promise<ClaimedContent> {
  * The same, with the bytes themselves when they fit in one read (a file of one invoice): ingest reads
  * them from memory, exactly the bytes measured, instead of opening the file twice more.
  */
-export async function claimedBytes(path: string): Promise<ClaimedBytes> {
-  return reading(path, async () => measureOpen(await open(path, "r")));
+export async function claimedBytes(path: string, signal?: AbortSignal): Promise<ClaimedBytes> {
+  return reading(path, signal, async () => measureOpen(await open(path, "r")));
 }
 
 /**
- * A read of a claimed file, named among the open waits while it lasts: a file system that never answers
- * (a hung share) is what the hard stop names, not a guess. Node cannot abandon a read its file system
- * holds, so it is named rather than cut.
+ * A read of a claimed file, on the pass's signal: a file system that never answers (a hung share) ends
+ * it at the deadline, named (onFileSystem), not a guess.
  */
-function reading<T>(path: string, run: () => Promise<T>): Promise<T> {
-  return waitingFor(`the drop folder's file ${shownName(path)}, read to measure its claim`, run);
+function reading<T>(path: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+  return onFileSystem(`the drop folder's file ${shownName(path)}, read to measure its claim`, signal, run);
 }
 
 /** What claimedBytes answers. */
@@ -46,11 +45,14 @@ export interface ClaimedBytes {
  * not even to measure it. Opened with O_NOFOLLOW where there is one: no lstat before, and no moment
  * between a look and the open in which the file could become a link.
  */
-export async function claimedBytesUnlessLink(path: string): Promise<ClaimedBytes | undefined> {
+export async function claimedBytesUnlessLink(
+  path: string,
+  signal?: AbortSignal,
+): Promise<ClaimedBytes | undefined> {
   if (constants.O_NOFOLLOW === undefined)
-    return (await lstat(path)).isSymbolicLink() ? undefined : claimedBytes(path);
+    return (await lstat(path)).isSymbolicLink() ? undefined : claimedBytes(path, signal);
   try {
-    return await reading(path, async () =>
+    return await reading(path, signal, async () =>
       measureOpen(await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)),
     );
   } catch (error) {

@@ -3,6 +3,8 @@ import { join, resolve } from "node:path";
 import { BATCH_ID_PATTERN, newBatchId } from "../ledger/batch-id.js";
 import { fileName, type FileName } from "../names/file-name.js";
 import { formatOf } from "./read-invoice-file.js";
+import { onFileSystem } from "./file-system-waits.js";
+import { shownName } from "../names/shown-text.js";
 import type { ReportEncoding } from "./profiles/source-profile.js";
 
 /** The drop folder and the sub-folders invoice-relay manages inside it. */
@@ -124,16 +126,20 @@ export function parseClaimedName(claimed: string): { batchId: string; name: File
 
 /**
  * Claims a drop file by renaming it into processing/ (atomic within one file system). Two processes
- * racing for the same file: one rename wins, the other gets ENOENT and returns undefined.
+ * racing for the same file: one rename wins, the other gets ENOENT and returns undefined. The rename is
+ * on the pass's `signal` (onFileSystem).
  */
 export async function claim(
   folder: DropFolder,
   name: FileName,
   batchId = newBatchId(),
+  signal?: AbortSignal,
 ): Promise<ClaimedFile | undefined> {
   const target = join(folder.processing, claimedName(batchId, name));
   try {
-    await rename(join(folder.root, name), target);
+    await onFileSystem(`the drop folder's file ${shownName(name)}, renamed to be claimed`, signal, () =>
+      rename(join(folder.root, name), target),
+    );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
@@ -158,17 +164,23 @@ export async function claimedFiles(folder: DropFolder): Promise<ClaimedFile[]> {
   return out;
 }
 
-/** Moves a claimed file to archive/ or rejected/, keeping its claimed name; returns the new path. */
+/**
+ * Moves a claimed file to archive/ or rejected/, keeping its claimed name; returns the new path. The
+ * rename is on the pass's `signal` (onFileSystem).
+ */
 export async function moveClaimed(
   folder: DropFolder,
   file: ClaimedFile,
   to: "archive" | "rejected",
+  signal?: AbortSignal,
 ): Promise<string> {
   const target = join(
     to === "archive" ? folder.archive : folder.rejected,
     claimedName(file.batchId, file.name),
   );
   if (file.path === target) return target;
-  await rename(file.path, target);
+  await onFileSystem(`the drop folder's file ${shownName(file.name)}, moved to ${to}/`, signal, () =>
+    rename(file.path, target),
+  );
   return target;
 }

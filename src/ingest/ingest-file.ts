@@ -9,6 +9,8 @@ import type { Ledger } from "../ledger/ledger.js";
 import type { RowDecision, RowRef } from "../ledger/statuses.js";
 import type { ClaimedFile } from "./drop-folder.js";
 import { findFileError, readInvoiceFileBatches } from "./read-invoice-file.js";
+import { readWithin } from "./file-system-waits.js";
+import { shownName } from "../names/shown-text.js";
 import type { FileFormat } from "./read-invoice-file.js";
 import type { SourceProfile } from "./profiles/source-profile.js";
 import { IngestInterruptedError } from "./errors/ingest-interrupted-error.js";
@@ -188,14 +190,22 @@ export async function ingestFile(
   };
 
   try {
-    for await (const batch of readInvoiceFileBatches(file.path, {
+    // Each read of the claimed file is on the pass's signal: a hung share ends it at the deadline.
+    const reads = readInvoiceFileBatches(file.path, {
       namespace: deps.namespace,
       displayName: file.name,
       format,
       length: file.size,
       bytes,
       profile,
-    })) {
+    });
+    for await (const batch of readWithin(
+      `the drop folder's file ${shownName(file.name)}, read`,
+      deps.signal,
+      reads,
+      // As between two chunks: the file stays claimed, and the next pass resumes it.
+      () => new IngestInterruptedError(file.name),
+    )) {
       for (const item of batch) {
         if (item.kind === "file-error") {
           await chunks.settle();

@@ -7,6 +7,7 @@ import type { RowRef } from "../ledger/statuses.js";
 import { PastResultsUnavailableError } from "./errors/past-results-unavailable-error.js";
 import { pastVersionsToRestore } from "./past-versions.js";
 import { endedBy } from "../lifecycle/pass-signal.js";
+import { withinSignal } from "../lifecycle/within-signal.js";
 import { waitingFor } from "../lifecycle/waits.js";
 
 /**
@@ -92,7 +93,9 @@ async function lookUpPatiently(
   for (let tries = 0; ; tries++) {
     if (signal?.aborted === true) throw unavailable(file, failed ?? notAnswered(host, signal));
     try {
-      const found = await waitingFor(what, () => endedWith(results.lookUp(asked), signal, host));
+      const found = await waitingFor(what, () =>
+        withinSignal(results.lookUp(asked), signal, (s) => notAnswered(host, s)),
+      );
       if (tries > 0) logger.info({ file, database: host }, "PostgreSQL answers again: the ingest goes on");
       return found;
     } catch (error) {
@@ -117,26 +120,4 @@ function unavailable(file: string, error: unknown): PastResultsUnavailableError 
 /** Why a look-up the pass's signal ended had no answer: PostgreSQL did not answer, by what end. */
 function notAnswered(host: string, signal: AbortSignal): Error {
   return new Error(`PostgreSQL at ${host} did not answer before ${endedBy(signal)}`);
-}
-
-/**
- * The look-up, or its end by the signal, whichever is first: a PostgreSQL that took the connection and
- * never answers does not hold the pass past its deadline (the query is left to the pool, closed at exit).
- */
-async function endedWith<T>(asked: Promise<T>, signal: AbortSignal | undefined, host: string): Promise<T> {
-  if (signal === undefined) return asked;
-  asked.catch(() => undefined); // when the signal wins, the query's own end comes after
-  let onAbort = (): void => undefined;
-  const ended = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      reject(notAnswered(host, signal));
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([asked, ended]);
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
 }

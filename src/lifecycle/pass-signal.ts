@@ -23,8 +23,8 @@ export function passSignal(stop: AbortSignal, deadline: number | undefined): Abo
 }
 
 /** Waits `ms`, or less when the pass's signal ends first: a pause between two looks of a pass. */
-export async function pauseWithin(ms: number, signal: AbortSignal): Promise<void> {
-  await sleep(ms, undefined, { signal }).catch(() => undefined);
+export async function pauseWithin(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  await sleep(ms, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
 }
 
 /** The reason a pass's signal is aborted with at its deadline. */

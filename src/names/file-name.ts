@@ -119,3 +119,8 @@ export interface LeftFile {
 export function leftFileText(file: LeftFile): string {
   return `${file.where}: ${file.shown} ${file.why}`;
 }
+
+/** Each file left named once, however many polls of a pass named it. */
+export function distinctLeft(files: readonly LeftFile[]): LeftFile[] {
+  return [...new Map(files.map((f) => [leftFileText(f), f])).values()];
+}

@@ -44,7 +44,12 @@ async function checkIfThere(
  * Redis and of files, each a short wait.
  */
 export async function finalizeCompleteBatches(
-  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger; readonly redis: RedisClient },
+  deps: BatchRowsDeps & {
+    readonly folder: DropFolder;
+    readonly logger: Logger;
+    readonly redis: RedisClient;
+    readonly signal?: AbortSignal | undefined;
+  },
 ): Promise<WrittenReport[]> {
   const written = await mapInFlight(await deps.batches.complete(), async (id) => {
     // One process writes a given report at a time; the others skip it this round.
@@ -60,7 +65,12 @@ export async function finalizeCompleteBatches(
 }
 
 async function finalizeBatch(
-  deps: BatchRowsDeps & { readonly folder: DropFolder; readonly logger: Logger },
+  deps: BatchRowsDeps & {
+    readonly folder: DropFolder;
+    readonly logger: Logger;
+    /** The pass's one signal: the archive's rename ends with it. */
+    readonly signal?: AbortSignal | undefined;
+  },
   id: string,
 ): Promise<WrittenReport | undefined> {
   const read = await deps.batches.getForReport(id);
@@ -98,7 +108,7 @@ async function finalizeBatch(
     outbox: read.outbox,
   });
   const archived = path.startsWith(deps.folder.processing)
-    ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive")
+    ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive", deps.signal)
     : path;
   await deps.batches.markReported(id, {
     report_csv: report.csvPath,

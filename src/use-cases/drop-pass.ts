@@ -66,7 +66,7 @@ async function takeDropFiles(
   const claimAll = async (ready: readonly DropCandidate[]): Promise<void> => {
     for (const candidate of ready) {
       if (deps.signal?.aborted === true || window.failed) break; // stopping: claim nothing more
-      const file = await claim(deps.folder, candidate.name);
+      const file = await claim(deps.folder, candidate.name, undefined, deps.signal);
       if (file === undefined) continue; // another process claimed it first
       deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");
       const turn = order.next();

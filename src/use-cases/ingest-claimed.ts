@@ -126,7 +126,7 @@ async function ingestInTurn(
   fresh: boolean,
 ): Promise<PassResult> {
   // A file just claimed is measured through a handle that refuses a link, with no lstat before it.
-  const fromClaim = fresh ? await claimedBytesUnlessLink(file.path) : undefined;
+  const fromClaim = fresh ? await claimedBytesUnlessLink(file.path, deps.signal) : undefined;
   const link = fresh ? fromClaim === undefined : (await lstat(file.path)).isSymbolicLink();
   const known = fresh ? undefined : await deps.batches.get(file.batchId);
   const read =
@@ -134,7 +134,7 @@ async function ingestInTurn(
       ? { content: { size: known.size, sha256: known.sha256 } }
       : link
         ? { content: EMPTY_CONTENT } // a link is never followed, not even to measure it
-        : (fromClaim ?? (await claimedBytes(file.path)));
+        : (fromClaim ?? (await claimedBytes(file.path, deps.signal)));
   const measured = read.content;
   // A resumed batch keeps the profile it was first read with, whatever SOURCES_FILE says now.
   const profile = known === undefined ? profileFor(deps.profiles, file.name) : profileOfBatch(known);
@@ -207,7 +207,7 @@ async function ingestInTurn(
 
 async function rejectFile(deps: DropPassDeps, file: ClaimedFile, error: UnreadableFileError): Promise<void> {
   deps.logger.error({ batch: file.batchId, file: file.name, err: error.message }, "file rejected as a whole");
-  const path = await moveClaimed(deps.folder, file, "rejected");
+  const path = await moveClaimed(deps.folder, file, "rejected", deps.signal);
   await deps.batches.update(file.batchId, {
     state: "rejected",
     file_error: error.message,

@@ -2,6 +2,7 @@ import { resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { passIntake } from "./pass-intake.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
+import { FileSystemUnansweredError } from "../errors/file-system-unanswered-error.js";
 import { startSubmission } from "../queue/submission-service.js";
 import { rateSettingsOf, readSendRate } from "../queue/send-rate-view.js";
 import { takeChangedFilesAgain } from "./take-again.js";
@@ -66,7 +67,8 @@ export async function nightlyPass(
       passed = await passIntake(passDeps, deps.remote, until, config.settleMs, waitUntil);
     } catch (error) {
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
-      if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };
+      if (error instanceof PastResultsUnavailableError || error instanceof FileSystemUnansweredError)
+        return { kind: "failed", error };
       throw error;
     }
     const targets = new Set(passed.map((p) => p.file.batchId));

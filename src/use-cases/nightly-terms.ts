@@ -5,6 +5,7 @@ import type { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.
 import type { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import type { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
 import type { ReportWriteError } from "../results/errors/report-write-error.js";
+import type { FileSystemUnansweredError } from "../errors/file-system-unanswered-error.js";
 
 import type { SubmitConfig } from "../config/load.js";
 import type { SubmissionHooks } from "../queue/submission-service.js";
@@ -73,7 +74,8 @@ export interface PassProgress {
  * - `api-key-refused`: the service refused the API key; submission is paused, nothing was marked failed;
  * - `stopped`: interrupted or past the deadline, with invoices not final yet (they stay queued);
  * - `failed`: ingest interrupted or the results of record unreachable, a batch Redis lost whose file
- *   is gone, or a report the file system refused (the error says what to do).
+ *   is gone, a report the file system refused, or a file-system call not answered by the deadline (the
+ *   error says what to do).
  */
 export type NightlyOutcome =
   | { readonly kind: "nothing-to-do" }
@@ -98,5 +100,6 @@ export type NightlyOutcome =
         | BatchFileGoneError
         | IngestInterruptedError
         | PastResultsUnavailableError
-        | ReportWriteError;
+        | ReportWriteError
+        | FileSystemUnansweredError;
     };

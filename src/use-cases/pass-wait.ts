@@ -5,6 +5,7 @@ import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { BatchFileGoneError } from "../ingest/errors/batch-file-gone-error.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
+import { FileSystemUnansweredError } from "../errors/file-system-unanswered-error.js";
 import { claimedHere, isFinished, PassUpkeep } from "./pass-upkeep.js";
 import { pauseWithin } from "../lifecycle/pass-signal.js";
 import { ReportWriteError } from "../results/errors/report-write-error.js";
@@ -108,7 +109,8 @@ export async function waitForBatches(
       if (
         error instanceof BatchLostError ||
         error instanceof BatchFileGoneError ||
-        error instanceof PastResultsUnavailableError
+        error instanceof PastResultsUnavailableError ||
+        error instanceof FileSystemUnansweredError
       )
         return { kind: "failed", error };
       if (error instanceof ReportWriteError) {

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { coerceError } from "../errors/relay-error.js";
 import { newBatchId } from "../ingest/drop-folder.js";
 import { HostKeyRefusedError } from "../ingest/sftp/errors/host-key-refused-error.js";
@@ -10,11 +9,12 @@ import type { RedisClient } from "../ledger/redis-client.js";
 import { RemoteClaims, type RemoteClaim, type RemoteSourceState } from "../ledger/remote-claims.js";
 import { HostKeyRevokedError } from "../ingest/sftp/errors/host-key-revoked-error.js";
 import { ledgerNow } from "../ledger/clock.js";
-import { leftFileText, type LeftFile } from "../names/file-name.js";
+import { distinctLeft as distinct, type LeftFile } from "../names/file-name.js";
 import { shownName } from "../names/shown-text.js";
 import type { PulledFile } from "./ingest-claimed.js";
 import { dropClaimsOfRefusedNames, finishClaimAlone, type ClaimDeps } from "./remote-claim.js";
-import { STILL_WRITTEN } from "./remote-take.js";
+import { unsettledWhy } from "./remote-take.js";
+import { pauseWithin } from "../lifecycle/pass-signal.js";
 import { finishPulledBatches } from "./remote-results.js";
 
 export interface RemotePullDeps extends ClaimDeps {
@@ -43,9 +43,9 @@ export interface SourcePull {
   readonly unopened?: ReadonlyMap<string, PulledFile> | undefined;
   /** Files whose server copy grew or changed after it was taken, waiting to settle to be taken again. */
   readonly again?: readonly RemoteRetake[] | undefined;
-  /** Files seen but not settled yet (or waiting for their done-marker). */
+  /** Files seen but not settled yet (or waiting for their done-marker): polled again by `pullSettled`. */
   readonly waiting: number;
-  /** Of those, the files changed since the last poll or first seen now: polled again by `pullSettled`. */
+  /** Of those, the files changed since the last poll or first seen now. */
   readonly settling?: number | undefined;
   /** Set when the source could not be polled this pass (the others went on). */
   readonly error?: Error | undefined;
@@ -99,8 +99,8 @@ export interface PullOptions {
 }
 
 /**
- * One pass of `run`, or one scan of `start`: a file first seen now, still being written, or found gone
- * or other than listed when asked for, is polled again once SETTLE_MS has passed (twice at most, so the
+ * One pass of `run`, or one scan of `start`: a file first seen now, still being written, without its
+ * done-marker, or found gone or other than listed when asked for, is polled again once SETTLE_MS has passed (twice at most, so the
  * wait is bounded: 2 × (SETTLE_MS + 100 ms)); one the last poll still found so is named in `left`. Each
  * source is polled on its own, side by side, `onPulled` told of each as it is done.
  */
@@ -114,15 +114,21 @@ export async function pullSettled(
     let pulls = await pullRemoteSources(alone, signal);
     for (
       let round = 0;
-      round < 2 && pulls.some((p) => (p.settling ?? 0) > 0) && signal?.aborted !== true;
+      round < 2 && pulls.some((p) => (p.waiting ?? 0) > 0) && signal?.aborted !== true;
       round++
     ) {
-      await pause(deps.settleMs + 100, signal);
+      await pauseWithin(deps.settleMs + 100, signal);
       const again = await pullRemoteSources(alone, signal);
       pulls = again.map((p, i) => ({
         ...p,
         // Polled by another process's pass this round: what this pass last found stands.
-        ...(p.busy === true ? { settling: pulls[i]?.settling, unsettled: pulls[i]?.unsettled } : {}),
+        ...(p.busy === true
+          ? {
+              settling: pulls[i]?.settling,
+              waiting: pulls[i]?.waiting ?? p.waiting,
+              unsettled: pulls[i]?.unsettled,
+            }
+          : {}),
         taken: p.taken + (pulls[i]?.taken ?? 0),
         batches: [...(pulls[i]?.batches ?? []), ...p.batches],
         unopened: new Map([...(pulls[i]?.unopened ?? []), ...(p.unopened ?? [])]),
@@ -170,7 +176,7 @@ async function pullSource(
           });
           return { source: source.name, taken: 0, batches: [], waiting: state.waiting, error };
         }
-        await pause((deps.backoffMs ?? 1000) * 2 ** (attempt - 1), signal);
+        await pauseWithin((deps.backoffMs ?? 1000) * 2 ** (attempt - 1), signal);
       }
     }
   } finally {
@@ -239,11 +245,12 @@ async function pollOnce(
     for (const c of candidates) {
       if (c.readiness === "refused")
         left.push({ where, shown: shownName(c.entry.listed), why: `left on the server: ${c.why}` });
-      if (c.readiness === "writing")
+      // Polled again within the pass's bounded wait (pullSettled), then named if still so.
+      if (c.readiness === "writing" || c.readiness === "unmarked")
         unsettled.push({
           where,
           shown: shownName(c.entry.listed),
-          why: `left on the server: ${STILL_WRITTEN}`,
+          why: `left on the server: ${unsettledWhy(c, source)}`,
         });
       if (c.readiness !== "settled") continue;
       await take(
@@ -295,13 +302,4 @@ export async function listCandidates(
   const listing = settleListing(source, entries, await claims.seen(), deps.settleMs, now);
   await claims.saw(listing.seen);
   return listing.candidates;
-}
-
-/** Waits `ms`, or less when `signal` ends the pass first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return sleep(ms, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
-}
-
-function distinct(files: readonly LeftFile[]): LeftFile[] {
-  return [...new Map(files.map((f) => [leftFileText(f), f])).values()];
 }

@@ -3,7 +3,10 @@ import { join } from "node:path";
 import { claimedContent } from "../ingest/claimed-content.js";
 import { claimedName, type DropFolder } from "../ingest/drop-folder.js";
 import { syncToDisk } from "../ingest/local-files.js";
+import { onFileSystem } from "../ingest/file-system-waits.js";
+import { shownName } from "../names/shown-text.js";
 import type { RemoteStanding } from "../ingest/sftp/remote-content.js";
+import type { RemoteCandidate } from "../ingest/sftp/remote-settle.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
 import { RemoteFileUnstableError } from "../ingest/sftp/errors/remote-file-unstable-error.js";
@@ -180,7 +183,11 @@ export async function takeFile(
     settlingSince: undefined,
   };
   await claims.update(checked);
-  await rename(part, local);
+  await onFileSystem(
+    `the download of ${shownName(start.name)}, renamed into processing/`,
+    session.signal,
+    () => rename(part, local),
+  );
   await syncToDisk(deps.folder.processing);
   const done = { ...checked, step: "downloaded" as const };
   await claims.update(done);
@@ -191,6 +198,14 @@ export async function takeFile(
 export const STILL_WRITTEN =
   "it is still being written: its size or time changed from poll to poll, or it was first seen at the " +
   "last; it is taken once settled";
+
+/** Why a listed file polled through the pass's wait is left: still being written, or without its done-marker. */
+export function unsettledWhy(candidate: RemoteCandidate, source: RemoteSource): string {
+  return candidate.readiness === "unmarked"
+    ? `it waits for its done-marker ${candidate.entry.listed}${source.doneMarker ?? ""} (missing, or older than ` +
+        "the file); it is taken once that is there"
+    : STILL_WRITTEN;
+}
 
 /** Why a file moved to the server's processing/ and gone from there since is not taken. */
 const VANISHED =

@@ -51,7 +51,7 @@ export interface ScanServiceOptions {
    */
   readonly folderUsable?: () => Promise<boolean>;
   /**
-   * Each scan that takes files (and each scheduled one) is recorded as a pass, ended once its batches
+   * Each scan that takes files or names files left (and each scheduled one) is recorded as a pass, ended once its batches
    * are finished with the exit code `run` would have given them (src/use-cases/pass-watch.ts).
    */
   readonly passes: {
@@ -133,9 +133,10 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       }
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
-      // A scan that took nothing is no pass, unless it was the schedule's: a night with no files shows,
-      // and leaves the last-pass gauges alone (Passes.lastOutcome).
-      if (passed.length > 0 || scanData.parse(job.data).reason === "schedule") {
+      // A scan that took nothing is no pass, unless it was the schedule's or it named files left where
+      // they are (status and the console show them, as run's): recorded, it leaves the last-pass gauges
+      // alone (Passes.lastOutcome).
+      if (passed.length > 0 || left.length > 0 || scanData.parse(job.data).reason === "schedule") {
         pass.noteLeft(left);
         await pass.open(passed.map((p) => p.file.batchId));
       }

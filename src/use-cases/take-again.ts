@@ -145,6 +145,7 @@ async function takeAgain(deps: DropPassDeps, changed: ChangedClaim): Promise<Pas
         deps.folder,
         { batchId: old.id, name: old.file, path: changed.path },
         "archive",
+        deps.signal,
       );
       await deps.batches.update(old.id, { path });
     }

@@ -43,6 +43,8 @@ interface Node {
   growing?: boolean;
   /** Gone from the server the moment the relay moves it (to the server's processing/). */
   goneOnceMoved?: boolean;
+  /** Listed with no attributes at all (SFTP v3 allows it): no size, no time. */
+  noAttributes?: boolean;
   /** Bytes served of it, by every read; and the furthest byte a read asked for (offset + length). */
   served: number;
   furthest: number;
@@ -70,6 +72,8 @@ export interface Lies {
   readonly growing?: boolean;
   /** The relay's move of it (to the server's processing/) succeeds, and the file is gone from then on. */
   readonly goneOnceMoved?: boolean;
+  /** Listed with no attributes at all (SFTP v3 lets a server leave them out). */
+  readonly noAttributes?: boolean;
 }
 
 export interface HostileSftpServer {
@@ -183,6 +187,7 @@ export async function startHostileSftpServer(options: HostileOptions = {}): Prom
         ...(lies.statMtime === undefined ? {} : { statMtime: lies.statMtime }),
         ...(lies.growing === true ? { growing: true } : {}),
         ...(lies.goneOnceMoved === true ? { goneOnceMoved: true } : {}),
+        ...(lies.noAttributes === true ? { noAttributes: true } : {}),
       };
       listed.set(name, node);
       byName.set(name, node);
@@ -325,7 +330,7 @@ function serveSftp(
     const answer = names.map(([filename, node]) => ({
       filename,
       longname: `${node.kind === "dir" ? "d" : node.link === true ? "l" : "-"}rw-r--r-- 1 partner partner ${node.saidSize ?? node.data.length} Jan 1 00:00 ${filename}`,
-      attrs: attrsOf(node),
+      attrs: node.noAttributes === true ? ({} as Attributes) : attrsOf(node),
     }));
     setTimeout(() => {
       sftp.name(reqid, answer);

@@ -35,6 +35,7 @@ import { ALERT_DRAIN_MS, createNotifier, notifyPassOutcome, onApiKeyRefused } fr
 import { FlagError } from "../errors/flag-error.js";
 import { openScopedTracing } from "../tracing.js";
 import { CLOSING_BOUND_MS, hardStopAfter, unanswered } from "../hard-stop.js";
+import { passSignal } from "../../lifecycle/pass-signal.js";
 import type { RedisClient } from "../../ledger/redis-client.js";
 import { describeTarget, redisTarget } from "../../config/redis-target.js";
 import type { LeftFile } from "../../names/file-name.js";
@@ -99,7 +100,10 @@ async function runPass(
 ): Promise<void> {
   await commandScope(logger, async (scope) => {
     const tracing = await openScopedTracing(scope, logger);
-    const past = await openPastResults(config, logger);
+    // One deadline for the pass, its record and the export of its results, from the start: PostgreSQL's
+    // check at start ends with it too.
+    const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
+    const past = await openPastResults(config, logger, passSignal(new AbortController().signal, deadline));
     scope.defer(() => past.close());
     const ctx = await openContext(config, { dropFolder: true });
     scope.defer(() => ctx.close());
@@ -123,8 +127,6 @@ async function runPass(
     scope.defer(() => probes.close());
     // The pass's record (console, status, /metrics) and the learned rate noted while it runs.
     const watch = { redis: ctx.redis, prefix: config.queuePrefix, logger };
-    // One deadline for the pass, its record and the export of its results.
-    const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
     const pass = PassWatch.starting(
       { ...watch, retentionMs: config.resultsRetention },
       "run",

@@ -35,6 +35,8 @@ export interface RemoteSession {
   readonly remove: (path: string) => Promise<void>;
   readonly mkdirp: (path: string) => Promise<void>;
   readonly close: () => Promise<void>;
+  /** The pass's one signal the session's waits end with: the local steps of its files end with it too. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -218,5 +220,6 @@ function sessionOf(
     close: async () => {
       await client.end().catch(() => undefined);
     },
+    signal,
   };
 }

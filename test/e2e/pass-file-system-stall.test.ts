@@ -1,0 +1,72 @@
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openContext } from "../../src/cli/context.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
+import { nightlyPass } from "../../src/use-cases/nightly-pass.js";
+import { threadsHeld } from "../../src/lifecycle/waits.js";
+import { tempDropDir } from "../support/drop.js";
+import { testConfig } from "../support/engine.js";
+import { cleanupsAfterEach } from "../support/cleanups.js";
+import { releasePipe } from "../support/named-pipe.js";
+
+// The pass (the nightlyPass use case) on a file system that stops answering a read of a claimed file: a
+// named pipe no one writes to, in processing/ under a claimed file's name. Opening it waits for ever, as
+// a read of a hung network share does.
+
+const API_KEY = "irs_live_e2e_key_0123456789";
+const DEADLINE_MS = 1_000;
+/** Generous: the deadline, then the submission worker's close; a pass that waits for the read never ends. */
+const LIMIT_MS = DEADLINE_MS + 15_000;
+
+let sim: SimulatorHandle;
+beforeAll(async () => {
+  sim = await startSimulator({ apiKey: API_KEY, seed: 5 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+const cleanups = cleanupsAfterEach();
+
+describe("a read of a claimed file that never returns", () => {
+  it(
+    "when a claimed file's read never returns, then the pass ends by its deadline, failed, naming that file",
+    async () => {
+      const drop = await tempDropDir();
+      cleanups.push(drop.cleanup);
+      const logger = silentLogger();
+      const config = testConfig({
+        apiUrl: sim.url,
+        apiKey: API_KEY,
+        prefix: `fs-stall-${randomUUID()}`,
+        env: { DROP_DIR: drop.dir },
+      });
+      const ctx = await openContext(config, { dropFolder: true, logger });
+      cleanups.push(() => ctx.close());
+      const stalled = join(drop.dir, "processing", "20261207T180000Z-abcdef--stalled.csv");
+      execFileSync("mkfifo", [stalled]);
+      // The thread the read holds lets go once the pipe is opened for writing here.
+      cleanups.push(async () => {
+        releasePipe(stalled);
+        await Promise.resolve();
+      });
+      const started = Date.now();
+
+      const outcome = await nightlyPass(
+        { ...ctx, config, logger },
+        { signal: new AbortController().signal, deadline: started + DEADLINE_MS, pollMs: 50 },
+      );
+
+      expect(Date.now() - started).toBeLessThan(LIMIT_MS);
+      expect(outcome.kind).toBe("failed");
+      expect(outcome.kind === "failed" ? outcome.error.message : "").toMatch(
+        /stalled\.csv, read to measure its claim was still under way at the pass's --deadline/,
+      );
+      // Still held: named among what the process waits for, so its end does not wait for it.
+      expect(threadsHeld().join("; ")).toMatch(/stalled\.csv/);
+    },
+    LIMIT_MS + 10_000,
+  );
+});
