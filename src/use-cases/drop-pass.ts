@@ -91,9 +91,13 @@ async function takeDropFiles(
       shown: waiting.shown,
       why: `left in the drop folder: it ${waiting.why}`,
     };
-    // A scan of `start` looks again soon: a file still settling is only noted; a pass that waited names it.
-    if (waitUntil === undefined) deps.logger.info({ file: waiting.shown }, leftFileText(left));
-    else deps.logger.warn({ file: waiting.shown }, leftFileText(left));
+    // A scan of `start` looks again soon: a file still settling is only noted (not left: the next scan
+    // takes it); a pass that waited its bounded time names it.
+    if (waitUntil === undefined) {
+      deps.logger.info({ file: waiting.shown }, leftFileText(left));
+      continue;
+    }
+    deps.logger.warn({ file: waiting.shown }, leftFileText(left));
     deps.onLeft?.(left);
   }
   await window.settle();

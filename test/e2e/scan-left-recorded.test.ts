@@ -13,8 +13,8 @@ import { tempDropDir } from "../support/drop.js";
 import { testConfig } from "../support/engine.js";
 import { until } from "../support/processes.js";
 
-// `start`'s scan service in process: its first scan (at start, not the schedule's) finds only a file it
-// names and leaves (a name that is a drop file's but for a trailing space).
+// `start`'s scan service in process: its first scan (at start, not the schedule's) takes no file: it names
+// one it leaves (a name that is a drop file's but for a trailing space), and not one still settling.
 
 /** A schedule that does not come during the test: only the scan at start runs. */
 const NEVER_DURING_TEST = "0 0 1 1 *";
@@ -24,7 +24,7 @@ const LIMIT_MS = 15_000;
 const cleanups = cleanupsAfterEach();
 
 describe("a scan of start that takes no file", () => {
-  it("when a scan takes no file and names one left where it is, then its record names the file (status, the console) and the last-pass gauges stay as they were", async () => {
+  it("when a scan takes no file and names one left where it is, then its record names that file (status, the console), not one still settling, and the last-pass gauges stay as they were", async () => {
     const drop = await tempDropDir();
     cleanups.push(drop.cleanup);
     const logger = silentLogger();
@@ -38,6 +38,8 @@ describe("a scan of start that takes no file", () => {
     const ctx = await openContext(config, { dropFolder: true, logger });
     cleanups.push(() => ctx.close());
     await writeFile(join(drop.dir, "invoices.csv "), "external_id\n");
+    // still settling (written just now, SETTLE_MS a minute): a later scan takes it, none names it
+    await writeFile(join(drop.dir, "settling.csv"), "external_id\n");
     const watchDeps = { redis: ctx.redis, prefix, logger, retentionMs: config.resultsRetention };
     // A blocking worker's own connection, as start makes it.
     const connection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
@@ -51,7 +53,7 @@ describe("a scan of start that takes no file", () => {
       prefix,
       cron: NEVER_DURING_TEST,
       tz: undefined,
-      settleMs: 200,
+      settleMs: 60_000,
       watch: false,
       passes: { deps: watchDeps, exitCodeOf: (_batches, left) => (left > 0 ? 2 : 0) },
     });
