@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig, requireSubmitConfig, type SubmitConfig } from "../../src/config/load.js";
 import { readFleetTotals } from "../../src/ledger/fleet-counts.js";
 import { readSendSeries } from "../../src/ledger/send-series.js";
+import { readApiKeyRefusal } from "../../src/queue/api-key-refusal.js";
 import { createLogger } from "../../src/log/logger.js";
 import { startSubmission } from "../../src/queue/submission-service.js";
 import type { SimulatorHandle } from "../../src/simulator/index.js";
@@ -83,6 +84,7 @@ async function night(sim: SimulatorHandle, keyFile: string) {
           statuses: new Set(records.map((r) => r?.status)),
           log: lines.join(""),
           totals: await readFleetTotals(redis, config.queuePrefix),
+          refusal: await readApiKeyRefusal(redis, config.queuePrefix),
           chart: await readSendSeries(redis, config.queuePrefix, startedAt, Date.now()),
         };
       } finally {
@@ -208,6 +210,8 @@ describe("the API key file rewritten while a night runs", () => {
     const said = result.log.split("\n").filter((line) => line.includes("refused the API key"));
     expect(said).toHaveLength(1);
     expect(said[0]).toContain(`fix the key in INVOICE_API_KEY_FILE (${keyFile})`);
+    // Kept for `status` and the console, which say the same.
+    expect(result.refusal?.setting).toBe(`the key in INVOICE_API_KEY_FILE (${keyFile})`);
   });
 
   it("when the service revokes the key mid-night and the file still holds it, then submission pauses, said once though every request out was refused", async () => {
@@ -225,5 +229,7 @@ describe("the API key file rewritten while a night runs", () => {
     const said = result.log.split("\n").filter((line) => line.includes("refused the API key"));
     expect(said).toHaveLength(1);
     expect(said[0]).toContain(`fix the key in INVOICE_API_KEY_FILE (${keyFile})`);
+    // Kept for `status` and the console, which say the same.
+    expect(result.refusal?.setting).toBe(`the key in INVOICE_API_KEY_FILE (${keyFile})`);
   });
 });
