@@ -1,5 +1,12 @@
 import type { FleetTotals } from "../ledger/fleet-counts.js";
-import { speedOf, type SpeedLimit, type SpeedLimitName, type SpeedView } from "../queue/speed-limit.js";
+import {
+  speedFiguresOf,
+  speedOf,
+  untoldEndWords,
+  type SpeedLimit,
+  type SpeedLimitName,
+  type SpeedView,
+} from "../queue/speed-limit.js";
 
 /** A reading of the deployment the speed limit is read from (undefined: Redis did not answer). */
 export type NightReading = (SpeedView & { readonly fleetTotals: FleetTotals }) | undefined;
@@ -10,6 +17,10 @@ export interface SpeedSample {
   readonly speed: SpeedLimit;
   /** The fleet's refused requests in all (429, or 503 with Retry-After); undefined: not read. */
   readonly refused: number | undefined;
+  /** The fleet's accepted (2xx) answers in all; undefined: not read. */
+  readonly accepted: number | undefined;
+  /** The night's end in words when no end can be told (speed-limit.ts); undefined: nothing is left. */
+  readonly untold: string | undefined;
 }
 
 /**
@@ -23,7 +34,14 @@ const clockTime = (ms: number): string => `${new Date(ms).toISOString().slice(11
 
 /** The sample of a reading (src/queue/speed-limit.ts speedOf: the words `status` prints). Pure. */
 export function speedSample(at: number, reading: NightReading): SpeedSample {
-  return { at, speed: speedOf(reading), refused: reading?.fleetTotals.retries.throttled };
+  const remaining = speedFiguresOf(reading)?.remaining ?? 0;
+  return {
+    at,
+    speed: speedOf(reading),
+    refused: reading?.fleetTotals.retries.throttled,
+    accepted: reading?.fleetTotals.attempts["2xx"],
+    untold: remaining > 0 ? untoldEndWords(remaining) : undefined,
+  };
 }
 
 /**
@@ -57,10 +75,15 @@ export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
     );
   }
   // invoices left at the end: when they end, from the last reading that saw any accepted (the worker
-  // closed at a --deadline accepts nothing more: that is no rate to tell an end by)
-  const left = samples[samples.length - 1]?.speed.endWords;
-  const told = [...samples].reverse().find((s) => s.speed.endsAt !== undefined)?.speed.endWords;
-  if (left !== undefined) lines.push(`night ends: ${told ?? left}`);
+  // closed at a --deadline accepts nothing more: that is no rate to tell an end by), and only when the
+  // service accepted some (2xx) while the run ran: answers that refused the key tell no end
+  const last = samples[samples.length - 1];
+  const acceptedAtFirst = samples.find((s) => s.accepted !== undefined)?.accepted ?? 0;
+  const told = [...samples]
+    .reverse()
+    .find((s) => s.speed.endsAt !== undefined && (s.accepted ?? 0) > acceptedAtFirst)?.speed.endWords;
+  if (last?.speed.endWords !== undefined)
+    lines.push(`night ends: ${told ?? last.untold ?? last.speed.endWords}`);
   const refused = refusedDuring(samples);
   if (refused > 0)
     lines.push(

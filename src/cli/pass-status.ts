@@ -79,7 +79,9 @@ export function passTable(passes: readonly PassStatus[]): string {
     String(p.files),
     p.refused === null ? "-" : String(p.refused),
     p.busiest_second === null ? "-" : `${p.busiest_second} requests`,
-    p.exit_code === null ? "-" : `${p.exit_code}${p.ended_without_word ? " (ended without a word)" : ""}`,
+    p.exit_code === null
+      ? "-"
+      : `${p.exit_code}${p.ended_without_word ? ` (ended without a word, last heard at ${p.ended_at?.slice(11, 19) ?? "?"} UTC)` : ""}`,
     Object.entries(p.invoices)
       .map(([status, n]) => `${n} ${status}`)
       .join(", "),

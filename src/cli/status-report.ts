@@ -160,8 +160,9 @@ export interface BatchStatus {
   readonly replaced_by: string | null;
 }
 
-const KEY_REFUSED_ACTION =
-  "submission is paused and nothing was marked failed: set a valid INVOICE_API_KEY, then start " +
+/** What to do about a refused key, naming the setting the refused process read it from, as `run` does. */
+const keyRefusedAction = (setting: string | undefined): string =>
+  `submission is paused and nothing was marked failed: fix ${setting ?? "INVOICE_API_KEY"}, then start ` +
   "`invoice-relay run`, `start` or `worker` again (a new process retries the key and resumes the queue)";
 
 /** What `status` reads, each part once. */
@@ -195,7 +196,7 @@ export function statusReport(parts: StatusParts): StatusReport {
             http_status: refusal.httpStatus,
             detail: refusal.detail,
             at: new Date(refusal.at).toISOString(),
-            action: KEY_REFUSED_ACTION,
+            action: keyRefusedAction(refusal.setting),
           },
     cool_down:
       view.coolDownMs > 0

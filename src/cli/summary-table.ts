@@ -1,6 +1,6 @@
 import type { BatchMeta } from "../ledger/batch-store.js";
 import { ROW_STATUSES } from "../results/report-row.js";
-import { batchCounts as countsOf } from "../results/batch-counts.js";
+import { batchCounts as countsOf } from "../ledger/pass-figures.js";
 import { escapedText, shownName } from "../names/shown-text.js";
 
 export { countsOf };

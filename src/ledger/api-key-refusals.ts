@@ -2,12 +2,18 @@ import { z } from "zod";
 import { LedgerNames } from "./names.js";
 import type { RedisClient } from "./redis-client.js";
 
-const refusalSchema = z.object({ httpStatus: z.number(), detail: z.string(), at: z.number() });
+const refusalSchema = z.object({
+  httpStatus: z.number(),
+  detail: z.string(),
+  at: z.number(),
+  /** Where the refused process read its key (src/config/api-key-setting.ts): what to fix. */
+  setting: z.string().optional(),
+});
 export type ApiKeyRefusal = z.infer<typeof refusalSchema>;
 
 /**
  * The service's refusal of the API key, kept until a process with (presumably) another key starts: what
- * `run` and `status` say about it. Never the key itself: only its HTTP status, the service's words and when.
+ * `run` and `status` say about it. Never the key itself: only its HTTP status, the service's words, when, and the setting it came from.
  */
 export class ApiKeyRefusals {
   readonly #name: string;

@@ -55,6 +55,8 @@ export interface CountGroup {
 export interface CountedAttempt {
   readonly answerClass: AnswerClass;
   readonly retry: RetryCause | undefined;
+  /** Answers before this one refusing the key (4xx, "other" on the chart): the request was sent again. */
+  readonly keyRefusedBefore?: number | undefined;
   /** Epoch ms of the answer (or of giving up on it): the second of the series it falls in. */
   readonly answeredAt: number;
 }
@@ -67,15 +69,20 @@ export interface CountedAttempt {
 export function attemptCounts(attempts: readonly CountedAttempt[]): CountGroup[] {
   const totals = new Map<string, number>();
   const hours = new Map<number, Map<string, number>>();
-  const add = (into: Map<string, number>, field: string) => into.set(field, (into.get(field) ?? 0) + 1);
+  const add = (into: Map<string, number>, field: string, n = 1) =>
+    into.set(field, (into.get(field) ?? 0) + n);
   for (const a of attempts) {
+    const refused = a.keyRefusedBefore ?? 0;
     add(totals, `attempts:${a.answerClass}`);
+    if (refused > 0) add(totals, "attempts:4xx", refused);
     if (a.retry !== undefined) add(totals, `retries:${a.retry}`);
+    // The refusals before the answer fall in its second: they are at most a request's time apart.
     const second = Math.floor(a.answeredAt / 1000);
     const hour = seriesHour(second * 1000);
     const kind: SecondKind = a.answerClass === "2xx" ? "a" : a.retry === "throttled" ? "r" : "o";
     const series = hours.get(hour) ?? new Map<string, number>();
     add(series, `${kind}${second - hour / 1000}`);
+    if (refused > 0) add(series, `o${second - hour / 1000}`, refused);
     hours.set(hour, series);
   }
   return [

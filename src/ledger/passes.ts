@@ -1,8 +1,11 @@
 import { z } from "zod";
 import { LuaScript } from "./lua-script.js";
 import { LedgerNames } from "./names.js";
-import { lapsedAt } from "./pass-lease.js";
+import { BatchStore, type BatchMeta } from "./batch-store.js";
+import { lapsedAt, PASS_LEASE_MS } from "./pass-lease.js";
+import { passOutcomes, sendingOver } from "./pass-figures.js";
 import type { RedisClient } from "./redis-client.js";
+import { readSendSeries } from "./send-series.js";
 import { ROW_STATUSES } from "./statuses.js";
 
 const writeScript = new LuaScript("pass-write");
@@ -58,9 +61,14 @@ export const passRecordSchema = z.object({
   leftOut: count.optional(),
   /**
    * Its process stopped without recording its end (killed, power lost): found by the lapse of its lease
-   * (src/ledger/pass-lease.ts); `endedAt` is its last sign of life and `exitCode` 1.
+   * (src/ledger/pass-lease.ts); `endedAt` is its last sign of life ("last heard at") and `exitCode` 1.
    */
   endedWithoutWord: z.literal(true).optional(),
+  /**
+   * Of a pass ended without a word: when its process was found gone (its lease lapsed, at most
+   * PASS_LEASE_MS after `endedAt`). What it sent is read up to then: its end lies between the two.
+   */
+  goneBy: count.optional(),
 });
 export type PassRecord = z.infer<typeof passRecordSchema>;
 
@@ -73,7 +81,7 @@ export class Passes {
 
   constructor(
     private readonly redis: RedisClient,
-    prefix: string,
+    private readonly prefix: string,
   ) {
     this.names = new LedgerNames(prefix);
   }
@@ -101,8 +109,9 @@ export class Passes {
 
   /**
    * Ends the open `run` passes whose lease has lapsed (their process stopped without a word): exit 1, at
-   * their last sign of life. Every read of the newest passes does it first, so that `status`, `/metrics`
-   * and the console never show a dead pass as running.
+   * their last sign of life, with the figures their end would have recorded, read from what Redis holds
+   * of them (their batches, the fleet's answers until they were found gone). Every read of the newest
+   * passes does it first, so that `status`, `/metrics` and the console never show a dead pass as running.
    */
   async endLapsed(): Promise<void> {
     const n = this.names;
@@ -117,11 +126,14 @@ export class Passes {
       const lease = leases[i] ?? null;
       const seen = lapsedAt(lease, now);
       if (lease === null || seen === undefined) continue;
+      const goneBy = Math.max(Math.min(now, seen + PASS_LEASE_MS), pass.startedAt);
       const ended: PassRecord = {
         ...pass,
+        ...(await this.#figures(pass, goneBy)),
         endedAt: Math.max(seen, pass.startedAt),
         exitCode: 1,
         endedWithoutWord: true,
+        goneBy,
       };
       await lapseScript.run(
         this.redis,
@@ -129,6 +141,21 @@ export class Passes {
         [pass.id, lease, JSON.stringify(passRecordSchema.parse(ended))],
       );
     }
+  }
+
+  /** What Redis recorded of a pass up to `until`: its invoices by outcome, what the fleet sent. */
+  async #figures(
+    pass: PassRecord,
+    until: number,
+  ): Promise<Pick<PassRecord, "invoices" | "refused" | "busiestSecond" | "learnedRate">> {
+    const [metas, points] = await Promise.all([
+      new BatchStore(this.redis, this.prefix).getMany(pass.batches),
+      readSendSeries(this.redis, this.prefix, pass.startedAt, until),
+    ]);
+    return {
+      invoices: passOutcomes(metas.filter((m): m is BatchMeta => m !== undefined)),
+      ...sendingOver(points),
+    };
   }
 
   /** The pass's record; one ended without a word is found so first, as in `newest`. */
@@ -184,6 +211,11 @@ export class Passes {
 
 /** Passes read at a time looking for the last outcome: a night's few, most often the first page. */
 const OUTCOME_PAGE = 20;
+
+/** Until when a pass's answers per second are its own (its chart): its end, or when it was found gone. */
+export function passSeriesEnd(pass: PassRecord): number | undefined {
+  return pass.goneBy ?? pass.endedAt;
+}
 
 /** A scan of `start` that took no file. */
 export function tookNoFile(pass: PassRecord): boolean {

@@ -116,6 +116,8 @@ export interface AttemptFacts {
 export interface AttemptCounted {
   readonly answerClass: AnswerClass;
   readonly retry: RetryCause | undefined;
+  /** Answers before this one that refused the key (4xx), the request sent once more with another key. */
+  readonly keyRefusedBefore?: number | undefined;
 }
 
 /** What an attempt's outcome writes into the record. */

@@ -70,7 +70,12 @@ export function apiKeyInService(
           `the invoice service refused the API key: submission paused; fix ${apiKeySetting(config)}`,
         );
       refusalSaid = true;
-      return recordApiKeyRefused(redis, queue, config.queuePrefix, { httpStatus, detail, at: Date.now() });
+      return recordApiKeyRefused(redis, queue, config.queuePrefix, {
+        httpStatus,
+        detail,
+        at: Date.now(),
+        setting: apiKeySetting(config),
+      });
     },
   };
 }

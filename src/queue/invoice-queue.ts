@@ -1,7 +1,8 @@
-import { Queue, type JobsOptions } from "bullmq";
+import type { JobsOptions, Queue } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import { INVOICE_JOB_NAME, type InvoiceJobData } from "./job-data.js";
+import { RelayQueue } from "./relay-queue.js";
 
 export const INVOICE_QUEUE = "invoices";
 
@@ -29,23 +30,12 @@ export function createInvoiceQueue(
   prefix: string,
   maxAttempts: number,
 ): Queue<InvoiceJobData> {
-  const queue = new Queue<InvoiceJobData>(INVOICE_QUEUE, {
+  return new RelayQueue<InvoiceJobData>(INVOICE_QUEUE, {
     connection,
     prefix,
     defaultJobOptions: invoiceJobOptions(maxAttempts),
     streams: { events: { maxLen: EVENTS_KEPT } },
   });
-  quietConnectionErrors(queue);
-  return queue;
-}
-
-/**
- * A queue passes on its connection's errors (Redis away, every reconnect attempt) as its own "error"
- * events, and BullMQ prints those with no listener raw on stderr, stack and all. The commands that use
- * the connection report an unreachable Redis in their own words; a queue says nothing more.
- */
-export function quietConnectionErrors(queue: Queue): void {
-  queue.on("error", () => undefined);
 }
 
 /** Job states in which a job will still run: what the queue holds of invoices not yet final. */

@@ -196,10 +196,15 @@ function limitOf(f: SpeedFigures): Found {
   return { limit: "idle", since: undefined, words: "nothing: no invoice is left to send" };
 }
 
+/** The night's end in words when nothing was accepted lately: no end can be told. Pure. */
+export function untoldEndWords(remaining: number): string {
+  return `${remaining} invoice(s) left; none accepted lately, so no end can be told`;
+}
+
 function endWords(f: SpeedFigures, endsAt: number | undefined): string | undefined {
   if (f.remaining === 0) return undefined;
   const left = `${f.remaining} invoice(s) left`;
-  if (endsAt === undefined) return `${left}; none accepted lately, so no end can be told`;
+  if (endsAt === undefined) return untoldEndWords(f.remaining);
   const rate = perSec(f.sending?.fleetAcceptedPerSec ?? 0);
   const end = `${left}: at ${rate} accepted they end about ${clockTime(endsAt)}`;
   if (f.deadline === undefined) return end;

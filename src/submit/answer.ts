@@ -19,4 +19,11 @@ export type Answer = (
       readonly reason: "timeout" | "connection";
       readonly message: string;
     }
-) & { readonly timing?: AttemptTiming };
+) & {
+  readonly timing?: AttemptTiming;
+  /**
+   * Requests of this attempt answered before this one by refusing the key (401/403), each sent once more
+   * with another key (src/submit/http-submitter.ts): answers too, counted in the fleet's totals.
+   */
+  readonly keyRefusedBefore?: number;
+};

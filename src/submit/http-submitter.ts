@@ -80,9 +80,13 @@ export class HttpSubmitter implements Submitter {
       const answer = await this.#send(key, idempotencyKey, body, trace);
       const judged = answer.kind === "response" ? judgedKey(answer.status) : "unknown";
       if (judged === "accepted") this.#key.accepted(key);
-      if (judged !== "refused" || answer.kind !== "response") return answer;
-      const next = await this.#key.refused(key, answer.status);
-      if (next === undefined || tried.has(next)) return answer;
+      const next =
+        judged === "refused" && answer.kind === "response"
+          ? await this.#key.refused(key, answer.status)
+          : undefined;
+      if (next === undefined || tried.has(next))
+        // Each key tried before this one was refused: those answers are counted with this one.
+        return tried.size === 1 ? answer : { ...answer, keyRefusedBefore: tried.size - 1 };
       tried.add(next);
       key = next;
     }

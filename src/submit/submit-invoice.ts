@@ -79,7 +79,11 @@ export async function submitInvoice(deps: SubmitDeps, task: SubmitTask): Promise
     correlationId: verdict.correlationId,
     retryAfterMs: verdict.kind === "retry" ? verdict.retryAfterMs : undefined,
     // counted in the fleet's totals by the write that records the answer, whatever that write decides
-    counted: { answerClass: statusClass(answer), retry: retryReason(answer) },
+    counted: {
+      answerClass: statusClass(answer),
+      retry: retryReason(answer),
+      keyRefusedBefore: answer.keyRefusedBefore,
+    },
   };
   task.trace?.answered({ correlationId: verdict.correlationId });
   const traceId = task.trace?.traceId;

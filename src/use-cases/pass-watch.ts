@@ -4,9 +4,9 @@ import { leaseOwner, PASS_RENEW_MS } from "../ledger/pass-lease.js";
 import { LEFT_KEPT, Passes, type PassKind, type PassRecord } from "../ledger/passes.js";
 import type { LeftFile } from "../names/file-name.js";
 import type { RedisClient } from "../ledger/redis-client.js";
-import { readSendSeries, type SecondPoint } from "../ledger/send-series.js";
+import { readSendSeries } from "../ledger/send-series.js";
+import { passOutcomes, sendingOver } from "../ledger/pass-figures.js";
 import type { Logger } from "../log/logger.js";
-import { outcomesOf } from "../results/batch-counts.js";
 
 /** How long a pass's end waits for Redis to take its record: a run whose Redis is away exits anyway. */
 export const PASS_RECORD_WAIT_MS = 1_000;
@@ -93,7 +93,7 @@ export class PassWatch {
     clearInterval(this.#renewal);
     if (metas.length > 0) this.#batches = metas.map((m) => m.id);
     const counted = await this.#asTheyStand(metas);
-    const ended = { ...this.#base(), endedAt: now, exitCode, invoices: nonZero(outcomesOf(counted)) };
+    const ended = { ...this.#base(), endedAt: now, exitCode, invoices: passOutcomes(counted) };
     const sent = await this.#sending(now);
     await this.#write({ ...ended, ...sent }, "its end");
   }
@@ -142,28 +142,6 @@ export class PassWatch {
     if (!written.ok)
       logger.warn({ ...context, err: written.error }, `could not record ${what} of the pass in Redis`);
   }
-}
-
-/**
- * What the fleet's answers per second over a pass come to: the requests refused for capacity, the
- * answers of its busiest whole second, the learned rate last sampled. Pure.
- */
-export function sendingOver(
-  points: readonly SecondPoint[],
-): Pick<PassRecord, "refused" | "busiestSecond" | "learnedRate"> {
-  let refused = 0;
-  let busiest = 0;
-  let learned: number | undefined;
-  for (const p of points) {
-    refused += p.refused;
-    busiest = Math.max(busiest, p.accepted + p.refused + p.other);
-    if (p.learned !== undefined) learned = p.learned;
-  }
-  return { refused, busiestSecond: busiest, ...(learned === undefined ? {} : { learnedRate: learned }) };
-}
-
-function nonZero(counts: Readonly<Record<string, number>>): PassRecord["invoices"] {
-  return Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
 }
 
 /** The promise's value, or why there is none: its error, or PASS_RECORD_WAIT_MS passed first. */

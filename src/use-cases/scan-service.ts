@@ -1,11 +1,11 @@
 import { watch, type FSWatcher, type WatchListener } from "node:fs";
-import { Queue, Worker } from "bullmq";
+import { Worker } from "bullmq";
 import type { RedisClient } from "../ledger/redis-client.js";
 import { finalizeCompleteBatches } from "../results/finalize.js";
 import { resumeRequeues } from "../queue/requeued-jobs.js";
 import { endConnection } from "../queue/connection.js";
 import { closeWithin } from "../queue/leave-jobs.js";
-import { quietConnectionErrors } from "../queue/invoice-queue.js";
+import { RelayQueue } from "../queue/relay-queue.js";
 import { dropPass, resumeClaimedFiles, type DropPassDeps } from "./drop-pass.js";
 import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-error.js";
 import { isDoneMarker, isDropName, parseClaimedName } from "../ingest/drop-folder.js";
@@ -62,6 +62,7 @@ export interface ScanServiceOptions {
 }
 
 const scanData = z.object({ reason: z.string() }).catch({ reason: "unknown" });
+type ScanJobData = z.infer<typeof scanData>;
 
 export interface ScanService {
   /** Stops scanning; a scan under way gets `graceMs`, then is left for the next process. */
@@ -78,12 +79,11 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   const logger = options.deps.logger;
   // The profiles last loaded without error: reports and repairs between scans read files with them.
   let deps = options.deps;
-  const queue = new Queue(SCAN_QUEUE, {
+  const queue = new RelayQueue<ScanJobData>(SCAN_QUEUE, {
     connection: options.connection,
     prefix: options.prefix,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 100 } },
   });
-  quietConnectionErrors(queue);
   await queue.upsertJobScheduler(
     SCHEDULER_ID,
     { pattern: options.cron, ...(options.tz === undefined ? {} : { tz: options.tz }) },
@@ -244,7 +244,7 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
 
 /** One pending scan at a time per reason: a fixed job id makes repeated requests collapse into one. */
 async function requestScan(
-  queue: Queue,
+  queue: RelayQueue<ScanJobData>,
   reason: string,
   delay: number,
   jobId = `scan-${reason}`,

@@ -8,13 +8,17 @@ import { fakeDeploymentView, fakeSendRate } from "../support/deployment-view.js"
 
 const START = Date.parse("2026-12-07T02:00:00Z");
 
-/** The deployment read `s` seconds into the night: `queued` left, the fleet sending as `rate`, `refused` in all. */
+/**
+ * The deployment read `s` seconds into the night: `queued` left, the fleet sending as `rate`, `refused`
+ * and `accepted` (2xx) in all.
+ */
 function reading(
   s: number,
   queued: number,
   rate: Partial<SendRateView> | undefined,
   refused = 0,
   passes: readonly PassRecord[] = [],
+  accepted = 0,
 ): NightReading {
   const at = START + s * 1000;
   const view = fakeDeploymentView({
@@ -26,7 +30,11 @@ function reading(
   });
   return {
     ...view,
-    fleetTotals: { ...view.fleetTotals, retries: { ...view.fleetTotals.retries, throttled: refused } },
+    fleetTotals: {
+      ...view.fleetTotals,
+      attempts: { ...view.fleetTotals.attempts, "2xx": accepted },
+      retries: { ...view.fleetTotals.retries, throttled: refused },
+    },
   };
 }
 
@@ -82,9 +90,11 @@ describe("what run says at its end about the night's speed", () => {
       fleetAcceptedPerSec: 20,
       fleetSentPerSec: 20,
     };
-    const readings = [0, 30, 60].map((s) => reading(s, 2400 - 20 * s, capped, 0, [run]));
+    const readings = [0, 30, 60].map((s) => reading(s, 2400 - 20 * s, capped, 0, [run], 20 * s));
     // the last, as the worker closed at the deadline: nothing accepted lately
-    readings.push(reading(61, 1200, { ...capped, fleetAcceptedPerSec: 0, fleetSentPerSec: 0 }, 0, [run]));
+    readings.push(
+      reading(61, 1200, { ...capped, fleetAcceptedPerSec: 0, fleetSentPerSec: 0 }, 0, [run], 1200),
+    );
     const lines = nightSpeedLines(readings.map(sample));
     expect(lines[0]).toMatch(
       /^speed limit: SUBMIT_CONCURRENCY: the requests in flight are capped below what 50\/s needs/,
@@ -94,6 +104,19 @@ describe("what run says at its end about the night's speed", () => {
       "night ends: 1200 invoice(s) left: at 20/s accepted they end about 02:02:00 UTC, 1 min after the --deadline at 02:01:00 UTC: what is left then stays queued",
     );
     expect(lines).toHaveLength(2);
+  });
+
+  it("when the service refused the key from the first request, then no end is told: nothing was accepted", () => {
+    // the pacer counts the refusal as an answer that was no capacity refusal: "accepted" lately at 0.5/s
+    const refusedOnce = { learnedPerSec: 5, fleetAcceptedPerSec: 0.5, fleetSentPerSec: 0.5 };
+    const readings = [
+      reading(0, 4500, undefined),
+      reading(1, 4500, refusedOnce),
+      reading(2, 4500, { ...refusedOnce, fleetAcceptedPerSec: 0, fleetSentPerSec: 0 }),
+    ];
+    const lines = nightSpeedLines(readings.map(sample));
+    expect(lines).toContain("night ends: 4500 invoice(s) left; none accepted lately, so no end can be told");
+    expect(lines.join("\n")).not.toMatch(/end about/);
   });
 
   it("when Redis stopped answering for most of the night, then Redis is the limit, in status's words", () => {

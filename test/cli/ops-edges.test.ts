@@ -41,11 +41,15 @@ describe("status, retry and results at the edges", () => {
       httpStatus: 401,
       detail: "invalid API key",
       at: Date.now(),
+      setting: "the key in INVOICE_API_KEY_FILE (/run/secrets/invoice-api-key)",
     });
 
     const status = await statusJson(envOf(prefix));
     expect(status.key_refused).toMatchObject({ http_status: 401, detail: "invalid API key" });
-    expect(status.key_refused?.action).toContain("INVOICE_API_KEY");
+    // The setting the refused process read its key from, as its own log says.
+    expect(status.key_refused?.action).toContain(
+      "fix the key in INVOICE_API_KEY_FILE (/run/secrets/invoice-api-key)",
+    );
     expect(status.queue.is_paused).toBe(true);
     const text = await cli(["status"], envOf(prefix));
     expect(text.code).toBe(0);

@@ -76,10 +76,16 @@ describe("a run killed mid-night", () => {
       files: 1,
       exit_code: 1,
       ended_without_word: true,
+      // Its figures, read from what Redis recorded during it, as its own end would have: its one
+      // invoice not answered yet, nothing refused, no answer in any second.
+      invoices: { pending: 1 },
+      refused: 0,
+      busiest_second: 0,
     });
     expect(Date.parse(killed?.ended_at ?? "")).toBeGreaterThanOrEqual(Date.parse(killed?.started_at ?? ""));
     const text = await runCli(["status"], env);
-    expect(text.output).toMatch(/ 1 \(ended without a word\) /);
+    const heard = killed?.ended_at?.slice(11, 19) ?? "";
+    expect(text.output).toContain(` 1 (ended without a word, last heard at ${heard} UTC) `);
 
     const consoleProc = spawnNode("workers/cli.js", ["console"], { ...env, HTTP_ADDR: "127.0.0.1:0" });
     cleanups.push(async () => {
@@ -91,5 +97,7 @@ describe("a run killed mid-night", () => {
     expect(sampleValue(metrics, "invoice_relay_last_pass_exit_code")).toBe(1);
     const page = await (await fetch(`${url}/passes`)).text();
     expect(page).toContain("1 could not finish: ended without a word (killed)");
+    const its = await (await fetch(`${url}/passes/${encodeURIComponent(killed?.id ?? "")}`)).text();
+    expect(its).toMatch(/last heard at/);
   });
 });

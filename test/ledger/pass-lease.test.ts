@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
 import { PASS_LEASE_MS } from "../../src/ledger/pass-lease.js";
-import { Passes } from "../../src/ledger/passes.js";
+import { seriesHour } from "../../src/ledger/fleet-counts.js";
+import { Passes, passSeriesEnd } from "../../src/ledger/passes.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 
 const redis = testRedis();
@@ -49,6 +50,24 @@ describe("a run's lease", () => {
     const gone = spawnSync(process.execPath, ["-e", ""]).pid;
     const { passes, id } = await runHeldBy(`${hostname()}:${gone}`, 0);
     expect(await passes.newest(1)).toMatchObject([{ id, exitCode: 1, endedWithoutWord: true }]);
+  });
+
+  it("when a run is killed after answers its last renewal did not see, then its pass's figures count them, its end the last sign of life and its answers read until it was found gone", async () => {
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+    const { passes, id, seen } = await runHeldBy(`${hostname()}:${gone}`, 4000);
+    // The fleet's answers per second (src/ledger/fleet-counts.ts): some before its last renewal, more after.
+    const answered = async (at: number, field: string, n: number) => {
+      const second = Math.floor(at / 1000);
+      const hour = seriesHour(second * 1000);
+      await redis.hincrby(passes.names.sendSeries(hour), `${field}${second - hour / 1000}`, n);
+    };
+    await answered(seen - 30_000, "a", 3);
+    await answered(seen + 2000, "a", 7);
+    await answered(seen + 2000, "r", 2);
+    const [read] = await passes.newest(1);
+    expect(read).toMatchObject({ id, endedAt: seen, endedWithoutWord: true, refused: 2, busiestSecond: 9 });
+    // Its chart runs to when it was found gone: the answers after its last renewal are on it.
+    expect(read === undefined ? undefined : passSeriesEnd(read)).toBeGreaterThanOrEqual(seen + 2000);
   });
 });
 

@@ -3,13 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfig, requireSubmitConfig, type SubmitConfig } from "../../src/config/load.js";
+import { readFleetTotals } from "../../src/ledger/fleet-counts.js";
+import { readSendSeries } from "../../src/ledger/send-series.js";
+import { readApiKeyRefusal } from "../../src/queue/api-key-refusal.js";
 import { createLogger } from "../../src/log/logger.js";
 import { startSubmission } from "../../src/queue/submission-service.js";
 import type { SimulatorHandle } from "../../src/simulator/index.js";
 import type { SubmitOutcome } from "../../src/submit/submit-invoice.js";
 import { enqueueBatch } from "../support/engine.js";
 import { testInvoices } from "../support/invoices.js";
-import { testPrefix, testRedisUrl } from "../support/redis.js";
+import { testPrefix, testRedis, testRedisUrl } from "../support/redis.js";
 import { submissionFixture } from "../support/submission-fixture.js";
 
 const OLD_KEY = "irs_live_before_rotation_0a1b2c3d";
@@ -49,6 +52,7 @@ async function night(sim: SimulatorHandle, keyFile: string) {
     destination: { write: (line: string) => void lines.push(line) },
   });
   const invoices = testInvoices(INVOICES, `rot-${config.queuePrefix}`);
+  const startedAt = Date.now();
   await enqueueBatch(config, "night", invoices);
   const finals = new Map<string, SubmitOutcome["kind"]>();
   let refusals = 0;
@@ -73,11 +77,19 @@ async function night(sim: SimulatorHandle, keyFile: string) {
       // The requests still out when the night ended have their answers, and their say in the log.
       await service.close(1000);
       const records = await storeOf(config).getMany(invoices.map((i) => i.key));
-      return {
-        refusals,
-        statuses: new Set(records.map((r) => r?.status)),
-        log: lines.join(""),
-      };
+      const redis = testRedis();
+      try {
+        return {
+          refusals,
+          statuses: new Set(records.map((r) => r?.status)),
+          log: lines.join(""),
+          totals: await readFleetTotals(redis, config.queuePrefix),
+          refusal: await readApiKeyRefusal(redis, config.queuePrefix),
+          chart: await readSendSeries(redis, config.queuePrefix, startedAt, Date.now()),
+        };
+      } finally {
+        redis.disconnect();
+      }
     },
   };
 }
@@ -121,6 +133,18 @@ describe("the API key file rewritten while a night runs", () => {
     for (const line of kept) expect(line).toContain(keyFile);
     expect(result.log).not.toContain(NEW_KEY.slice(0, 14));
     expect(result.log).not.toContain(OLD_KEY);
+    // Every answer is counted in its class, the refusals sent once more with the old key too, and the
+    // chart shows them as "other" answers.
+    const byClass = (digit: string) =>
+      Object.entries(sim.stats().requests.byStatus)
+        .filter(([status]) => status.startsWith(digit))
+        .reduce((sum, [, n]) => sum + n, 0);
+    expect(result.totals.attempts["2xx"]).toBe(byClass("2"));
+    expect(result.totals.attempts["4xx"]).toBe(byClass("4"));
+    expect(result.totals.sent).toBe(sim.stats().requests.total);
+    const charted = (kind: "accepted" | "other") => result.chart.reduce((sum, p) => sum + p[kind], 0);
+    expect(charted("accepted")).toBe(byClass("2"));
+    expect(charted("other")).toBe(byClass("4"));
   });
 
   it("when a Kubernetes ..data swap brings a key the service takes only later, then the old key is used until the service switches, then the new one: the night completes, each invoice sent once", async () => {
@@ -186,6 +210,8 @@ describe("the API key file rewritten while a night runs", () => {
     const said = result.log.split("\n").filter((line) => line.includes("refused the API key"));
     expect(said).toHaveLength(1);
     expect(said[0]).toContain(`fix the key in INVOICE_API_KEY_FILE (${keyFile})`);
+    // Kept for `status` and the console, which say the same.
+    expect(result.refusal?.setting).toBe(`the key in INVOICE_API_KEY_FILE (${keyFile})`);
   });
 
   it("when the service revokes the key mid-night and the file still holds it, then submission pauses, said once though every request out was refused", async () => {
@@ -203,5 +229,7 @@ describe("the API key file rewritten while a night runs", () => {
     const said = result.log.split("\n").filter((line) => line.includes("refused the API key"));
     expect(said).toHaveLength(1);
     expect(said[0]).toContain(`fix the key in INVOICE_API_KEY_FILE (${keyFile})`);
+    // Kept for `status` and the console, which say the same.
+    expect(result.refusal?.setting).toBe(`the key in INVOICE_API_KEY_FILE (${keyFile})`);
   });
 });

@@ -7,6 +7,7 @@ import { loggedSecretEvents } from "../../log/secret-mask.js";
 import { z } from "zod";
 import type { BatchMeta } from "../../ledger/batch-store.js";
 import type { Ledger } from "../../ledger/ledger.js";
+import { passSeriesEnd } from "../../ledger/passes.js";
 import { submissionHeldBecause } from "../../queue/hold-reason.js";
 import type { Routes } from "../http-server.js";
 import type { OpsContext, OpsRoutes } from "../ops-server.js";
@@ -198,7 +199,8 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
       const [newest, count] = await Promise.all([passes.newest(BATCHES_SHOWN), passes.count()]);
       const at = now();
       const latest = newest[0];
-      const points = latest === undefined ? [] : await passes.series(latest.startedAt, latest.endedAt ?? at);
+      const points =
+        latest === undefined ? [] : await passes.series(latest.startedAt, passSeriesEnd(latest) ?? at);
       return sendPage(reply, "Passes", viewerOf(auth, request), passesPage(newest, count, points, at));
     });
 
@@ -216,7 +218,7 @@ function consoleScope(ctx: OpsContext, ports: ConsolePorts): Routes {
         );
       const at = now();
       const [points, metas] = await Promise.all([
-        passes.series(pass.startedAt, pass.endedAt ?? at),
+        passes.series(pass.startedAt, passSeriesEnd(pass) ?? at),
         Promise.all(pass.batches.slice(0, BATCHES_SHOWN).map((b) => batches.get(b))),
       ]);
       const known = metas.filter((m): m is BatchMeta => m !== undefined);

@@ -1,6 +1,6 @@
 import { spokenDuration as duration } from "../../config/duration.js";
 import type { BatchMeta } from "../../ledger/batch-store.js";
-import { PASS_OUTCOMES, type PassRecord } from "../../ledger/passes.js";
+import { PASS_OUTCOMES, passSeriesEnd, type PassRecord } from "../../ledger/passes.js";
 import type { SecondPoint } from "../../ledger/send-series.js";
 import { shownName } from "../../names/shown-text.js";
 import { statusBadge } from "./batches-page.js";
@@ -34,7 +34,7 @@ export function passesPage(
   return html`<h2>
       Latest pass, <a class="mono id" href="/passes/${encodeURIComponent(latest.id)}">${latest.id}</a>
     </h2>
-    ${passChart({ from: latest.startedAt, to: latest.endedAt ?? now, points })}
+    ${passChart({ from: latest.startedAt, to: passSeriesEnd(latest) ?? now, points })}
     <h2>Passes</h2>
     <p class="muted">The ${passes.length} newest of ${total} pass(es), kept RESULTS_RETENTION.</p>
     <table class="passes">
@@ -79,6 +79,11 @@ export function passPage(
   now: number,
 ): SafeHtml {
   const end = pass.endedAt ?? now;
+  const ended =
+    pass.endedWithoutWord === true
+      ? html`last heard at ${when(end)}
+          <span class="muted">after ${duration(end - pass.startedAt)}; its end is not known more precisely</span>`
+      : html`${when(end)} <span class="muted">after ${duration(end - pass.startedAt)}</span>`;
   return html`<dl class="record">
       <dt>Kind</dt>
       <dd>${pass.kind === "run" ? "run" : "scan of start"}</dd>
@@ -89,7 +94,7 @@ export function passPage(
         ${
           pass.endedAt === undefined
             ? "not yet (or its process stopped before it ended); the chart runs to now"
-            : html`${when(pass.endedAt)} <span class="muted">after ${duration(end - pass.startedAt)}</span>`
+            : ended
         }
       </dd>
       <dt>Exit</dt>
@@ -107,7 +112,7 @@ export function passPage(
     </dl>
     ${leftFiles(pass)}
     <h2>Requests per second</h2>
-    ${passChart({ from: pass.startedAt, to: end, points })}
+    ${passChart({ from: pass.startedAt, to: passSeriesEnd(pass) ?? now, points })}
     <h2>Files</h2>
     ${
       batches.length === 0

@@ -19,8 +19,8 @@ export function queuePage(view: QueueView): SafeHtml {
       ? html`<p class="notice good">The invoice service has not refused the API key.</p>`
       : html`<p class="notice bad">
             The invoice service refused the API key (HTTP ${refusal.httpStatus}) at ${when(refusal.at)}:
-            ${refusal.detail}. Submission is paused and nothing was marked failed: set a valid
-            INVOICE_API_KEY, then start run, start or worker again.
+            ${refusal.detail}. Submission is paused and nothing was marked failed: fix
+            ${refusal.setting ?? "INVOICE_API_KEY"}, then start run, start or worker again.
           </p>`
   }
     ${
