@@ -40,6 +40,8 @@ export interface SpeedFigures {
   readonly remaining: number;
   /** BullMQ jobs waiting for a worker. */
   readonly waiting: number;
+  /** BullMQ jobs a worker has taken (active): in flight, or held by a process that stopped. */
+  readonly held: number;
   /** The running `run`'s --deadline (epoch ms), when one was given. */
   readonly deadline: number | undefined;
   /** The queue is paused: no worker takes a job. */
@@ -92,6 +94,7 @@ export function speedFiguresOf(view: SpeedView | undefined): SpeedFigures | unde
     sending: view.sendRate,
     remaining: keys.queued + keys.retrying,
     waiting: view.queue.counts.waiting,
+    held: view.queue.counts.active,
     deadline: runningDeadline(view.passes),
     paused: view.queue.isPaused,
     coolDownUntil: view.coolDownMs > 0 ? view.census.at + view.coolDownMs : undefined,
@@ -175,6 +178,15 @@ function limitOf(f: SpeedFigures): Found {
   if (f.remaining > 0 && f.waiting === 0) {
     const sent = s?.fleetSentPerSec ?? 0;
     const allowed = s?.learnedPerSec ?? Number.POSITIVE_INFINITY;
+    // Taken and none sent: a process gone without a word keeps its jobs until their locks lapse.
+    if (sent === 0 && f.held > 0)
+      return {
+        limit: "workers",
+        since: undefined,
+        words:
+          `the workers: ${f.held} invoice(s) taken by a worker and none sent lately; a process stopped ` +
+          "without a word holds its jobs until their locks lapse (LOCK_DURATION_MS), or the service is slow to answer",
+      };
     if (sent < allowed * WORKERS_BOUND_SHARE)
       return {
         limit: "workers",

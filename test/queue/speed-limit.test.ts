@@ -10,6 +10,7 @@ function figures(over: Partial<SpeedFigures> = {}): SpeedFigures {
     sending: sending(),
     remaining: 2400,
     waiting: 500,
+    held: 0,
     deadline: undefined,
     paused: false,
     coolDownUntil: undefined,
@@ -94,6 +95,14 @@ describe("what limits the night's speed", () => {
     expect(speed.limit).toBe("workers");
     expect(speed.words).toMatch(
       /^the workers: few invoices in hand, none waits on the rate \(8\/s sent of 100\/s allowed\)/,
+    );
+  });
+
+  it("when invoices are taken by a worker and none is sent, then the workers are the limit, a stopped process's jobs named as the likely cause", () => {
+    const speed = speedLimit(figures({ waiting: 0, held: 807, sending: sending({ fleetSentPerSec: 0 }) }));
+    expect(speed.limit).toBe("workers");
+    expect(speed.words).toMatch(
+      /^the workers: 807 invoice\(s\) taken by a worker and none sent lately; a process stopped without a word holds its jobs until their locks lapse \(LOCK_DURATION_MS\)/,
     );
   });
 
