@@ -48,7 +48,6 @@ export async function finalizeCompleteBatches(
     readonly folder: DropFolder;
     readonly logger: Logger;
     readonly redis: RedisClient;
-    readonly signal?: AbortSignal | undefined;
   },
 ): Promise<WrittenReport[]> {
   const written = await mapInFlight(await deps.batches.complete(), async (id) => {
@@ -68,8 +67,6 @@ async function finalizeBatch(
   deps: BatchRowsDeps & {
     readonly folder: DropFolder;
     readonly logger: Logger;
-    /** The pass's one signal: the archive's rename ends with it. */
-    readonly signal?: AbortSignal | undefined;
   },
   id: string,
 ): Promise<WrittenReport | undefined> {
@@ -107,8 +104,10 @@ async function finalizeBatch(
     bytes: checked.bytes,
     outbox: read.outbox,
   });
+  // Not on the pass's deadline: a pass reports what is done when its deadline comes, so its archive is
+  // bounded by the hard stop (the deadline and the grace), which names it if the file system holds it.
   const archived = path.startsWith(deps.folder.processing)
-    ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive", deps.signal)
+    ? await moveClaimed(deps.folder, { batchId: meta.id, name: meta.file, path }, "archive")
     : path;
   await deps.batches.markReported(id, {
     report_csv: report.csvPath,

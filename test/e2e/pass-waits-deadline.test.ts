@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
+import { utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/cli/context.js";
 import { silentLogger } from "../../src/log/logger.js";
 import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.js";
 import { nightlyPass } from "../../src/use-cases/nightly-pass.js";
 import type { RemotePass } from "../../src/use-cases/remote-pass.js";
+import { CSV_HEADER, csvRow } from "../support/bad-inputs.js";
 import { tempDropDir } from "../support/drop.js";
 import { testConfig } from "../support/engine.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
@@ -34,6 +37,25 @@ function stillWriting(): RemotePass {
   return {
     take: () => Promise.resolve(new Map()),
     finish: () => Promise.resolve({ taken: new Map(), again: [retake] }),
+    failures: () => new Map(),
+    held: () => Promise.resolve(new Map()),
+  };
+}
+
+/** A source whose server never answers: its take ends only with the pass's signal, having taken nothing. */
+function silentSource(): RemotePass {
+  return {
+    take: (signal) =>
+      new Promise((resolve) =>
+        signal?.addEventListener(
+          "abort",
+          () => {
+            resolve(new Map());
+          },
+          { once: true },
+        ),
+      ),
+    finish: () => Promise.resolve({ taken: new Map(), again: [] }),
     failures: () => new Map(),
     held: () => Promise.resolve(new Map()),
   };
@@ -69,4 +91,29 @@ describe("a batch waiting for its file", () => {
     },
     2 * SETTLE_MS,
   );
+
+  it("when an SFTP source answers nothing until the deadline, then the drop folder's batch, sent meanwhile, is reported and archived at the deadline", async () => {
+    const drop = await tempDropDir();
+    cleanups.push(drop.cleanup);
+    const file = join(drop.dir, "local.csv");
+    await writeFile(file, [CSV_HEADER, csvRow("SL-1"), csvRow("SL-2"), ""].join("\n"));
+    const written = new Date(Date.now() - 60_000); // settled
+    await utimes(file, written, written);
+    const logger = silentLogger();
+    const config = testConfig({
+      apiUrl: sim.url,
+      apiKey: API_KEY,
+      prefix: `pass-silent-source-${randomUUID()}`,
+      env: { DROP_DIR: drop.dir },
+    });
+    const ctx = await openContext(config, { dropFolder: true, logger });
+    cleanups.push(() => ctx.close());
+
+    const outcome = await nightlyPass(
+      { ...ctx, config, logger, remote: silentSource() },
+      { signal: new AbortController().signal, deadline: Date.now() + 3 * DEADLINE_MS, pollMs: 50 },
+    );
+
+    expect(outcome).toMatchObject({ kind: "finished", batches: [{ file: "local.csv", state: "reported" }] });
+  });
 });
