@@ -32,7 +32,7 @@ async function run(env: Record<string, string>): Promise<string[]> {
       env,
     ),
   );
-  expect(result.code).toBe(0);
+  expect(result.code, result.output).toBe(0);
   return result.output.split("\n").filter((line) => line.includes("Redis persistence is off"));
 }
 
