@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { Socket } from "node:net";
+import { Redis } from "ioredis";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DevServerError } from "./errors/dev-server-error.js";
@@ -51,11 +52,19 @@ export class RedisServer {
       );
     }
     const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "invoice-relay-redis-")));
-    const port = options.port ?? (await freePort());
-    const server = new RedisServer(binary, port, dir, options.aof ?? false, options.args ?? []);
-    server.ownsDir = options.dir === undefined;
-    await server.launch();
-    return server;
+    // A free port may be taken by another process before redis-server binds it: then another port.
+    for (let attempt = 1; ; attempt++) {
+      const port = options.port ?? (await freePort());
+      const server = new RedisServer(binary, port, dir, options.aof ?? false, options.args ?? []);
+      server.ownsDir = options.dir === undefined;
+      try {
+        await server.launch();
+        return server;
+      } catch (error) {
+        if (!(error instanceof PortTakenError) || options.port !== undefined || attempt >= PORT_ATTEMPTS)
+          throw error;
+      }
+    }
   }
 
   get url(): string {
@@ -89,6 +98,15 @@ export class RedisServer {
     );
     exited.catch(() => undefined);
     await Promise.race([waitForPort(this.port, 10_000), exited]);
+    // What answers on the port is this redis-server, not a process that took the port before it.
+    const answering = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    answering.on("error", () => undefined);
+    const info = await answering.info("server").catch(() => "");
+    answering.disconnect();
+    if (!info.includes(`process_id:${String(child.pid)}\r\n`)) {
+      child.kill("SIGKILL");
+      throw new PortTakenError(this.port);
+    }
   }
 
   /** Stops Redis the way an operator would (SIGTERM: AOF flushed). */
@@ -166,4 +184,14 @@ function answersPing(port: number): Promise<boolean> {
       done(data.toString().startsWith("+PONG"));
     });
   });
+}
+
+/** Tries of a new free port when another process takes the one found first: a race, rarely twice. */
+const PORT_ATTEMPTS = 3;
+
+/** Another process answers on the port this redis-server was to listen on. */
+class PortTakenError extends DevServerError {
+  constructor(port: number) {
+    super(`port ${String(port)} was taken by another process before redis-server could listen on it`);
+  }
 }
