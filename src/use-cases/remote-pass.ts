@@ -88,9 +88,13 @@ export function remotePass(
       return new Map(pulls.flatMap((p) => [...(p.unopened ?? [])]));
     },
     finish: async (signal) => {
-      // A source the operator must mend was said once already; asking it again says it again.
-      const skip = new Set([...failures].filter(([, e]) => forOperator(e)).map(([name]) => name));
-      const pulls = await pullRemoteSources(deps, signal, { take: false, skip });
+      // A source that failed its attempts is asked once more (a report waits on it), not its attempts
+      // again; one the operator must mend was said once already: asking it again says it again.
+      const attempts = (source: string) => {
+        const failed = failures.get(source);
+        return failed === undefined ? (deps.attempts ?? 3) : forOperator(failed) ? 0 : 1;
+      };
+      const pulls = await pullRemoteSources(deps, signal, { take: false, attempts });
       note(pulls);
       const taken = new Set(pulls.flatMap((p) => p.batches));
       return {

@@ -87,15 +87,22 @@ export async function pullRemoteSources(
   options: PullOptions = { take: true },
 ): Promise<SourcePull[]> {
   if (signal?.aborted === true) return [];
-  const polled = deps.sources.filter((s) => options.skip?.has(s.name) !== true);
+  const polled = deps.sources.filter((s) => attemptsFor(deps, options, s.name) > 0);
   return Promise.all(polled.map((source) => pullSource(deps, source, options, signal)));
+}
+
+function attemptsFor(deps: RemotePullDeps, options: PullOptions, source: string): number {
+  return options.attempts?.(source) ?? deps.attempts ?? 3;
 }
 
 export interface PullOptions {
   /** false: only finish what earlier passes began, archive and report back; take no new file. */
   readonly take: boolean;
-  /** Sources not to poll (they failed this pass for a reason only the operator can mend). */
-  readonly skip?: ReadonlySet<string> | undefined;
+  /**
+   * The attempts a source is given now, when not `attempts` (0: not polled): a pass gives each source
+   * its attempts once, not again at every step.
+   */
+  readonly attempts?: ((source: string) => number) | undefined;
 }
 
 /**
@@ -114,7 +121,9 @@ export async function pullSettled(
     let pulls = await pullRemoteSources(alone, signal);
     for (
       let round = 0;
-      round < 2 && pulls.some((p) => (p.waiting ?? 0) > 0) && signal?.aborted !== true;
+      round < 2 &&
+      pulls.some((p) => p.error === undefined && (p.waiting ?? 0) > 0) &&
+      signal?.aborted !== true;
       round++
     ) {
       await pauseWithin(deps.settleMs + 100, signal);
@@ -151,7 +160,7 @@ async function pullSource(
   const claims = new RemoteClaims(deps.redis, deps.prefix, source.name);
   const lease = await claims.lease();
   if (lease === undefined) return { source: source.name, taken: 0, batches: [], waiting: 0, busy: true };
-  const attempts = deps.attempts ?? 3;
+  const attempts = attemptsFor(deps, options, source.name);
   const state = await claims.state();
   try {
     for (let attempt = 1; ; attempt++) {

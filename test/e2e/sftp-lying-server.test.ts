@@ -83,6 +83,13 @@ describe("an SFTP server that lies about its files", () => {
       /SFTP source acme: 127\.0\.0\.1:\d+ answered nothing for 2 s while asked to read \/inbox\/stall\.csv/,
     );
     expect(sim.stats().effects.total).toBe(0);
+    // Its attempts (3) once in the pass, and one more when the pass reports back: not 3 at every step.
+    expect(stalled.output.match(/"attempt":\d/g), stalled.output).toEqual([
+      '"attempt":1',
+      '"attempt":2',
+      '"attempt":3',
+      '"attempt":1',
+    ]);
 
     server.list("stall.csv", content);
     const later = await runCli(["run"], env, 60_000);
