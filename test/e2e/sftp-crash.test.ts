@@ -16,16 +16,20 @@ async function setup(): Promise<SftpSetup> {
   return s;
 }
 
-function rows(prefix: string, n: number): string {
-  let text = "external_id,currency,destination_country,archive_policy\n";
-  for (let i = 1; i <= n; i++) text += `${prefix}-${i},EUR,DE,eu-10y\n`;
+/** `n` rows; with `pad`, each has a column the relay ignores holding that many bytes (a large file). */
+function rows(prefix: string, n: number, pad = 0): string {
+  const note = pad > 0 ? `,${"n".repeat(pad)}` : "";
+  let text = `external_id,currency,destination_country,archive_policy${pad > 0 ? ",note" : ""}\n`;
+  for (let i = 1; i <= n; i++) text += `${prefix}-${i},EUR,DE,eu-10y${note}\n`;
   return text;
 }
 
-/** Large enough that a download lasts long enough to be caught under way. */
-const LARGE = { "a.csv": 8_000, "b.csv": 8_000 } as const;
-/** The other moments need no large file: every step after the download is as short whatever the size. */
-const SMALL = { "a.csv": 1_000, "b.csv": 1_000 } as const;
+const INVOICES = { "a.csv": 1_000, "b.csv": 1_000 } as const;
+/**
+ * Bytes of each row's ignored column while a download is to be caught under way: 280 KB a file, whose
+ * download lasts long enough to be seen; every step after the download is as short whatever the size.
+ */
+const LARGE_PAD = 250;
 
 async function listing(dir: string): Promise<string[]> {
   return readdir(dir).catch(() => [] as string[]);
@@ -47,8 +51,9 @@ describe("invoice-relay run with an SFTP source, killed", () => {
   for (const [point, reached] of Object.entries(KILL_POINTS))
     it(`when run is SIGKILLed ${point}, then the next run routes every invoice once, one batch per remote file, and leaves nothing on the server`, async () => {
       const s = await setup();
-      const FILES = point === "while a download is under way" ? LARGE : SMALL;
-      for (const [name, n] of Object.entries(FILES)) await writeFile(join(s.inbox, name), rows(name, n));
+      const pad = point === "while a download is under way" ? LARGE_PAD : 0;
+      for (const [name, n] of Object.entries(INVOICES))
+        await writeFile(join(s.inbox, name), rows(name, n, pad));
       const env = { ...s.env, SETTLE_MS: "200", LOCK_DURATION_MS: "2000" };
       const first = spawnNode("workers/cli.js", ["run"], env);
       // Watched closely (a download of this size takes tens of milliseconds): the kill must land there.
@@ -66,8 +71,8 @@ describe("invoice-relay run with an SFTP source, killed", () => {
       );
       const stats = s.sim.stats();
       expect(stats.effects.externalIdsWithMultipleEffects).toBe(0);
-      expect(stats.effects.distinctExternalIds).toBe(FILES["a.csv"] + FILES["b.csv"]);
-      expect([...(await readReports(s.dir)).keys()].sort()).toEqual(Object.keys(FILES));
+      expect(stats.effects.distinctExternalIds).toBe(INVOICES["a.csv"] + INVOICES["b.csv"]);
+      expect([...(await readReports(s.dir)).keys()].sort()).toEqual(Object.keys(INVOICES));
       expect(await s.remote()).toEqual(["archive", "processing", "reports"]);
       expect(await s.remote("processing")).toEqual([]);
       expect(await s.remote("archive")).toHaveLength(2);
