@@ -32,7 +32,7 @@ export const POLL_MS = 10_000;
 export interface SecretFileEvents {
   /** The file holds nothing usable now: the message names the file and the fix, never the value. */
   readonly unusable: (message: string, variable: string, file: string) => void;
-  /** The file holds a new, valid value, used from now on. */
+  /** The file holds a new, well-formed value, tried from now on. */
   readonly changed: (value: string, variable: string, file: string) => void;
 }
 

@@ -34,7 +34,9 @@ export function loggedSecretEvents(logger: Logger): {
     },
     changed: (value, variable, file) => {
       rememberSecret(value);
-      logger.info({ variable, file }, `${variable} holds a new value: using it from now on`);
+      // Tried, not yet known good: a key the service refuses while the one before still works is set
+      // aside and said so (src/submit/key-in-use.ts).
+      logger.info({ variable, file }, `${variable} holds a new value: trying it from now on`);
     },
   };
 }

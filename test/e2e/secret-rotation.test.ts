@@ -81,7 +81,7 @@ describe("the API key rotated in its file mid-night", () => {
     const [report] = [...(await readReports(drop.dir)).values()];
     const summary = summarySchema.parse(report?.summary);
     expect(summary.counts).toMatchObject({ succeeded: INVOICES, failed: 0 });
-    expect(result.output).toMatch(/INVOICE_API_KEY_FILE holds a new value: using it from now on/);
+    expect(result.output).toMatch(/INVOICE_API_KEY_FILE holds a new value: trying it from now on/);
     expect(result.output).not.toContain(NEW_KEY);
     expect(result.output).not.toContain(OLD_KEY);
     expect(result.output).not.toMatch(/refused the API key/);

@@ -191,7 +191,7 @@ describe("the API key file rewritten while a night runs", () => {
     expect(result.refusals).toBe(0);
     expect(result.statuses).toEqual(new Set(["succeeded"]));
     sentOnce(sim);
-    expect(result.log).toMatch(/INVOICE_API_KEY_FILE holds a new value: using it from now on/);
+    expect(result.log).toMatch(/INVOICE_API_KEY_FILE holds a new value: trying it from now on/);
   });
 
   it("when the service refuses the key and none was accepted before, then submission pauses as it always did, said once", async () => {
