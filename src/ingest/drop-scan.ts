@@ -68,7 +68,8 @@ export class QuietWatch {
  * The drop folder as a pass sees it: every entry with a drop file's name (or almost one) is ready to
  * claim, or is told apart with the reason it is not taken now, so the pass can name it. A file is ready
  * when its last change is at least `settleMs` old by its modification time, or `watch` has seen it
- * unchanged that long; with DONE_MARKER_SUFFIX set, once marked done, and only then.
+ * unchanged that long; with DONE_MARKER_SUFFIX set, once marked done, and only then (dated in the
+ * future: once marked and seen unchanged that long).
  * The folder is read as bytes: a name that is not UTF-8 is seen as it is, not as a lookalike.
  */
 export async function scanDropFolder(
@@ -121,18 +122,21 @@ async function notReady(
   info: Stats,
   at: { readonly settleMs: number; readonly quiet: number; readonly now: number },
 ): Promise<string | undefined> {
-  const suffix = folder.doneMarkerSuffix;
-  if (suffix !== undefined)
-    return (await markedDone(folder, name, info.mtimeMs))
-      ? undefined
-      : `waits for its done-marker ${shownName(`${name}${suffix}`)} (DONE_MARKER_SUFFIX), written after it`;
   const age = at.now - info.mtimeMs;
-  if (age >= at.settleMs || at.quiet >= at.settleMs) return undefined;
-  if (age < -FUTURE_MS)
+  const settled = age >= at.settleMs || at.quiet >= at.settleMs;
+  // Dated ahead of this machine's clock, a file's time tells nothing: this process's watch alone does,
+  // for SETTLE_MS as for its done-marker's "written after it" (any marker, once the file has settled).
+  const ahead = age < -FUTURE_MS;
+  const suffix = folder.doneMarkerSuffix;
+  const since = ahead && settled ? -Infinity : info.mtimeMs;
+  if (suffix === undefined ? settled : await markedDone(folder, name, since)) return undefined;
+  if (ahead && !settled)
     return (
       `is dated ${seconds(-age)} s in the future (the clock of the machine that wrote it is ahead?): it is ` +
       `taken once it has not changed for SETTLE_MS=${at.settleMs} ms by this machine's clock`
     );
+  if (suffix !== undefined)
+    return `waits for its done-marker ${shownName(`${name}${suffix}`)} (DONE_MARKER_SUFFIX), written after it`;
   return `is still being written (changed ${seconds(Math.max(0, age))} s ago; SETTLE_MS=${at.settleMs} ms): a later pass takes it once it has settled`;
 }
 
