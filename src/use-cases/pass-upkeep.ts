@@ -69,7 +69,6 @@ export class PassUpkeep {
       const lost = [...targets].filter((id) => !known.has(id) && !this.#finished.has(id));
       if (lost.length > 0) throw new BatchLostError(lost);
     }
-    await this.throwIfFilesGone(metas);
     await this.repairIfStuck(metas);
     return metas;
   }
@@ -80,7 +79,7 @@ export class PassUpkeep {
    * report is written from Redis where it can be (reportGoneFile) and the pass ends naming it rather
    * than waiting for ever. A batch claimed on another machine is left to the process that has it.
    */
-  private async throwIfFilesGone(metas: readonly BatchMeta[]): Promise<void> {
+  async throwIfFilesGone(metas: readonly BatchMeta[]): Promise<void> {
     const open = metas.filter((m) => m.state === "ingested" && claimedHere(this.deps.folder, m));
     const gone: BatchMeta[] = [];
     for (const meta of open) if ((await locate(this.deps.folder, meta)) === undefined) gone.push(meta);
