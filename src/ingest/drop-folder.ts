@@ -80,23 +80,12 @@ export async function markedDone(folder: DropFolder, name: string, fileMtimeMs: 
 }
 
 /**
- * Whether a file may be taken now: `settled` (unchanged for `settleMs`, or with DONE_MARKER_SUFFIX set,
- * marked done after its last change), `writing` (changed within `settleMs`: a writer may still be at it)
- * or `unmarked` (quiet, but DONE_MARKER_SUFFIX is set and its marker is missing or older than the file).
+ * Whether a file may be taken now (readinessOf in drop-scan.ts): `settled` (unchanged for SETTLE_MS, or
+ * with DONE_MARKER_SUFFIX set, marked done after its last change), `writing` (changed within SETTLE_MS:
+ * a writer may still be at it) or `unmarked` (quiet, but DONE_MARKER_SUFFIX is set and its marker is
+ * missing or older than the file).
  */
 export type Readiness = "settled" | "writing" | "unmarked";
-
-export async function readinessOf(
-  folder: DropFolder,
-  name: string,
-  mtimeMs: number,
-  settleMs: number,
-  now = Date.now(),
-): Promise<Readiness> {
-  if (await markedDone(folder, name, mtimeMs)) return "settled";
-  if (now - mtimeMs < settleMs) return "writing";
-  return folder.doneMarkerSuffix === undefined ? "settled" : "unmarked";
-}
 
 export { newBatchId };
 

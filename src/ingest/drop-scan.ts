@@ -3,7 +3,7 @@ import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { admitName, isRefused, type FileName, type RefusedName } from "../names/file-name.js";
 import { shownName } from "../names/shown-text.js";
-import { isDropName, markedDone, type DropFolder } from "./drop-folder.js";
+import { isDropName, markedDone, type DropFolder, type Readiness } from "./drop-folder.js";
 
 export interface DropCandidate {
   readonly name: FileName;
@@ -68,7 +68,8 @@ export class QuietWatch {
  * The drop folder as a pass sees it: every entry with a drop file's name (or almost one) is ready to
  * claim, or is told apart with the reason it is not taken now, so the pass can name it. A file is ready
  * when its last change is at least `settleMs` old by its modification time, or `watch` has seen it
- * unchanged that long; with DONE_MARKER_SUFFIX set, once marked done, and only then.
+ * unchanged that long; with DONE_MARKER_SUFFIX set, once marked done, and only then (dated in the
+ * future: once marked and seen unchanged that long).
  * The folder is read as bytes: a name that is not UTF-8 is seen as it is, not as a lookalike.
  */
 export async function scanDropFolder(
@@ -121,19 +122,39 @@ async function notReady(
   info: Stats,
   at: { readonly settleMs: number; readonly quiet: number; readonly now: number },
 ): Promise<string | undefined> {
-  const suffix = folder.doneMarkerSuffix;
-  if (suffix !== undefined)
-    return (await markedDone(folder, name, info.mtimeMs))
-      ? undefined
-      : `waits for its done-marker ${shownName(`${name}${suffix}`)} (DONE_MARKER_SUFFIX), written after it`;
+  const readiness = await readinessOf(folder, name, info.mtimeMs, at.settleMs, at.quiet, at.now);
+  if (readiness === "settled") return undefined;
   const age = at.now - info.mtimeMs;
-  if (age >= at.settleMs || at.quiet >= at.settleMs) return undefined;
-  if (age < -FUTURE_MS)
+  if (age < -FUTURE_MS && readiness === "writing")
     return (
       `is dated ${seconds(-age)} s in the future (the clock of the machine that wrote it is ahead?): it is ` +
       `taken once it has not changed for SETTLE_MS=${at.settleMs} ms by this machine's clock`
     );
+  if (folder.doneMarkerSuffix !== undefined)
+    return `waits for its done-marker ${shownName(`${name}${folder.doneMarkerSuffix}`)} (DONE_MARKER_SUFFIX), written after it`;
   return `is still being written (changed ${seconds(Math.max(0, age))} s ago; SETTLE_MS=${at.settleMs} ms): a later pass takes it once it has settled`;
+}
+
+/**
+ * Whether a file may be taken now (Readiness): unchanged for `settleMs` by its modification time or as
+ * `quiet` says (how long this process has seen it unchanged, QuietWatch); with DONE_MARKER_SUFFIX set,
+ * once marked done after its last change, and only then. Dated ahead of this machine's clock, a file's
+ * time tells nothing: only `quiet` does, for SETTLE_MS as for its marker's "written after it" (any
+ * marker, once the file has settled so).
+ */
+export async function readinessOf(
+  folder: DropFolder,
+  name: string,
+  mtimeMs: number,
+  settleMs: number,
+  quiet = 0,
+  now = Date.now(),
+): Promise<Readiness> {
+  const age = now - mtimeMs;
+  const settled = age >= settleMs || quiet >= settleMs;
+  if (await markedDone(folder, name, age < -FUTURE_MS && settled ? -Infinity : mtimeMs)) return "settled";
+  if (!settled) return "writing";
+  return folder.doneMarkerSuffix === undefined ? "settled" : "unmarked";
 }
 
 /**

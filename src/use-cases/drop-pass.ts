@@ -1,5 +1,5 @@
 import { removeStaleCopies } from "../ingest/claim-copy.js";
-import { claim, claimedFiles } from "../ingest/drop-folder.js";
+import { claim, claimedFiles, type ClaimedFile } from "../ingest/drop-folder.js";
 import { QuietWatch, scanDropFolder, type DropCandidate, type DropScan } from "../ingest/drop-scan.js";
 import { leftFileText, type LeftFile } from "../names/file-name.js";
 import { takeChangedFilesAgain } from "./take-again.js";
@@ -56,7 +56,25 @@ async function takeDropFiles(
   { takeAgain = true, waitUntil, unrecorded }: DropPassOptions,
 ): Promise<PassedFile[]> {
   await removeStaleCopies(deps.folder, deps.logger);
-  const passed = await resumeClaimedFiles(deps, unrecorded);
+  // Resumed beside the new files, not before them, each in an order of its own: a claimed file whose
+  // read does not return (a hung share) keeps no new file from being taken; it ends at the deadline.
+  const [resumed, taken] = await Promise.allSettled([
+    resumeClaimedFiles(deps, unrecorded, await claimedFiles(deps.folder)),
+    takeNewFiles(deps, settleMs, waitUntil),
+  ]);
+  if (resumed.status === "rejected") throw resumed.reason;
+  if (taken.status === "rejected") throw taken.reason;
+  const passed = [...resumed.value, ...taken.value];
+  if (takeAgain && deps.signal?.aborted !== true)
+    passed.push(...(await takeChangedFilesAgain(deps, settleMs)).passed);
+  return passed;
+}
+
+async function takeNewFiles(
+  deps: DropPassDeps,
+  settleMs: number,
+  waitUntil: number | undefined,
+): Promise<PassedFile[]> {
   const watch = deps.quiet ?? new QuietWatch();
   let scan = await scanDropFolder(deps.folder, settleMs, watch);
   nameLeft(deps, scan);
@@ -101,10 +119,7 @@ async function takeDropFiles(
     deps.onLeft?.(left);
   }
   await window.settle();
-  passed.push(...claimed);
-  if (takeAgain && deps.signal?.aborted !== true)
-    passed.push(...(await takeChangedFilesAgain(deps, settleMs)).passed);
-  return passed;
+  return claimed;
 }
 
 /** Names the drop folder's entries a pass never takes as they are: refused names, no files, near misses. */
@@ -142,11 +157,13 @@ export async function resumeClaimedFiles(
    * putting them there now); all if absent.
    */
   unrecorded: (batch: string) => boolean = () => true,
+  /** The files to look at, listed before the caller claims more; all those in processing/ if absent. */
+  listed?: readonly ClaimedFile[],
 ): Promise<PassedFile[]> {
   const order = new RegistrationOrder();
   const window = new InFlight();
   const passed: (PassedFile | undefined)[] = [];
-  for (const file of await claimedFiles(deps.folder)) {
+  for (const file of listed ?? (await claimedFiles(deps.folder))) {
     if (deps.signal?.aborted === true || window.failed) break;
     if (!unrecorded(file.batchId) && (await deps.batches.get(file.batchId)) === undefined) continue;
     const turn = order.next();

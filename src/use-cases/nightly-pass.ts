@@ -4,6 +4,7 @@ import { IngestInterruptedError } from "../ingest/errors/ingest-interrupted-erro
 import { PastResultsUnavailableError } from "../ingest/errors/past-results-unavailable-error.js";
 import { FileSystemUnansweredError } from "../errors/file-system-unanswered-error.js";
 import { startSubmission } from "../queue/submission-service.js";
+import { finalizeCompleteBatches } from "../results/finalize.js";
 import { rateSettingsOf, readSendRate } from "../queue/send-rate-view.js";
 import { takeChangedFilesAgain } from "./take-again.js";
 import type { RemoteRetake } from "./remote-pull.js";
@@ -67,8 +68,12 @@ export async function nightlyPass(
       passed = await passIntake(passDeps, deps.remote, until, config.settleMs, waitUntil);
     } catch (error) {
       if (error instanceof IngestInterruptedError) return await ingestStopped(deps, waitOptions, error);
-      if (error instanceof PastResultsUnavailableError || error instanceof FileSystemUnansweredError)
+      if (error instanceof PastResultsUnavailableError) return { kind: "failed", error };
+      if (error instanceof FileSystemUnansweredError) {
+        // At the deadline: the files taken beside the one that did not answer are reported if done.
+        await finalizeCompleteBatches(deps);
         return { kind: "failed", error };
+      }
       throw error;
     }
     const targets = new Set(passed.map((p) => p.file.batchId));

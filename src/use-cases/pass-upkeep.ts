@@ -9,6 +9,7 @@ import { sep } from "node:path";
 import { BatchLostError } from "../ingest/errors/batch-lost-error.js";
 import { BatchFileGoneError, goneWhy, type GoneBatch } from "../ingest/errors/batch-file-gone-error.js";
 import { shownName } from "../names/shown-text.js";
+import { leftFileText } from "../names/file-name.js";
 import { locate, reportGoneFile } from "../results/finalize.js";
 import type { DropFolder } from "../ingest/drop-folder.js";
 
@@ -51,6 +52,8 @@ export class PassUpkeep {
    * files does not read every batch's record at every round.
    */
   readonly #lastFinished = new Map<string, BatchMeta>();
+  /** Batches whose file was seen gone: named once. */
+  readonly #gone = new Set<string>();
 
   constructor(private readonly deps: DropPassDeps) {}
 
@@ -66,39 +69,45 @@ export class PassUpkeep {
       const lost = [...targets].filter((id) => !known.has(id) && !this.#finished.has(id));
       if (lost.length > 0) throw new BatchLostError(lost);
     }
-    await this.throwIfFilesGone(metas);
     await this.repairIfStuck(metas);
     return metas;
   }
 
   /**
-   * A batch of this drop folder whose invoices are all final waits only for its report, which is read
-   * from its file: if that file is gone from processing/ and archive/ (removed, its folder unmounted),
-   * its report is written from Redis where it can be (reportGoneFile) and the pass ends naming it
-   * rather than waiting for ever. A batch claimed on another machine is left to
-   * the process that has it.
+   * A batch of this drop folder whose file is gone from processing/ and archive/ (removed, its folder
+   * unmounted) is named as soon as a round sees it, its invoices still sent; once they are all final its
+   * report is written from Redis where it can be (reportGoneFile) and the pass ends naming it rather
+   * than waiting for ever. A batch claimed on another machine is left to the process that has it.
    */
-  private async throwIfFilesGone(metas: readonly BatchMeta[]): Promise<void> {
-    const waiting = metas.filter(
-      (m) => m.state === "ingested" && m.pending === 0 && claimedHere(this.deps.folder, m),
-    );
+  async throwIfFilesGone(metas: readonly BatchMeta[]): Promise<void> {
+    const open = metas.filter((m) => m.state === "ingested" && claimedHere(this.deps.folder, m));
     const gone: BatchMeta[] = [];
-    for (const meta of waiting) if ((await locate(this.deps.folder, meta)) === undefined) gone.push(meta);
+    for (const meta of open) if ((await locate(this.deps.folder, meta)) === undefined) gone.push(meta);
     // Read again: the report may have been written (and the file archived) since the record was read.
     const still = await this.deps.batches.getMany(gone.map((m) => m.id));
-    const lost = gone.filter((_, i) => still[i]?.state === "ingested");
-    if (lost.length === 0) return;
     const named: GoneBatch[] = [];
-    for (const meta of lost) {
+    for (const meta of still) {
+      if (meta?.state !== "ingested") continue;
+      if ((meta.pending ?? 0) > 0) {
+        this.nameGone({ ...meta, report: meta.pending ?? 0 });
+        continue;
+      }
       const report = await reportGoneFile(this.deps, meta);
       if ("busy" in report) continue; // another process writes it now
       named.push({ id: meta.id, file: meta.file, path: meta.path, report });
     }
     if (named.length === 0) return;
-    // Named in the pass's record too (`status`, the console), not only on the console.
-    for (const batch of named)
-      this.deps.onLeft?.({ where: "drop folder", shown: shownName(batch.file), why: goneWhy(batch) });
+    for (const batch of named) this.nameGone(batch);
     throw new BatchFileGoneError(named);
+  }
+
+  /** Names a gone batch's file once, in the log and the pass's record (`status`, the console). */
+  private nameGone(batch: Parameters<typeof goneWhy>[0]): void {
+    if (this.#gone.has(batch.id)) return;
+    this.#gone.add(batch.id);
+    const left = { where: "drop folder", shown: shownName(batch.file), why: goneWhy(batch) };
+    this.deps.logger.error({ batch: batch.id, file: batch.file }, leftFileText(left));
+    this.deps.onLeft?.(left);
   }
 
   /** The batches of `targets`: each read, or (`all` false) only those not last seen finished. */

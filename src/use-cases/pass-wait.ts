@@ -80,6 +80,8 @@ export async function waitForBatches(
       await finalizeCompleteBatches(deps);
       metas = await upkeep.round(targets);
       options.onBatches?.(metas);
+      // After the pass has noted them: a batch whose file is gone is named with its tally.
+      await upkeep.throwIfFilesGone(metas);
       growing = [];
       if (metas.every(isFinished)) {
         // Never done while a file of the pass has rows nobody sent: one that grew since its claim (even

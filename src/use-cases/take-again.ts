@@ -9,10 +9,10 @@ import {
   claimedName,
   moveClaimed,
   newBatchId,
-  readinessOf,
   removeDoneMarker,
   type Readiness,
 } from "../ingest/drop-folder.js";
+import { readinessOf } from "../ingest/drop-scan.js";
 import { markSummaryReplaced, replacementOf } from "../results/batch-report.js";
 import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
 import { mapInFlight } from "../ingest/files-in-flight.js";

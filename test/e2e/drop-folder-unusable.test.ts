@@ -171,7 +171,7 @@ describe("a claimed file that vanishes mid-run", () => {
     ["its file is removed from processing/", "file"],
     ["the whole drop folder is removed", "folder"],
   ] as const)(
-    "when %s while its invoices are sent, then run ends with exit 1 naming the batch and the file once they are final, its report is written from Redis where it can be, and status names it with the pass's true tally",
+    "when %s while its invoices are sent, then run names the file at once and ends with exit 1 naming the batch once they are final, its report is written from Redis where it can be, and status names it with the pass's true tally",
     async (_what, gone) => {
       const dir = await scratch();
       const gate = await startGate(sim.url);
@@ -194,7 +194,7 @@ describe("a claimed file that vanishes mid-run", () => {
       expect(status.code, status.output).toBe(0);
       // Named in the pass's record, and its invoice counted as what became of it, not as pending.
       expect(status.output).toMatch(
-        /pass \S+: drop folder: vanishing\.csv \(batch \S+\) gone from the drop folder once its invoices were final/,
+        /pass \S+: drop folder: vanishing\.csv \(batch \S+\) gone from the drop folder mid-night/,
       );
       expect(status.output).toMatch(/ 1 succeeded\n/);
       expect(status.output).not.toMatch(/1 pending/);
@@ -221,6 +221,44 @@ describe("a claimed file that vanishes mid-run", () => {
         expect(again.output).not.toMatch(/nothing to do/);
         expect(again.output).toMatch(/the drop folder \S+ does not exist/);
       }
+    },
+  );
+});
+
+describe("a claimed file that vanishes while its invoices are held", () => {
+  it.each([
+    ["its file is removed from processing/", "file"],
+    ["the whole drop folder is removed", "folder"],
+  ] as const)(
+    "when %s and its invoices are not final by the deadline, then run names the file as soon as it sees it gone, again in its summary, exit 1, and status names it under the pass",
+    async (_what, gone) => {
+      const dir = await scratch();
+      const gate = await startGate(sim.url);
+      cleanups.push(() => gate.close());
+      const settings = cliEnv(
+        { apiUrl: gate.url, apiKey: API_KEY, name: "vanish-held", dropDir: dir },
+        { SHUTDOWN_GRACE_MS: "500" },
+      );
+      await writeFile(join(dir, "vanishing.csv"), CSV);
+      const running = spawnNode("workers/cli.js", ["run", "--deadline", "6s"], settings);
+      await gate.firstRequest;
+      const [claimed] = (await readdir(join(dir, "processing"))).filter((n) => !n.startsWith("."));
+      await rm(gone === "file" ? join(dir, "processing", claimed ?? "missing") : dir, { recursive: true });
+      const first = await finish(running, LIMIT_MS);
+      expect(first.code, first.output).toBe(1);
+      const named =
+        /vanishing\.csv \(batch \S+\) gone from the drop folder mid-night; 1 invoice\(s\) of it not final yet go on being sent/;
+      const deadline = first.output.indexOf("deadline passed with 1 invoice(s) not final yet");
+      // In the log when seen, before the pass's end, and in the summary after it.
+      expect(deadline, first.output).toBeGreaterThan(0);
+      expect(first.output.slice(0, deadline)).toMatch(named);
+      expect(first.output.slice(deadline)).toMatch(
+        new RegExp(`invoice-relay run: drop folder: ${named.source}`),
+      );
+
+      const status = await runCli(["status"], settings, LIMIT_MS);
+      expect(status.code, status.output).toBe(0);
+      expect(status.output).toMatch(new RegExp(`pass \\S+: drop folder: ${named.source}`));
     },
   );
 });

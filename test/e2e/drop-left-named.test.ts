@@ -62,6 +62,17 @@ describe("drop files a pass sees and does not take", () => {
     );
   });
 
+  it("when DONE_MARKER_SUFFIX is set and a file is dated in the future but its marker by this machine's clock, then run takes the file once it has not changed for SETTLE_MS, and exits 0", async () => {
+    const dir = await drop();
+    await writeFile(join(dir, "ahead.csv"), csv("AHEAD"));
+    await future(join(dir, "ahead.csv"));
+    await writeFile(join(dir, "ahead.csv.done"), "");
+    const result = await runCli(["run", "--deadline", "30s"], env(dir, { DONE_MARKER_SUFFIX: ".done" }));
+    expect(result.code, result.output).toBe(0);
+    expect([...(await readReports(dir)).keys()]).toEqual(["ahead.csv"]);
+    expect(await readdir(dir)).not.toContain("ahead.csv.done");
+  });
+
   it("when names end in a space or a dot after the extension, or a folder has a drop file's name, then run and status name each with what to do, run exits 2, and the rest is taken", async () => {
     const dir = await drop();
     await writeFile(join(dir, "good.csv"), csv("GOOD"));

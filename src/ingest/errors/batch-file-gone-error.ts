@@ -37,9 +37,18 @@ export function goneText(batch: GoneBatch): string {
   return `batch ${batch.id} (${shownName(batch.file)}): its file ${shownName(batch.path)} is gone; ${reportText(batch)}`;
 }
 
-/** What a pass's record says of the file (a LeftFile's `why`): its batch, that it is gone, its report. */
-export function goneWhy(batch: GoneBatch): string {
-  return `(batch ${batch.id}) gone from the drop folder once its invoices were final; ${reportText(batch)}`;
+/**
+ * What a pass's record says of the file (a LeftFile's `why`), as soon as it is seen gone: its batch, and
+ * its report, or the invoices not final yet (still sent; the report is written once they are).
+ */
+export function goneWhy(
+  batch: Omit<GoneBatch, "report"> & { readonly report: GoneFileReport | number },
+): string {
+  const report =
+    typeof batch.report === "number"
+      ? `${batch.report} invoice(s) of it not final yet go on being sent, and its report is written from Redis once they are`
+      : reportText({ ...batch, report: batch.report });
+  return `(batch ${batch.id}) gone from the drop folder mid-night; ${report}`;
 }
 
 function reportText(batch: GoneBatch): string {
