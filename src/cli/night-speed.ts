@@ -79,9 +79,13 @@ export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
   // service accepted some (2xx) while the run ran: answers that refused the key tell no end
   const last = samples[samples.length - 1];
   const acceptedAtFirst = samples.find((s) => s.accepted !== undefined)?.accepted ?? 0;
-  const told = [...samples]
-    .reverse()
-    .find((s) => s.speed.endsAt !== undefined && (s.accepted ?? 0) > acceptedAtFirst)?.speed.endWords;
+  // Paused at the end (the key refused), nothing more is sent: no earlier rate tells an end.
+  const told =
+    last?.speed.limit === "paused"
+      ? undefined
+      : [...samples]
+          .reverse()
+          .find((s) => s.speed.endsAt !== undefined && (s.accepted ?? 0) > acceptedAtFirst)?.speed.endWords;
   if (last?.speed.endWords !== undefined)
     lines.push(`night ends: ${told ?? last.untold ?? last.speed.endWords}`);
   const refused = refusedDuring(samples);

@@ -77,7 +77,8 @@ const clockTime = (ms: number): string => `${new Date(ms).toISOString().slice(11
 /** The answer from the figures. Pure. */
 export function speedLimit(f: SpeedFigures): SpeedLimit {
   const found = limitOf(f);
-  const rate = f.sending?.fleetAcceptedPerSec ?? 0;
+  // Paused, nothing is sent: the rate accepted before the pause tells no end.
+  const rate = found.limit === "paused" ? 0 : (f.sending?.fleetAcceptedPerSec ?? 0);
   const endsAt = f.remaining > 0 && rate > 0 ? f.now + (f.remaining / rate) * 1000 : undefined;
   return { until: undefined, ...found, endsAt, deadline: f.deadline, endWords: endWords(f, endsAt) };
 }

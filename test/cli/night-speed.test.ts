@@ -41,6 +41,22 @@ function reading(
 const sample = (r: NightReading) => speedSample(r?.census.at ?? START, r);
 
 describe("what run says at its end about the night's speed", () => {
+  it("when sending is paused at the end (the key refused) after invoices were accepted, then the night's end is not told from the rate before the pause", () => {
+    const sending = { fleetAcceptedPerSec: 100, fleetSentPerSec: 100 };
+    const paused = (r: NightReading): NightReading =>
+      r === undefined ? r : { ...r, queue: { ...r.queue, isPaused: true } };
+    const readings = [
+      reading(0, 3000, undefined, 0, [], 0),
+      reading(1, 2900, sending, 0, [], 100),
+      reading(2, 2800, sending, 0, [], 200),
+      paused(reading(3, 2800, sending, 0, [], 200)),
+    ];
+    const lines = nightSpeedLines(readings.map(sample));
+    expect(lines.find((l) => l.startsWith("night ends:"))).toBe(
+      "night ends: 2800 invoice(s) left; none accepted lately, so no end can be told",
+    );
+  });
+
   it("when the service's refusals bounded the night, then it gives the speed limit in status's words, its share and since when, and the fleet's refusals, nothing more", () => {
     const cutAt = START + 2000;
     const bound = {

@@ -31,6 +31,12 @@ describe("what limits the night's speed", () => {
     expect(speed.words).toMatch(/^the queue is paused: no worker takes an invoice/);
   });
 
+  it("when the queue is paused after the fleet accepted invoices, then no end is told from the rate before the pause", () => {
+    const speed = speedLimit(figures({ paused: true, sending: sending({ fleetAcceptedPerSec: 120 }) }));
+    expect(speed.endsAt).toBeUndefined();
+    expect(speed.endWords).toBe("2400 invoice(s) left; none accepted lately, so no end can be told");
+  });
+
   it("when an outage cool-down holds every worker, then the cool-down is the limit, until its end", () => {
     const coolDownUntil = NOW + 45_000;
     const speed = speedLimit(figures({ coolDownUntil }));
