@@ -1,5 +1,6 @@
 import { coerceError } from "../errors/relay-error.js";
 import { newBatchId } from "../ingest/drop-folder.js";
+import { TakeWriteError } from "../ingest/errors/take-write-error.js";
 import { HostKeyRefusedError } from "../ingest/sftp/errors/host-key-refused-error.js";
 import { RemoteSourceUnavailableError } from "../ingest/sftp/errors/remote-source-unavailable-error.js";
 import { settleListing, type RemoteCandidate } from "../ingest/sftp/remote-settle.js";
@@ -184,9 +185,13 @@ async function pullSource(
   }
 }
 
-/** A failure only the operator can mend (a host key, a login, a key file): never retried, said once. */
+/**
+ * A failure only the operator can mend (a host key, a login, a key file, this machine's file system
+ * full or read-only): never retried, said once.
+ */
 export function forOperator(error: Error): boolean {
   return (
+    error instanceof TakeWriteError ||
     error instanceof HostKeyRefusedError ||
     error instanceof HostKeyRevokedError ||
     (error instanceof RemoteSourceUnavailableError &&
