@@ -123,7 +123,8 @@ async function listing(
 const END_OF_FILE = 1;
 
 // ssh2 gives an SFTP status (the server's answer) as a numeric code; ssh2-sftp-client's own checks of a
-// path give these. Anything else (a dropped connection, a timeout) is the source's problem, not the file's.
+// path give these. Anything else (a dropped connection, a timeout) is the source's problem, not the file's;
+// an error of this machine's file system (Node's name their system call) is never the server's answer.
 const PATH_CODES: ReadonlySet<unknown> = new Set(["ERR_BAD_PATH", "ENOENT", "EACCES", "ENOTDIR"]);
 
 /** Runs an operation on one file; the server's refusal of it becomes a RemoteFileRefusedError. */
@@ -131,8 +132,8 @@ async function answered<T>(operation: string, path: string, run: () => Promise<T
   try {
     return await run();
   } catch (error) {
-    const code = (error as { code?: unknown } | undefined)?.code;
-    if (typeof code === "number" || PATH_CODES.has(code))
+    const { code, syscall } = (error ?? {}) as { code?: unknown; syscall?: unknown };
+    if (syscall === undefined && (typeof code === "number" || PATH_CODES.has(code)))
       throw new RemoteFileRefusedError(
         operation,
         path,
