@@ -30,7 +30,10 @@ export function connectionProblem(server: string, code: unknown, level: unknown)
   return `the connection to ${server} failed (${typeof code === "string" ? code : "no reason given"}); check the url and the network`;
 }
 
-/** A server that left a request unanswered for its patience: "host:port answered nothing for 15 s while asked to read /in/a.csv". */
+/**
+ * A server that left a request unanswered for its patience: "host:port answered nothing for 15 s while
+ * asked to read /in/a.csv".
+ */
 export function unansweredClause(server: string, patienceMs: number, step: string): string {
   return `${server} answered nothing for ${patienceMs / 1000} s while asked to ${step}`;
 }
