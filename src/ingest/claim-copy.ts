@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { lstat, open, readdir, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
+import { lstat, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../log/logger.js";
+import { fileSystemCode } from "../errors/file-system-fixes.js";
 import { ClaimCopyLostError } from "./errors/claim-copy-lost-error.js";
-import { syncToDisk } from "./local-files.js";
+import { TakeWriteError } from "./errors/take-write-error.js";
+import { syncToDisk, writeWhole } from "./local-files.js";
 import type { FileName } from "../names/file-name.js";
 import {
   claimedName,
@@ -73,16 +75,36 @@ export async function claimGiven(
   return { batchId, name, path: target };
 }
 
+/**
+ * Copies `source` into processing/ under a temporary name. This machine's file system refusing the copy
+ * (full, read-only) is a TakeWriteError naming the file, processing/ and the fix; nothing of it is kept.
+ */
 async function copyInto(folder: DropFolder, source: string, target: string, claimed: string): Promise<void> {
   const temp = join(folder.processing, copyingName(claimed));
-  const out = await open(temp, "wx");
+  const refused = (error: unknown): unknown => {
+    const errno = fileSystemCode(error);
+    // Reading the source fails with its own path: that is the source's problem, said as it is.
+    if (errno === undefined || (error as NodeJS.ErrnoException).path === source) return error;
+    return new TakeWriteError(
+      source,
+      folder.processing,
+      errno,
+      "it is still in place: ingest it again then",
+      {
+        cause: error,
+      },
+    );
+  };
+  const out = await open(temp, "wx").catch((error: unknown) => {
+    throw refused(error);
+  });
   try {
-    for await (const chunk of createReadStream(source)) await writeAll(out, chunk as Buffer);
+    for await (const chunk of createReadStream(source)) await writeWhole(out, chunk as Buffer);
     await out.sync();
   } catch (error) {
     await out.close();
     await rm(temp, { force: true });
-    throw error;
+    throw refused(error);
   }
   await out.close();
   try {
@@ -93,14 +115,6 @@ async function copyInto(folder: DropFolder, source: string, target: string, clai
   }
   // the rename is durable before the source is removed
   await syncToDisk(folder.processing);
-}
-
-async function writeAll(out: FileHandle, chunk: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.length) {
-    const { bytesWritten } = await out.write(chunk, offset, chunk.length - offset);
-    offset += bytesWritten;
-  }
 }
 
 /**

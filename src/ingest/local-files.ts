@@ -1,5 +1,5 @@
 import type { Stats } from "node:fs";
-import { access, open, stat } from "node:fs/promises";
+import { access, open, stat, type FileHandle } from "node:fs/promises";
 
 /** Whether `path` exists on this machine (and this process may see it). */
 export async function exists(path: string): Promise<boolean> {
@@ -41,5 +41,22 @@ export async function syncToDisk(path: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Writes all of `buffer` at `position` (at the file's offset when undefined). A write may take fewer bytes
+ * than it was given (a file system that fills up takes what room is left, and fails only the next write):
+ * the rest is written again until all is there or a write fails (ENOSPC), never dropped in silence.
+ */
+export async function writeWhole(out: FileHandle, buffer: Uint8Array, position?: number): Promise<void> {
+  for (let written = 0; written < buffer.length;) {
+    const at = position === undefined ? null : position + written;
+    const { bytesWritten } = await out.write(buffer, written, buffer.length - written, at);
+    // POSIX: a write of a regular file that takes no byte and says no error does not happen; were it
+    // to, writing again would never end.
+    if (bytesWritten === 0)
+      throw Object.assign(new Error("a write took no byte"), { code: "EIO", syscall: "write" });
+    written += bytesWritten;
   }
 }

@@ -22,9 +22,15 @@ export function passSignal(stop: AbortSignal, deadline: number | undefined): Abo
   return AbortSignal.any([stop, controller.signal]);
 }
 
-/** Waits `ms`, or less when the pass's signal ends first: a pause between two looks of a pass. */
-export async function pauseWithin(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  await sleep(ms, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+/**
+ * Waits `ms`, or less when the pass's signal ends first: a pause between two looks of a pass. True when
+ * the signal ended it.
+ */
+export async function pauseWithin(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return sleep(ms, undefined, signal === undefined ? {} : { signal }).then(
+    () => false,
+    () => true,
+  );
 }
 
 /** The reason a pass's signal is aborted with at its deadline. */

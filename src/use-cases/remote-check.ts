@@ -8,7 +8,8 @@ import { untaken } from "./remote-take.js";
 export interface CheckedRemoteFile {
   /** As the server listed it (print it with shownName). */
   readonly name: string;
-  readonly size: number;
+  /** As listed; null when the listing left it out (such a file is left, as a pass leaves and names it). */
+  readonly size: number | null;
   readonly take: boolean;
   readonly why: string;
 }
@@ -40,7 +41,7 @@ export async function checkRemoteSource(
     const second = settleListing(source, await session.list(source.path), seen, settleMs, Date.now());
     const checked: CheckedRemoteFile[] = [];
     for (const c of second.candidates) {
-      const file = { name: c.entry.listed, size: c.entry.size };
+      const file = { name: c.entry.listed, size: c.entry.size ?? null };
       if (c.readiness !== "settled") {
         checked.push({ ...file, take: false, why: "why" in c ? c.why : WHY[c.readiness] });
         continue;

@@ -8,7 +8,8 @@ import { ledgerNow } from "../ledger/clock.js";
 import { claimKey, type PulledBatch, type RemoteClaim, type RemoteClaims } from "../ledger/remote-claims.js";
 import { admitName, isRefused, type FileName, type LeftFile } from "../names/file-name.js";
 import { shownName } from "../names/shown-text.js";
-import { fileProblem } from "./remote-file-problem.js";
+import { TakeWriteError } from "../ingest/errors/take-write-error.js";
+import { fileProblem, machineRefusal } from "./remote-file-problem.js";
 import { downloadName, serverPaths, takeFile, type ClaimDeps } from "./remote-take.js";
 
 export type { ClaimDeps };
@@ -115,7 +116,9 @@ export function retake(
 /**
  * Takes one file, or finishes taking it, as `finishClaim`; a failure that is this file's alone (this
  * machine or the server refusing a step for it) leaves it, said in `left`, and the source's other files
- * go on (undefined). Its partial download is removed (a new attempt downloads afresh). A claim still
+ * go on (undefined). This machine's file system full or read-only is the source's failure this pass, a
+ * TakeWriteError naming the file, processing/ and the fix. Either way its partial download is removed
+ * (a new attempt downloads afresh). A claim still
  * downloading whose file is still where it was listed (nothing kept here, nothing moved there) is
  * dropped, so the next listing decides afresh; any other (its file in the server's processing/, or a
  * copy being taken again) is kept and finished at a later pass, so no file waits there unseen. Any
@@ -132,12 +135,21 @@ export async function finishClaimAlone(
   try {
     return await finishClaim(deps, session, claims, source, claim);
   } catch (error) {
-    const problem = fileProblem(error);
-    if (problem === undefined) throw error;
+    const errno = machineRefusal(error);
+    const problem = errno === undefined ? fileProblem(error) : undefined;
+    if (errno === undefined && problem === undefined) throw error;
     await rm(join(deps.folder.processing, downloadName(claim.batch)), { force: true });
     const now = (await claims.claims()).get(claimKey(claim));
     if (now?.step === "downloading" && now.againOf === undefined && !(await movedThere(session, source, now)))
       await claims.abandon(now);
+    if (errno !== undefined)
+      throw new TakeWriteError(
+        `SFTP source ${source.name}: ${shownName(claim.name)}`,
+        deps.folder.processing,
+        errno,
+        "it stays on the server, and the next pass takes it",
+        { cause: error },
+      );
     left.push({
       where: `SFTP source ${source.name}`,
       shown: shownName(claim.name),

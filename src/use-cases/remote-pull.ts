@@ -1,7 +1,9 @@
 import { coerceError } from "../errors/relay-error.js";
 import { newBatchId } from "../ingest/drop-folder.js";
+import { TakeWriteError } from "../ingest/errors/take-write-error.js";
 import { HostKeyRefusedError } from "../ingest/sftp/errors/host-key-refused-error.js";
 import { RemoteSourceUnavailableError } from "../ingest/sftp/errors/remote-source-unavailable-error.js";
+import { withEarlierStalls } from "../ingest/sftp/connection-problem.js";
 import { settleListing, type RemoteCandidate } from "../ingest/sftp/remote-settle.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { OpenSession, RemoteSession } from "../ingest/sftp/session.js";
@@ -162,6 +164,7 @@ async function pullSource(
   if (lease === undefined) return { source: source.name, taken: 0, batches: [], waiting: 0, busy: true };
   const attempts = attemptsFor(deps, options, source.name);
   const state = await claims.state();
+  const failed: Error[] = [];
   try {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -169,13 +172,15 @@ async function pullSource(
         await claims.setState({ ...cleared(state), lastPollAt: Date.now(), ...done.state });
         return { source: source.name, ...done.result };
       } catch (thrown) {
-        const error = coerceError(thrown);
+        const error = withEarlierStalls(failed, coerceError(thrown));
+        failed.push(error);
         const final = attempt >= attempts || signal?.aborted === true || forOperator(error);
         deps.logger.error(
           { source: source.name, attempt, err: error.message },
           final ? "SFTP source failed this pass" : "SFTP source failed; trying again",
         );
-        if (final) {
+        // The pass's end during the pause tries no more: what this attempt met is what is said.
+        if (final || (await pauseWithin((deps.backoffMs ?? 1000) * 2 ** (attempt - 1), signal))) {
           await claims.setState({
             ...state,
             lastPollAt: Date.now(),
@@ -185,7 +190,6 @@ async function pullSource(
           });
           return { source: source.name, taken: 0, batches: [], waiting: state.waiting, error };
         }
-        await pauseWithin((deps.backoffMs ?? 1000) * 2 ** (attempt - 1), signal);
       }
     }
   } finally {
@@ -193,9 +197,13 @@ async function pullSource(
   }
 }
 
-/** A failure only the operator can mend (a host key, a login, a key file): never retried, said once. */
+/**
+ * A failure only the operator can mend (a host key, a login, a key file, this machine's file system
+ * full or read-only): never retried, said once.
+ */
 export function forOperator(error: Error): boolean {
   return (
+    error instanceof TakeWriteError ||
     error instanceof HostKeyRefusedError ||
     error instanceof HostKeyRevokedError ||
     (error instanceof RemoteSourceUnavailableError &&

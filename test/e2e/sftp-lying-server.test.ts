@@ -205,6 +205,29 @@ describe("an SFTP server whose files do not stay where it lists them", () => {
     expect(sim.stats().effects.total).toBe(0);
   });
 
+  it("when the server lists a file with no attributes, then `check --source` says it is left, with run's reason and no size it was not given, and run names it so and exits 2", async () => {
+    const { sim, env } = await world([
+      ["bare.csv", HEADER + row("BARE-1"), { noAttributes: true }],
+      ["fine.csv", HEADER + row("FINE-1"), {}],
+    ]);
+    const why =
+      "the server lists it without its size or modification time, so whether it has settled cannot be " +
+      "told; ask the partner to have the server send them (or to use a done_marker)";
+
+    const check = await runCli(["check", "--source", "acme"], env, 60_000);
+    const json = await runCli(["check", "--source", "acme", "--json"], env, 60_000);
+    const run = await runCli(["run"], env, 60_000);
+
+    expect(check.code, check.output).toBe(0);
+    expect(check.output).toContain(`leave  bare.csv  (no size listed) ${why}`);
+    expect(check.output).not.toContain("undefined");
+    const listed = JSON.parse(json.output.trim().split("\n").at(-1) ?? "") as { files: unknown[] };
+    expect(listed.files).toContainEqual({ name: "bare.csv", size: null, take: false, why });
+    expect(run.code, run.output).toBe(2);
+    expect(run.output).toContain(`bare.csv left on the server: ${why}`);
+    expect(sim.stats().effects.total).toBe(1);
+  });
+
   it("when `start` scans a source listing a file a stat finds gone, one a stat dates otherwise, and one growing at every listing, then its scan names each with its reason in its log and `status`, takes the other file, and ends with exit 2", async () => {
     const listedAt = Math.floor(Date.now() / 1000) - 60;
     const { sim, env } = await world([

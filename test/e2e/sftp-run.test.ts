@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { copyFile, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { runCli } from "../support/cli-run.js";
 import { statusJson } from "../cli/ops-support.js";
 import { MIXED_SAMPLES, sftpSetup, type SftpSetup } from "../support/sftp-source.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
+import { mountSmallFileSystem } from "../support/small-file-system.js";
 
 const cleanups = cleanupsAfterEach();
 
@@ -90,6 +91,43 @@ describe("invoice-relay run with an SFTP source", () => {
     expect(await s.remote()).toEqual(["archive", "processing", "reports"]);
     expect(await s.remote("archive")).toHaveLength(4);
     expect((await s.remote("reports")).filter((n) => n.startsWith("monday-resend.csv."))).toHaveLength(2);
+  });
+
+  it("when the drop folder's file system fills up during a download, then run exits 1 naming the file, processing/ and the fix, keeps nothing of it, and takes it once there is room", async () => {
+    const s = await setup();
+    await s.writeSources();
+    const processing = join(s.dir, "processing");
+    await mkdir(processing);
+    // Room for 96 KiB; the file is about 120 KB, read in 64 KiB pieces: a write takes what room is
+    // left, and the next fails with ENOSPC.
+    let unmount: (() => Promise<void>) | undefined = await mountSmallFileSystem(processing, 96 * 1024);
+    cleanups.push(() => unmount?.() ?? Promise.resolve());
+    const id = (i: number) => `FULL-${String(i).padStart(3, "0")}-${"x".repeat(240)}`;
+    const rows = Array.from({ length: 400 }, (_, i) => `${id(i)},EUR,DE,eu-10y\n`).join("");
+    await writeFile(
+      join(s.inbox, "big.csv"),
+      `external_id,currency,destination_country,archive_policy\n${rows}`,
+    );
+
+    const full = await runCli(["run", "--deadline", "30s"], s.env, 60_000);
+
+    expect(full.code, full.output).toBe(1);
+    const said =
+      `SFTP source acme: big.csv could not be written into ${processing}: ENOSPC, the file system is full; ` +
+      "free space on it. Nothing of it is kept there; it stays on the server, and the next pass takes it";
+    expect(full.output).toContain(`invoice-relay run: ${said}`);
+    expect(full.output).not.toMatch(/grown|rewritten|trying again/);
+    expect(await readdir(processing)).toEqual([]);
+    expect(await s.remote()).toContain("big.csv");
+    expect(s.sim.stats().requests.total).toBe(0);
+    const [acme] = (await statusJson(s.env)).sftp_sources;
+    expect(acme?.last_error).toBe(said);
+
+    await unmount();
+    unmount = undefined;
+    const roomy = await runCli(["run", "--deadline", "30s"], s.env, 60_000);
+    expect(roomy.code, roomy.output).toBe(0);
+    expect(s.sim.stats().effects).toMatchObject({ total: 400, keysWithMultipleEffects: 0 });
   });
 
   it("when the server offers a host key other than the one pinned, then run exits 1 naming the expected and the offered key, and takes nothing", async () => {

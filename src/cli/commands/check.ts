@@ -89,10 +89,12 @@ async function checkSource(config: Config, name: string, json: boolean): Promise
     process.stdout.write(
       `SFTP source ${name}: ${files.filter((f) => f.take).length} file(s) would be taken\n`,
     );
-    for (const f of files)
+    for (const f of files) {
+      const size = f.size === null ? "no size listed" : `${f.size} bytes`;
       process.stdout.write(
-        `  ${f.take ? "take " : "leave"}  ${shownName(f.name)}  (${f.size} bytes) ${escapedText(f.why)}\n`,
+        `  ${f.take ? "take " : "leave"}  ${shownName(f.name)}  (${size}) ${escapedText(f.why)}\n`,
       );
+    }
   }
   return ExitCode.Ok;
 }

@@ -1,3 +1,5 @@
+import { RemoteSourceUnavailableError } from "./errors/remote-source-unavailable-error.js";
+
 /**
  * What went wrong reaching a server, in an operator's words: from the socket's error code or ssh2's
  * stage (`level`), never the library's own sentence. `server` is `host:port`.
@@ -26,4 +28,33 @@ export function connectionProblem(server: string, code: unknown, level: unknown)
   if (level === "handshake" || level === "protocol")
     return `${server} and this process found no SSH protocol in common (ciphers, key exchange); ask its operator`;
   return `the connection to ${server} failed (${typeof code === "string" ? code : "no reason given"}); check the url and the network`;
+}
+
+/**
+ * A server that left a request unanswered for its patience: "host:port answered nothing for 15 s while
+ * asked to read /in/a.csv".
+ */
+export function unansweredClause(server: string, patienceMs: number, step: string): string {
+  return `${server} answered nothing for ${patienceMs / 1000} s while asked to ${step}`;
+}
+
+/**
+ * What a source's attempts of one pass came to, said as the `last` one's error: each step an `earlier`
+ * attempt found unanswered is named first, so a retry that stopped elsewhere (another step, the
+ * deadline while connecting) never hides the step the server did not answer.
+ */
+export function withEarlierStalls(earlier: readonly Error[], last: Error): Error {
+  if (!(last instanceof RemoteSourceUnavailableError)) return last;
+  const stalls = new Set<string>();
+  for (const error of earlier)
+    if (error instanceof RemoteSourceUnavailableError && error.unanswered !== undefined)
+      stalls.add(error.unanswered);
+  stalls.delete(last.unanswered ?? "");
+  if (stalls.size === 0) return last;
+  return new RemoteSourceUnavailableError(
+    last.source,
+    last.reason,
+    `${[...stalls].join("; then ")}; at the retry, ${last.detail}`,
+    last.unanswered,
+  );
 }

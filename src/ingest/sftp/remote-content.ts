@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { open, stat } from "node:fs/promises";
 import type { SFTPWrapper } from "ssh2";
 import type { ClaimedContent } from "../claimed-content.js";
+import { writeWhole } from "../local-files.js";
 import { RemoteFileSizeError } from "./errors/remote-file-size-error.js";
 import { readsInOrder } from "./reads-in-order.js";
 
@@ -157,7 +158,7 @@ export async function downloadListed(
         const got = await readAt(sftp, handle, buffer.subarray(at), start + at);
         if (got === 0) return start + at;
         progress(got);
-        await out.write(buffer, at, got, start + at);
+        await writeWhole(out, buffer.subarray(at, at + got), start + at);
         filled[piece] = at + got;
       }
       return undefined;

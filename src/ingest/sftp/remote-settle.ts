@@ -14,11 +14,18 @@ import { isRefused, type FileName } from "../../names/file-name.js";
  */
 export type RemoteCandidate =
   | {
-      readonly entry: RemoteEntry;
+      readonly entry: AttributedEntry;
       readonly name: FileName;
       readonly readiness: "settled" | "writing" | "unmarked";
     }
   | { readonly entry: RemoteEntry; readonly readiness: "ignored" | "refused"; readonly why: string };
+
+/** A listed file whose listing gave its size and modification time: whether it settled can be told. */
+export type AttributedEntry = RemoteEntry & { readonly size: number; readonly mtimeMs: number };
+
+function attributed(entry: RemoteEntry): entry is AttributedEntry {
+  return entry.size !== undefined && entry.mtimeMs !== undefined;
+}
 
 const LEFT_ALONE: Readonly<Record<Exclude<RemoteEntry["type"], "file">, string>> = {
   folder: "a folder: folders are not looked into",
@@ -46,7 +53,9 @@ export function settleListing(
   const marker = source.doneMarker;
   const candidates: RemoteCandidate[] = [];
   const next = new Map<FileName, SeenFile>();
-  const sorted = [...entries].sort((a, b) => a.mtimeMs - b.mtimeMs || a.listed.localeCompare(b.listed));
+  const sorted = [...entries].sort(
+    (a, b) => (a.mtimeMs ?? 0) - (b.mtimeMs ?? 0) || a.listed.localeCompare(b.listed),
+  );
   for (const entry of sorted) {
     const listed = entry.listed;
     if (entry.type !== "file") {
@@ -87,9 +96,9 @@ export function settleListing(
       candidates.push({ entry, readiness: "ignored", why: `matches none of ${source.match.join(", ")}` });
       continue;
     }
-    // SFTP v3 lets a listing leave attributes out: unchanged or not cannot then be told, and NaN never
-    // equals itself, so such a file would wait unnamed for ever.
-    if (!Number.isFinite(entry.size) || !Number.isFinite(entry.mtimeMs)) {
+    // SFTP v3 lets a listing leave attributes out: unchanged or not cannot then be told, so such a file
+    // would wait unnamed for ever.
+    if (!attributed(entry)) {
       candidates.push({
         entry,
         readiness: "refused",
@@ -104,7 +113,7 @@ export function settleListing(
       candidates.push({
         entry,
         name,
-        readiness: done !== undefined && done.mtimeMs >= entry.mtimeMs ? "settled" : "unmarked",
+        readiness: (done?.mtimeMs ?? -Infinity) >= entry.mtimeMs ? "settled" : "unmarked",
       });
       continue;
     }

@@ -3,7 +3,7 @@ import type { SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
 import type { ClaimedContent } from "../claimed-content.js";
 import { connectOnce, patienceOf, type ConnectStage } from "./connect-once.js";
-import { connectionProblem } from "./connection-problem.js";
+import { connectionProblem, unansweredClause } from "./connection-problem.js";
 import { credentials } from "./credentials.js";
 import { HostKeyRefusedError } from "./errors/host-key-refused-error.js";
 import { HostKeyRevokedError } from "./errors/host-key-revoked-error.js";
@@ -156,13 +156,15 @@ function sessionOf(
     const wait = () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
+        const unanswered = unansweredClause(server, patienceMs, what);
         fail(
           cut(
             new RemoteSourceUnavailableError(
               source,
               "transfer",
-              `${server} answered nothing for ${patienceMs / 1000} s while asked to ${what}; the connection ` +
-                "was closed. If it happens again, ask the server's operator whether it is overloaded or stuck",
+              `${unanswered}; the connection was closed. If it happens again, ask the server's operator ` +
+                "whether it is overloaded or stuck",
+              unanswered,
             ),
           ),
         );

@@ -1,5 +1,6 @@
 import type { FileEntryWithStats, SFTPWrapper } from "ssh2";
 import type SftpClient from "ssh2-sftp-client";
+import { z } from "zod";
 import type { ClaimedContent } from "../claimed-content.js";
 import { admitName, type FileName, type RefusedName } from "../../names/file-name.js";
 import { RemoteFileRefusedError } from "./errors/remote-file-refused-error.js";
@@ -11,14 +12,24 @@ export interface RemoteEntry {
   readonly listed: string;
   /** `listed` checked where it came in (admitName): the name every path of the file is made from, or why not. */
   readonly name: FileName | RefusedName;
-  readonly size: number;
-  /** Seconds resolution on most servers (SFTP v3 sends whole seconds). */
-  readonly mtimeMs: number;
+  /** Undefined when the listing leaves it out (SFTP v3 sends each attribute only when its flag is set). */
+  readonly size: number | undefined;
+  /** Seconds resolution on most servers (SFTP v3 sends whole seconds); undefined when left out. */
+  readonly mtimeMs: number | undefined;
   /** From the listing's `ls -l` type letter. */
   readonly type: "file" | "folder" | "link" | "other";
 }
 
 const TYPES: Readonly<Record<string, RemoteEntry["type"]>> = { "-": "file", d: "folder", l: "link" };
+
+/**
+ * What a listing says of an entry's size and time. ssh2 types them as numbers, but leaves out those the
+ * server did not send (SFTP v3 lets it send none at all): each is checked here, absent when not a count.
+ */
+const LISTED_ATTRIBUTES = z.object({
+  size: z.number().int().nonnegative().optional().catch(undefined),
+  mtime: z.number().int().nonnegative().optional().catch(undefined),
+});
 
 /**
  * The session's operations as requests to the server; `progress` is told of what each answer of a long
@@ -92,14 +103,16 @@ async function listing(
         return out;
       }
       progress(names.length);
-      for (const e of names)
+      for (const e of names) {
+        const { size, mtime } = LISTED_ATTRIBUTES.parse({ size: e.attrs.size, mtime: e.attrs.mtime });
         out.push({
           listed: e.filename,
           name: admitName(e.filename),
-          size: e.attrs.size,
-          mtimeMs: e.attrs.mtime * 1000,
+          size,
+          mtimeMs: mtime === undefined ? undefined : mtime * 1000,
           type: TYPES[e.longname.slice(0, 1)] ?? "other",
         });
+      }
     }
   } finally {
     await closeHandle(sftp, handle, answered);
@@ -110,7 +123,8 @@ async function listing(
 const END_OF_FILE = 1;
 
 // ssh2 gives an SFTP status (the server's answer) as a numeric code; ssh2-sftp-client's own checks of a
-// path give these. Anything else (a dropped connection, a timeout) is the source's problem, not the file's.
+// path give these. Anything else (a dropped connection, a timeout) is the source's problem, not the file's;
+// an error of this machine's file system (Node's name their system call) is never the server's answer.
 const PATH_CODES: ReadonlySet<unknown> = new Set(["ERR_BAD_PATH", "ENOENT", "EACCES", "ENOTDIR"]);
 
 /** Runs an operation on one file; the server's refusal of it becomes a RemoteFileRefusedError. */
@@ -118,8 +132,8 @@ async function answered<T>(operation: string, path: string, run: () => Promise<T
   try {
     return await run();
   } catch (error) {
-    const code = (error as { code?: unknown } | undefined)?.code;
-    if (typeof code === "number" || PATH_CODES.has(code))
+    const { code, syscall } = (error ?? {}) as { code?: unknown; syscall?: unknown };
+    if (syscall === undefined && (typeof code === "number" || PATH_CODES.has(code)))
       throw new RemoteFileRefusedError(
         operation,
         path,

@@ -59,7 +59,7 @@ describe("SFTP names the source's globs almost take", () => {
   });
 
   it("when the listing leaves out a file's size or modification time (SFTP v3 allows it), then it is refused, named with why, never waited for in silence", () => {
-    const bare = (listed: string, size: number, mtimeMs: number): RemoteEntry => ({
+    const bare = (listed: string, size: number | undefined, mtimeMs: number | undefined): RemoteEntry => ({
       ...entry(listed),
       size,
       mtimeMs,
@@ -68,7 +68,7 @@ describe("SFTP names the source's globs almost take", () => {
       "refused: the server lists it without its size or modification time, so whether it has settled cannot be told; " +
       "ask the partner to have the server send them (or to use a done_marker)";
     expect(
-      verdicts([bare("invoices-1.csv", Number.NaN, 1_000), bare("invoices-2.csv", 10, Number.NaN)]),
+      verdicts([bare("invoices-1.csv", undefined, 1_000), bare("invoices-2.csv", 10, undefined)]),
     ).toEqual({ "invoices-1.csv": why, "invoices-2.csv": why });
   });
 });

@@ -13,7 +13,10 @@ export class RemoteSourceUnavailableError extends RelayError {
   constructor(
     readonly source: string,
     readonly reason: "auth" | "connect" | "transfer" | "deadline" | "secret" | "config",
-    detail: string,
+    /** What went wrong, without the source's name. */
+    readonly detail: string,
+    /** A `transfer` the server left unanswered: the clause naming the server, its patience and the step. */
+    readonly unanswered?: string | undefined,
   ) {
     super(`SFTP source ${source}: ${detail}`);
   }
