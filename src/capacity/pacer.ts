@@ -31,8 +31,6 @@ const ROOM_MS = 20;
 /** Requests in flight before the first answer: TCP's initial window (RFC 6928, ten segments); from there the
  * rate grows with what the service accepted. */
 const FIRST_FLIGHT = 10;
-/** Redis did not answer: asked again after this long. */
-const RETRY_MS = 250;
 
 /** A cut (the new rate and the plateau the service showed) or a hold (until when, server's clock). */
 export type RateEvent =
@@ -159,10 +157,6 @@ export class SendPacer {
     return Math.min(policy.concurrencyFor(this.#rate(), ms), max);
   }
 
-  #capped(): boolean {
-    return this.#clock() - this.#cappedAt < policy.RECOVER_MS;
-  }
-
   #rate(): number {
     const now = this.#clock() + this.#offset;
     const state = this.#state ?? policy.startState(this.options.settings, now, UNREAD);
@@ -226,7 +220,8 @@ export class SendPacer {
         this.#again(reply.booked > 0 || wanted === 0 ? 0 : Math.min(reply.waitMs, LATELY_MS));
       })
       .catch((error: unknown) => {
-        if (this.#failed(call, error)) this.#again(RETRY_MS);
+        // Redis did not answer: asked again within the counting window, as when none was booked
+        if (this.#failed(call, error)) this.#again(LATELY_MS);
       });
   }
 
@@ -235,7 +230,7 @@ export class SendPacer {
     const told = this.#told;
     this.#told = { ...NOTHING_TOLD };
     const spanMs = told.owed === 0 ? 0 : Math.max(0, now - this.#owedSince);
-    return { ...told, spanMs, capped: this.#capped() };
+    return { ...told, spanMs, capped: now - this.#cappedAt < policy.RECOVER_MS };
   }
 
   /** A call failed: what it told is told with the next; false once closed (nothing more is asked). */

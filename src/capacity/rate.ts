@@ -9,7 +9,8 @@ import { LATELY_MS } from "../ledger/send-budget.js";
  * and refusals below 1 − β of the answers cost less than a cut would: they are chance, not capacity. */
 export const BETA = 0.9;
 /** The time from a cut back to the plateau (CUBIC's K); after a hold, the cycle's length: the service
- * showed its long-run rate over that time, so it is probed past no faster. */
+ * showed its long-run rate over that time, so it is probed past no faster. Latency's window too, beyond
+ * any round trip: a stored time further ahead was written by a clock that stepped back, or by no pacer. */
 export const RECOVER_MS = 1000;
 /** Round trips from a cut back to the plateau at least: the curve's K, counted in what the fleet can hear
  * (a cut is judged once per round trip; CUBIC's K spans several). */
@@ -18,9 +19,6 @@ export const FEEDBACKS = 4;
 export const MIN_RATE = 0.5;
 /** After this long without sending, a pass starts again from the last learned rate, a cut below it. */
 export const IDLE_MS = 30_000;
-/** Times are written on the server's clock as processes estimate it, off by a round trip at most: a
- * stored time further ahead than this was written by a clock that stepped back, or by no pacer. */
-export const STATE_AHEAD_MS = 1000;
 /** Slow start past the plateau a returning service last showed grows by a quarter per window, not twice
  * (HyStart++'s conservative slow start, RFC 9406 §4.3): it limited the fleet near there before. */
 export const CAUTIOUS_GROWTH = 1.25;
@@ -77,8 +75,9 @@ export function parseRateState(text: string, now: number, heldUntil = 0): RateSt
   } catch {
     return undefined; // not JSON, or not a state
   }
-  const latest = Math.max(now, heldUntil) + STATE_AHEAD_MS;
-  return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
+  // times are on the server's clock as processes estimate it, off by a round trip at most
+  const latest = Math.max(now, heldUntil) + RECOVER_MS;
+  return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + RECOVER_MS ? undefined : s;
 }
 
 /** An event at `now` (the curve starts there), with the fleet's counts then; and a cycle's start. */
@@ -147,21 +146,14 @@ export function onRefused(
     // never above the plateau last measured: the cycle may hold a faster past (the capacity dropped)
     const mean = ((fleet.accepted - state.markAccepted) * 1000) / Math.max(1, end - state.markAt);
     const longRun = state.max > 0 ? Math.min(mean, state.max) : mean;
-    const cycle = {
-      k: Math.max(RECOVER_MS, end - state.markAt),
-      ...eventAt(end, fleet),
-      ...cycleAt(end, fleet),
-    };
-    if (longRun > 0) {
-      const rate = clamp(longRun, settings);
-      return {
-        state: { ...state, version, rate, max: rate, threshold: rate, refusingSince: 0, ...cycle },
-        holdMs,
-      };
-    }
+    const k = Math.max(RECOVER_MS, end - state.markAt);
+    const held = { ...state, version, k, ...eventAt(end, fleet), ...cycleAt(end, fleet) };
+    const rate = clamp(longRun, settings);
+    if (longRun > 0)
+      return { state: { ...held, rate, max: rate, threshold: rate, refusingSince: 0 }, holdMs };
     // nothing accepted since: one request per wait asked, as the service said, until one is (onAccepted)
-    const rate = clamp(Math.max(1000 / Math.max(1, holdMs), BETA * Math.min(current, accepts)), settings);
-    return { state: { ...state, version, rate, refusingSince, ...cycle }, holdMs };
+    const wait = clamp(Math.max(1000 / Math.max(1, holdMs), BETA * Math.min(current, accepts)), settings);
+    return { state: { ...held, rate: wait, refusingSince }, holdMs };
   }
   // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and since the last
   // cut (its long-run rate), each the least its count allows: n paced requests in a span
