@@ -29,8 +29,8 @@ const [positive, count] = [z.number().positive(), z.number().nonnegative()];
 const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
  * counts at the last event (`at…`) and at the cycle's start (`mark…`: the pass's, or the last hold's end),
- * since when it refuses all, and the
- * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none). */
+ * since when it refuses all, and the `threshold` past which slow start grows cautiously (the plateau last
+ * measured; 0: none). */
 type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
   ...(Object.fromEntries(COUNTS.map((name) => [name, count])) as Counted),
@@ -55,14 +55,11 @@ export type Fleet = Readonly<Record<"acceptedPerSec" | "refusedPerSec" | "accept
 
 export type RatePhase = "probing" | "holding" | "backing-off";
 type Counts = Pick<Fleet, "accepted" | "refused">;
-type Times = readonly [number, number];
 
 /** Refusals for capacity not yet judged: the latest send time among them, dated back an answer time and
- * the budget's window (`sentAt`) and not (`wentAt`), and the least Retry-After (Infinity: none asked). */
-export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs", number>> & {
-  /** The slowest answer lately: a round trip, the time the fleet hears what its rate did. */
-  readonly roundTripMs?: number;
-};
+ * the budget's window (`sentAt`) and not (`wentAt`), the least Retry-After (Infinity: none asked), and the
+ * slowest answer lately (`roundTripMs`: a round trip, the time the fleet hears what its rate did). */
+export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs" | "roundTripMs", number>>;
 
 /**
  * The stored state, checked: undefined when it is no state a pacer could have written at `now` with the
@@ -121,7 +118,7 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
  */
 export function onRefused(
   state: RateState,
-  { sentAt, wentAt, retryAfterMs, roundTripMs = 0 }: Refusal,
+  { sentAt, wentAt, retryAfterMs, roundTripMs }: Refusal,
   fleet: Fleet,
   now: number,
   settings: RateSettings,
@@ -178,23 +175,24 @@ export function onRefused(
 }
 
 /**
- * Whether the refusals lately (all, or `refusedPerSec` of them) are more than chance: a service refusing
- * a share 1 − β at random (below what a cut costs) would give that many of the answers lately less often
- * than 1 − β of the time (the binomial tail, summed in logs so that thousands of answers stay finite).
+ * Whether the refusals lately are more than chance: a service refusing a share 1 − β at random (below
+ * what a cut costs) would give that many of the answers lately less often than 1 − β of the time.
  * Two refusals out of two speak; one out of one does not; 5 % refused at random never does.
  */
-export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): boolean {
-  const refused = Math.round((refusedPerSec * LATELY_MS) / 1000);
-  const n = Math.max(refused, Math.round(((fleet.refusedPerSec + fleet.acceptedPerSec) * LATELY_MS) / 1000));
-  if (refused === 0) return false;
-  const p = 1 - BETA;
-  let log = n * Math.log(1 - p);
-  let below = 0;
-  for (let k = 0; k < refused; k++) {
+export function pastChance(fleet: Fleet): boolean {
+  const lately = (perSec: number) => Math.round((perSec * LATELY_MS) / 1000);
+  const [refused, n] = [lately(fleet.refusedPerSec), lately(fleet.refusedPerSec + fleet.acceptedPerSec)];
+  return refused > 0 && atLeast(n, refused, 1 - BETA) < 1 - BETA;
+}
+
+/** The binomial tail P(X ≥ k) of n tries at p (k ≤ n + 1), summed in logs so that thousands stay finite. */
+export function atLeast(n: number, k: number, p: number): number {
+  let [log, below] = [n * Math.log(1 - p), 0];
+  for (let i = 0; i < k; i++) {
     below += Math.exp(log);
-    log += Math.log((n - k) / (k + 1)) + Math.log(p / (1 - p));
+    log += Math.log((n - i) / (i + 1)) + Math.log(p / (1 - p));
   }
-  return 1 - below < p;
+  return 1 - below;
 }
 
 /**
@@ -202,7 +200,12 @@ export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): b
  * everything: it accepts again, at a capacity not known yet: slow start from a cut below the plateau, up
  * to the threshold, the plateau last measured (as TCP after a timeout: from low, up to ssthresh).
  */
-export function onAccepted(state: RateState, [sentAt, now]: Times, fleet: Counts, settings: RateSettings) {
+export function onAccepted(
+  state: RateState,
+  [sentAt, now]: readonly [number, number],
+  fleet: Counts,
+  settings: RateSettings,
+) {
   if (state.refusingSince === 0 || sentAt < state.refusingSince) return undefined;
   const rate = state.max > 0 ? clamp(BETA * state.max, settings) : state.rate;
   const back = { version: state.version + 1, rate, max: 0, k: RECOVER_MS, refusingSince: 0 };

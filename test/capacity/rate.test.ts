@@ -32,7 +32,7 @@ const fleet = (acceptedPerSec: number, refusedPerSec = 0, accepted = 0, refused 
 });
 const NONE = { accepted: 0, refused: 0 };
 /** A refusal for capacity without Retry-After of a request sent at `at`. */
-const refusedAt = (at: number) => ({ sentAt: at, wentAt: at, retryAfterMs: 0 });
+const refusedAt = (at: number) => ({ sentAt: at, wentAt: at, retryAfterMs: 0, roundTripMs: 0 });
 const learned = (over: Partial<RateState> = {}): RateState => ({
   ...startState(SETTINGS, T, NONE),
   rate: 270,
@@ -211,7 +211,7 @@ describe("the learned rate, on a fake clock", () => {
     const cutAt = learned({ at: T, atAccepted: 100, atRefused: 0, markAt: T - 5000, markAccepted: 100 });
     const dark = fleet(0, 8, 100, 10);
     // sent 250 ms before the cut by the margin a cut waits for, but went 50 ms after it
-    const refusal = { sentAt: T - 200, wentAt: T + 50, retryAfterMs: 45_000 };
+    const refusal = { sentAt: T - 200, wentAt: T + 50, retryAfterMs: 45_000, roundTripMs: 0 };
     const held = onRefused(cutAt, refusal, dark, T + 100, SETTINGS);
     expect(held?.holdMs).toBe(45_000);
     expect(held?.state).toMatchObject({ rate: MIN_RATE, max: 300, at: T + 45_100, refusingSince: T + 100 });
@@ -222,7 +222,7 @@ describe("the learned rate, on a fake clock", () => {
     );
     // refusing everything without a wait asked: a cut to the floor a round trip on, no hold
     expect(onRefused(cutAt, { ...refusal, retryAfterMs: 0 }, dark, T + 400, SETTINGS)).toBeUndefined();
-    const later = { sentAt: T + 300, wentAt: T + 350, retryAfterMs: 0 };
+    const later = { sentAt: T + 300, wentAt: T + 350, retryAfterMs: 0, roundTripMs: 0 };
     expect(onRefused(cutAt, later, dark, T + 400, SETTINGS)).toMatchObject({
       holdMs: 0,
       state: { rate: MIN_RATE },
@@ -231,7 +231,7 @@ describe("the learned rate, on a fake clock", () => {
 
   it("when a hold ends a cycle in which the service accepted some (a quota window: 300 in 15 s, then a wait of 45 s), then the fleet goes on at the cycle's long-run rate, 5/s, and probes past it on the cycle's time scale", () => {
     const cycle = learned({ markAt: T, markAccepted: 100, at: T + 14_000, atAccepted: 400, atRefused: 0 });
-    const refusal = { sentAt: T + 14_500, wentAt: T + 14_500, retryAfterMs: 45_000 };
+    const refusal = { sentAt: T + 14_500, wentAt: T + 14_500, retryAfterMs: 45_000, roundTripMs: 0 };
     const held = onRefused(cycle, refusal, fleet(0, 8, 400, 10), T + 15_000, SETTINGS);
     expect(held?.holdMs).toBe(45_000);
     expect(held?.state).toMatchObject({ rate: 5, max: 5, threshold: 5, refusingSince: 0, k: 60_000 });
