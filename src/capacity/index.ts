@@ -21,5 +21,5 @@
  */
 export { SendPacer, type RateEvent, type SendTicket } from "./pacer.js";
 export { tellPacer, withPacing } from "./paced-submitter.js";
-export { MIN_RATE, RECOVER_MS, parseRateState, phaseAt, rateAt, startState } from "./rate.js";
+export { BETA, MIN_RATE, RECOVER_MS, atLeast, parseRateState, phaseAt, rateAt, startState } from "./rate.js";
 export type { RatePhase, RateSettings } from "./rate.js";

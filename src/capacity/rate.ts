@@ -26,16 +26,17 @@ export const CAUTIOUS_GROWTH = 1.25;
 const NO_CEILING = 1_000_000;
 
 const [positive, count] = [z.number().positive(), z.number().nonnegative()];
+const unset = count.default(0); // written by later versions: a state stored before reads them as none
 const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
  * counts at the last event (`at…`) and at the cycle's start (`mark…`: the pass's, or the last hold's end),
- * since when it refuses all, and the `threshold` past which slow start grows cautiously (the plateau last
- * measured; 0: none). */
+ * since when it refuses all, the `threshold` past which slow start grows cautiously (the plateau last
+ * measured; 0: none), and the pass's cuts, `under` the plateau of them (for operators: speed-limit.ts). */
 type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
   ...(Object.fromEntries(COUNTS.map((name) => [name, count])) as Counted),
   version: z.number().int().nonnegative(),
-  ...{ rate: positive, k: positive, threshold: count.default(0) },
+  ...{ rate: positive, k: positive, threshold: unset, cuts: unset, under: unset },
 });
 
 /** The learned rate's state, as the budget stores it (JSON). */
@@ -84,7 +85,7 @@ const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.acce
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
   const fresh = { version, rate: clamp(settings.startRate, settings), max: 0, k: RECOVER_MS, threshold: 0 };
-  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  return { ...fresh, refusingSince: 0, cuts: 0, under: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
 /**
@@ -166,11 +167,13 @@ export function onRefused(
   const cut = clamp(BETA * Math.min(accepted, current, fit), settings);
   // a cut out of the night's slow start or once the curve got back to its plateau measured the capacity
   // (if it saw any accepted); one sooner, or out of a return's slow start, may measure a service failing
-  const first = state.max <= 0 && state.threshold <= 0;
-  const threshold = accepted > 0 && (first || now - state.at >= state.k) ? max : state.threshold;
+  const [first, back] = [state.max <= 0 && state.threshold <= 0, now - state.at >= state.k];
+  const threshold = accepted > 0 && (first || back) ? max : state.threshold;
+  // one before: refused at a rate the service accepted, which refusals about the rate never are
+  const tally = { cuts: state.cuts + 1, under: state.under + (state.max > 0 && !back ? 1 : 0) };
   // back at the plateau no sooner than the fleet hears what the rate does there, FEEDBACKS round trips on
   const k = Math.max(RECOVER_MS, FEEDBACKS * roundTripMs);
-  const next = { ...state, version, rate: cut, max, threshold, k, refusingSince };
+  const next = { ...state, ...tally, version, rate: cut, max, threshold, k, refusingSince };
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
 }
 
@@ -231,8 +234,8 @@ export function onResume(state: RateState, seen: number, now: number, fleet: Fle
   const idle = { ...fleet, acceptedPerSec: Infinity, refusedPerSec: 0 };
   const learned = state.max > 0 ? Math.min(state.max, rateAt(state, seen, settings, idle)) : state.rate;
   const [rate, max] = [clamp(BETA * learned, settings), state.max > 0 ? clamp(learned, settings) : 0];
-  const version = state.version + 1;
-  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  const fresh = { version: state.version + 1, rate, max, k: RECOVER_MS, cuts: 0, under: 0 };
+  return { ...state, ...fresh, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
 /**

@@ -90,6 +90,20 @@ describe("the learned rate, on a fake clock", () => {
     expect(curveCut?.state.rate).toBeCloseTo(BETA * 1246);
   });
 
+  it("when a cut comes before the curve is back at its plateau, then the state counts it under (refused at a rate the service accepted); one after, only as a cut; a resumed pass counts from none", () => {
+    const state = learned({ at: T, cuts: 3, under: 1 });
+    const soon = onRefused(state, refusedAt(T + 500), fleet(250, 100), T + RECOVER_MS / 2, SETTINGS);
+    expect(soon?.state).toMatchObject({ cuts: 4, under: 2 });
+    const back = onRefused(state, refusedAt(T + 1500), fleet(250, 100), T + RECOVER_MS + 1, SETTINGS);
+    expect(back?.state).toMatchObject({ cuts: 4, under: 1 });
+    const resumed = onResume(state, T + 5000, T + 5000 + IDLE_MS, fleet(0), SETTINGS);
+    expect(resumed).toMatchObject({ cuts: 0, under: 0 });
+    // a state stored before they were counted reads as none
+    const older = JSON.stringify(state).replace(/,"cuts":3,"under":1/, "");
+    expect(older).not.toContain("cuts");
+    expect(parseRateState(older, T)).toMatchObject({ cuts: 0, under: 0 });
+  });
+
   it("when a refused request was sent before the last cut, then it cuts nothing more: once per round trip", () => {
     const state = learned({ at: T + 1000 });
     expect(onRefused(state, refusedAt(T + 999), fleet(300, 300), T + 1100, SETTINGS)).toBeUndefined();
