@@ -14,7 +14,8 @@ import type { SendRateView } from "./send-rate-view.js";
  *   rose with the rate: refusalsVerdict), or it refuses everything (a quota spent);
  * - `refusals`: the service's refusals cut the rate, but are not shown to be about it (at every rate, or
  *   too few cuts to tell yet);
- * - `concurrency`: SUBMIT_CONCURRENCY truly capped the requests in flight (the pacer said so);
+ * - `concurrency`: SUBMIT_CONCURRENCY truly capped the requests in flight (the pacer said so, and the
+ *   fleet sends below the rate);
  * - `rate-ceiling`: the learned rate sits at SUBMIT_RATE_PER_SEC;
  * - `workers`: invoices remain, none waits in the queue, and the fleet sends well below the rate;
  * - `learning`: nothing bounds it yet: the rate is still finding the service's speed;
@@ -161,7 +162,8 @@ function limitOf(f: SpeedFigures): Found {
     };
   if (s !== undefined && s.phase !== "probing" && s.plateauPerSec !== undefined)
     return refusalsLimit(s, s.plateauPerSec, f.now);
-  if (s?.cappedByConcurrency === true)
+  // truly capped: the fleet sends below the rate (a cut's share), not only a process found its need higher
+  if (s?.cappedByConcurrency === true && s.fleetSentPerSec < BETA * s.learnedPerSec)
     return {
       limit: "concurrency",
       since: undefined,

@@ -106,6 +106,13 @@ describe("what limits the night's speed", () => {
     expect(speed.words).toMatch(/^SUBMIT_CONCURRENCY: .*; raise it$/);
   });
 
+  it("when a process found SUBMIT_CONCURRENCY below its need but the fleet sends at the rate, then it is not the limit", () => {
+    const speed = speedLimit(
+      figures({ sending: sending({ cappedByConcurrency: true, fleetSentPerSec: 98, learnedPerSec: 100 }) }),
+    );
+    expect(speed.limit).not.toBe("concurrency");
+  });
+
   it("when the rate sits at SUBMIT_RATE_PER_SEC, then the ceiling is the limit", () => {
     const speed = speedLimit(
       figures({ sending: sending({ learnedPerSec: 50, ceilingPerSec: 50, fleetSentPerSec: 49 }) }),
