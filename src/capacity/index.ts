@@ -1,7 +1,6 @@
 /**
  * The learned rate: how fast the fleet sends, learned from what the service accepts.
- *
- * Words, each used in one sense:
+ * Words, each used in one sense (docs/capacity.md says why each rule is what it is):
  * - rate: requests per second for every process together; the budget spaces send times evenly at it.
  * - budget: one hash in Redis per deployment (src/ledger/lua/send-budget.lua), mechanism only: the
  *   schedule of send times, the hold, the state, and the fleet's answers counted.
@@ -11,7 +10,7 @@
  * - slow start: nothing learned yet, the rate is twice the accepted rate (it doubles per round trip);
  *   past the threshold (the plateau last measured), a quarter more.
  * - plateau: the accepted rate at the last cut (the least its count allows), the capacity as shown.
- * - cut: refusals that speak of capacity take the rate to β of the plateau, once per round trip.
+ * - cut: refusals past chance take the rate to β of the plateau, once per round trip.
  * - curve: after a cut, CUBIC's: back up to the plateau within K, then past it ever faster (a probe).
  * - hold: every process waits for the least Retry-After asked, when the service refuses everything at a
  *   rate already cut; else a Retry-After is the refused request's own wait (the worker's retry). After a
@@ -19,17 +18,8 @@
  * - cycle: from the pass's start, or the end of one hold, to the end of the next.
  * - concurrency: requests in flight, the rate × the slowest answer lately (Little's law), under
  *   SUBMIT_CONCURRENCY, the operator's ceiling.
- * docs/capacity.md says why each rule is what it is.
  */
 export { SendPacer, type RateEvent, type SendTicket } from "./pacer.js";
 export { tellPacer, withPacing } from "./paced-submitter.js";
-export {
-  MIN_RATE,
-  RECOVER_MS,
-  parseRateState,
-  phaseAt,
-  rateAt,
-  startState,
-  type RatePhase,
-  type RateSettings,
-} from "./rate.js";
+export { BETA, MIN_RATE, RECOVER_MS, atLeast, parseRateState, phaseAt, rateAt, startState } from "./rate.js";
+export type { RatePhase, RateSettings } from "./rate.js";

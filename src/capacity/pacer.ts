@@ -3,10 +3,8 @@ import { RequestHeldBackError } from "../submit/errors/request-held-back-error.j
 import * as policy from "./rate.js";
 import type { RateSettings, RateState } from "./rate.js";
 
-/**
- * `onHeld`: a request waited this long for its send time (metrics); `onError`: Redis did not answer (told,
- * then asked again); `clock` and `timer`: Date.now and setTimeout unless given (the fleet model's time).
- */
+/** `onHeld`: a request waited this long for its send time (metrics); `onError`: Redis did not answer (told,
+ * then asked again); `clock` and `timer`: Date.now and setTimeout unless given (the fleet model's time). */
 export interface PacerOptions {
   readonly budget: BudgetPort;
   readonly settings: RateSettings;
@@ -22,17 +20,13 @@ export interface PacerOptions {
 const BOOK_AHEAD_MS = 15;
 /** Send times booked in one round trip at most: one process's bookings reach ~4,000/s with 16, far more with 64. */
 const MOST_BOOKED = 64;
-/**
- * While the budget had room at the last booking (nothing waited, nothing held), for this long requests go
+/** While the budget had room at the last booking (nothing waited, nothing held), for this long requests go
  * at once, spaced at the rate, and are charged with the next call: a booking per request cost a tenth of
- * the throughput against a service with no limit. Counts and charges go at most this often too.
- */
+ * the throughput against a service with no limit. Counts and charges go at most this often too. */
 const ROOM_MS = 20;
 /** Requests in flight before the first answer: TCP's initial window (RFC 6928, ten segments); from there the
  * rate grows with what the service accepted. */
 const FIRST_FLIGHT = 10;
-/** Redis did not answer: asked again after this long. */
-const RETRY_MS = 250;
 
 /** A cut (the new rate and the plateau the service showed) or a hold (until when, server's clock). */
 export type RateEvent =
@@ -54,11 +48,9 @@ const UNREAD: BudgetReply = {
   ...{ sentPerSec: 0, acceptedPerSec: 0, refusedPerSec: 0, accepted: 0, refused: 0 },
 };
 
-/**
- * This process's side of the fleet's send budget: every request waits for a send time booked in Redis
- * (spaced evenly at the learned rate for every process together), and every answer is counted there;
- * the rate's events (src/capacity/rate.ts) are judged on the fleet's counts and written by compare-and-set.
- */
+/** This process's side of the fleet's send budget: every request waits for a send time booked in Redis
+ * (spaced evenly at the learned rate for every process together), and every answer is counted there; the
+ * rate's events (src/capacity/rate.ts) are judged on the fleet's counts and written by compare-and-set. */
 export class SendPacer {
   #state: RateState | undefined;
   /** The budget's last reply, and how far the server's clock is from this process's. */
@@ -159,10 +151,6 @@ export class SendPacer {
     return Math.min(policy.concurrencyFor(this.#rate(), ms), max);
   }
 
-  #capped(): boolean {
-    return this.#clock() - this.#cappedAt < policy.RECOVER_MS;
-  }
-
   #rate(): number {
     const now = this.#clock() + this.#offset;
     const state = this.#state ?? policy.startState(this.options.settings, now, UNREAD);
@@ -226,7 +214,8 @@ export class SendPacer {
         this.#again(reply.booked > 0 || wanted === 0 ? 0 : Math.min(reply.waitMs, LATELY_MS));
       })
       .catch((error: unknown) => {
-        if (this.#failed(call, error)) this.#again(RETRY_MS);
+        // Redis did not answer: asked again within the counting window, as when none was booked
+        if (this.#failed(call, error)) this.#again(LATELY_MS);
       });
   }
 
@@ -235,7 +224,7 @@ export class SendPacer {
     const told = this.#told;
     this.#told = { ...NOTHING_TOLD };
     const spanMs = told.owed === 0 ? 0 : Math.max(0, now - this.#owedSince);
-    return { ...told, spanMs, capped: this.#capped() };
+    return { ...told, spanMs, capped: now - this.#cappedAt < policy.RECOVER_MS };
   }
 
   /** A call failed: what it told is told with the next; false once closed (nothing more is asked). */
@@ -306,12 +295,9 @@ export class SendPacer {
     if (refusal !== undefined) {
       const judged = policy.onRefused(state, refusal, reply, reply.now, settings);
       const { rate, max, at } = judged?.state ?? state;
-      const event: RateEvent | undefined =
-        judged?.state.at === state.at
-          ? undefined
-          : judged !== undefined && judged.holdMs > 0
-            ? { kind: "hold", until: at, rate }
-            : { kind: "cut", rate, plateau: max };
+      const event: RateEvent = judged?.holdMs
+        ? { kind: "hold", until: at, rate }
+        : { kind: "cut", rate, plateau: max };
       if (judged === undefined || this.#write(judged.state, judged.holdMs, reply.v, event))
         this.#refusal = undefined;
       return;

@@ -9,7 +9,8 @@ import { LATELY_MS } from "../ledger/send-budget.js";
  * and refusals below 1 − β of the answers cost less than a cut would: they are chance, not capacity. */
 export const BETA = 0.9;
 /** The time from a cut back to the plateau (CUBIC's K); after a hold, the cycle's length: the service
- * showed its long-run rate over that time, so it is probed past no faster. */
+ * showed its long-run rate over that time, so it is probed past no faster. Latency's window too, beyond
+ * any round trip: a stored time further ahead was written by a clock that stepped back, or by no pacer. */
 export const RECOVER_MS = 1000;
 /** Round trips from a cut back to the plateau at least: the curve's K, counted in what the fleet can hear
  * (a cut is judged once per round trip; CUBIC's K spans several). */
@@ -18,9 +19,6 @@ export const FEEDBACKS = 4;
 export const MIN_RATE = 0.5;
 /** After this long without sending, a pass starts again from the last learned rate, a cut below it. */
 export const IDLE_MS = 30_000;
-/** Times are written on the server's clock as processes estimate it, off by a round trip at most: a
- * stored time further ahead than this was written by a clock that stepped back, or by no pacer. */
-export const STATE_AHEAD_MS = 1000;
 /** Slow start past the plateau a returning service last showed grows by a quarter per window, not twice
  * (HyStart++'s conservative slow start, RFC 9406 §4.3): it limited the fleet near there before. */
 export const CAUTIOUS_GROWTH = 1.25;
@@ -28,16 +26,17 @@ export const CAUTIOUS_GROWTH = 1.25;
 const NO_CEILING = 1_000_000;
 
 const [positive, count] = [z.number().positive(), z.number().nonnegative()];
+const unset = count.default(0); // written by later versions: a state stored before reads them as none
 const COUNTS = ["at", "max", "atAccepted", "atRefused", "markAt", "markAccepted", "refusingSince"] as const;
 /** `at` the last event (the curve's start), `max` the plateau (0: none yet), `k` the curve's K, the fleet's
  * counts at the last event (`at…`) and at the cycle's start (`mark…`: the pass's, or the last hold's end),
- * since when it refuses all, and the
- * `threshold` past which slow start grows cautiously (the plateau last measured; 0: none). */
+ * since when it refuses all, the `threshold` past which slow start grows cautiously (the plateau last
+ * measured; 0: none), and the pass's cuts, `under` the plateau of them (for operators: speed-limit.ts). */
 type Counted = Record<(typeof COUNTS)[number], typeof count>;
 const stateSchema = z.object({
   ...(Object.fromEntries(COUNTS.map((name) => [name, count])) as Counted),
   version: z.number().int().nonnegative(),
-  ...{ rate: positive, k: positive, threshold: count.default(0) },
+  ...{ rate: positive, k: positive, threshold: unset, cuts: unset, under: unset },
 });
 
 /** The learned rate's state, as the budget stores it (JSON). */
@@ -57,14 +56,11 @@ export type Fleet = Readonly<Record<"acceptedPerSec" | "refusedPerSec" | "accept
 
 export type RatePhase = "probing" | "holding" | "backing-off";
 type Counts = Pick<Fleet, "accepted" | "refused">;
-type Times = readonly [number, number];
 
 /** Refusals for capacity not yet judged: the latest send time among them, dated back an answer time and
- * the budget's window (`sentAt`) and not (`wentAt`), and the least Retry-After (Infinity: none asked). */
-export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs", number>> & {
-  /** The slowest answer lately: a round trip, the time the fleet hears what its rate did. */
-  readonly roundTripMs?: number;
-};
+ * the budget's window (`sentAt`) and not (`wentAt`), the least Retry-After (Infinity: none asked), and the
+ * slowest answer lately (`roundTripMs`: a round trip, the time the fleet hears what its rate did). */
+export type Refusal = Readonly<Record<"sentAt" | "wentAt" | "retryAfterMs" | "roundTripMs", number>>;
 
 /**
  * The stored state, checked: undefined when it is no state a pacer could have written at `now` with the
@@ -77,8 +73,9 @@ export function parseRateState(text: string, now: number, heldUntil = 0): RateSt
   } catch {
     return undefined; // not JSON, or not a state
   }
-  const latest = Math.max(now, heldUntil) + STATE_AHEAD_MS;
-  return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + STATE_AHEAD_MS ? undefined : s;
+  // times are on the server's clock as processes estimate it, off by a round trip at most
+  const latest = Math.max(now, heldUntil) + RECOVER_MS;
+  return Math.max(s.at, s.markAt) > latest || s.refusingSince > now + RECOVER_MS ? undefined : s;
 }
 
 /** An event at `now` (the curve starts there), with the fleet's counts then; and a cycle's start. */
@@ -88,7 +85,7 @@ const cycleAt = (now: number, f: Counts) => ({ markAt: now, markAccepted: f.acce
 /** Nothing learned: slow start from the start rate. */
 export function startState(settings: RateSettings, now: number, fleet: Counts, version = 0): RateState {
   const fresh = { version, rate: clamp(settings.startRate, settings), max: 0, k: RECOVER_MS, threshold: 0 };
-  return { ...fresh, refusingSince: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  return { ...fresh, refusingSince: 0, cuts: 0, under: 0, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
 /**
@@ -122,7 +119,7 @@ export function rateAt(state: RateState, now: number, settings: RateSettings, fl
  */
 export function onRefused(
   state: RateState,
-  { sentAt, wentAt, retryAfterMs, roundTripMs = 0 }: Refusal,
+  { sentAt, wentAt, retryAfterMs, roundTripMs }: Refusal,
   fleet: Fleet,
   now: number,
   settings: RateSettings,
@@ -147,21 +144,14 @@ export function onRefused(
     // never above the plateau last measured: the cycle may hold a faster past (the capacity dropped)
     const mean = ((fleet.accepted - state.markAccepted) * 1000) / Math.max(1, end - state.markAt);
     const longRun = state.max > 0 ? Math.min(mean, state.max) : mean;
-    const cycle = {
-      k: Math.max(RECOVER_MS, end - state.markAt),
-      ...eventAt(end, fleet),
-      ...cycleAt(end, fleet),
-    };
-    if (longRun > 0) {
-      const rate = clamp(longRun, settings);
-      return {
-        state: { ...state, version, rate, max: rate, threshold: rate, refusingSince: 0, ...cycle },
-        holdMs,
-      };
-    }
+    const k = Math.max(RECOVER_MS, end - state.markAt);
+    const held = { ...state, version, k, ...eventAt(end, fleet), ...cycleAt(end, fleet) };
+    const rate = clamp(longRun, settings);
+    if (longRun > 0)
+      return { state: { ...held, rate, max: rate, threshold: rate, refusingSince: 0 }, holdMs };
     // nothing accepted since: one request per wait asked, as the service said, until one is (onAccepted)
-    const rate = clamp(Math.max(1000 / Math.max(1, holdMs), BETA * Math.min(current, accepts)), settings);
-    return { state: { ...state, version, rate, refusingSince, ...cycle }, holdMs };
+    const wait = clamp(Math.max(1000 / Math.max(1, holdMs), BETA * Math.min(current, accepts)), settings);
+    return { state: { ...held, rate: wait, refusingSince }, holdMs };
   }
   // the lower of the accepted rate lately (a quarter second holds a bucket's burst) and since the last
   // cut (its long-run rate), each the least its count allows: n paced requests in a span
@@ -177,32 +167,35 @@ export function onRefused(
   const cut = clamp(BETA * Math.min(accepted, current, fit), settings);
   // a cut out of the night's slow start or once the curve got back to its plateau measured the capacity
   // (if it saw any accepted); one sooner, or out of a return's slow start, may measure a service failing
-  const first = state.max <= 0 && state.threshold <= 0;
-  const threshold = accepted > 0 && (first || now - state.at >= state.k) ? max : state.threshold;
+  const [first, back] = [state.max <= 0 && state.threshold <= 0, now - state.at >= state.k];
+  const threshold = accepted > 0 && (first || back) ? max : state.threshold;
+  // one before: refused at a rate the service accepted, which refusals about the rate never are
+  const tally = { cuts: state.cuts + 1, under: state.under + (state.max > 0 && !back ? 1 : 0) };
   // back at the plateau no sooner than the fleet hears what the rate does there, FEEDBACKS round trips on
   const k = Math.max(RECOVER_MS, FEEDBACKS * roundTripMs);
-  const next = { ...state, version, rate: cut, max, threshold, k, refusingSince };
+  const next = { ...state, ...tally, version, rate: cut, max, threshold, k, refusingSince };
   return { state: { ...next, ...eventAt(now, fleet) }, holdMs: 0 };
 }
 
 /**
- * Whether the refusals lately (all, or `refusedPerSec` of them) are more than chance: a service refusing
- * a share 1 − β at random (below what a cut costs) would give that many of the answers lately less often
- * than 1 − β of the time (the binomial tail, summed in logs so that thousands of answers stay finite).
+ * Whether the refusals lately are more than chance: a service refusing a share 1 − β at random (below
+ * what a cut costs) would give that many of the answers lately less often than 1 − β of the time.
  * Two refusals out of two speak; one out of one does not; 5 % refused at random never does.
  */
-export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): boolean {
-  const refused = Math.round((refusedPerSec * LATELY_MS) / 1000);
-  const n = Math.max(refused, Math.round(((fleet.refusedPerSec + fleet.acceptedPerSec) * LATELY_MS) / 1000));
-  if (refused === 0) return false;
-  const p = 1 - BETA;
-  let log = n * Math.log(1 - p);
-  let below = 0;
-  for (let k = 0; k < refused; k++) {
+export function pastChance(fleet: Fleet): boolean {
+  const lately = (perSec: number) => Math.round((perSec * LATELY_MS) / 1000);
+  const [refused, n] = [lately(fleet.refusedPerSec), lately(fleet.refusedPerSec + fleet.acceptedPerSec)];
+  return refused > 0 && atLeast(n, refused, 1 - BETA) < 1 - BETA;
+}
+
+/** The binomial tail P(X ≥ k) of n tries at p (k ≤ n + 1), summed in logs so that thousands stay finite. */
+export function atLeast(n: number, k: number, p: number): number {
+  let [log, below] = [n * Math.log(1 - p), 0];
+  for (let i = 0; i < k; i++) {
     below += Math.exp(log);
-    log += Math.log((n - k) / (k + 1)) + Math.log(p / (1 - p));
+    log += Math.log((n - i) / (i + 1)) + Math.log(p / (1 - p));
   }
-  return 1 - below < p;
+  return 1 - below;
 }
 
 /**
@@ -210,7 +203,12 @@ export function pastChance(fleet: Fleet, refusedPerSec = fleet.refusedPerSec): b
  * everything: it accepts again, at a capacity not known yet: slow start from a cut below the plateau, up
  * to the threshold, the plateau last measured (as TCP after a timeout: from low, up to ssthresh).
  */
-export function onAccepted(state: RateState, [sentAt, now]: Times, fleet: Counts, settings: RateSettings) {
+export function onAccepted(
+  state: RateState,
+  [sentAt, now]: readonly [number, number],
+  fleet: Counts,
+  settings: RateSettings,
+) {
   if (state.refusingSince === 0 || sentAt < state.refusingSince) return undefined;
   const rate = state.max > 0 ? clamp(BETA * state.max, settings) : state.rate;
   const back = { version: state.version + 1, rate, max: 0, k: RECOVER_MS, refusingSince: 0 };
@@ -236,8 +234,8 @@ export function onResume(state: RateState, seen: number, now: number, fleet: Fle
   const idle = { ...fleet, acceptedPerSec: Infinity, refusedPerSec: 0 };
   const learned = state.max > 0 ? Math.min(state.max, rateAt(state, seen, settings, idle)) : state.rate;
   const [rate, max] = [clamp(BETA * learned, settings), state.max > 0 ? clamp(learned, settings) : 0];
-  const version = state.version + 1;
-  return { ...state, version, rate, max, k: RECOVER_MS, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
+  const fresh = { version: state.version + 1, rate, max, k: RECOVER_MS, cuts: 0, under: 0 };
+  return { ...state, ...fresh, ...eventAt(now, fleet), ...cycleAt(now, fleet) };
 }
 
 /**

@@ -50,7 +50,7 @@ export function speedSample(at: number, reading: NightReading): SpeedSample {
  * invoices were left, in the words `status` prints for it (as read mid-way through its readings), with
  * its share of the night and since when; where invoices are left, when they would end at the rate last
  * accepted (against --deadline); and how many requests the service refused, every process together, while
- * the run ran. Never a claim the readings do not make: whether refusals bounded the rate is the speed
+ * the run ran, and their share of those it accepted or refused. Never a claim the readings do not make: whether refusals bounded the rate is the speed
  * limit's to say. Pure.
  */
 export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
@@ -66,7 +66,9 @@ export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
     // its words as read mid-way through its readings: the figures of the night, not of its tail
     const [, held] = top;
     const mid = held[Math.floor(held.length / 2)] as SpeedSample;
-    const since = mid.speed.since ?? stretchStart(read, mid);
+    // since the stretch of readings began, or earlier where the reading knows (refusing since): a cut's
+    // time is the last cut's, not when the night began to follow the limit
+    const since = Math.min(mid.speed.since ?? Infinity, stretchStart(read, mid));
     const share = (n: number) => `${Math.round((100 * n) / read.length)} %`;
     const others = ranked.slice(1).map(([name, list]) => `${name} ${share(list.length)}`);
     lines.push(
@@ -88,10 +90,14 @@ export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
           .find((s) => s.speed.endsAt !== undefined && (s.accepted ?? 0) > acceptedAtFirst)?.speed.endWords;
   if (last?.speed.endWords !== undefined)
     lines.push(`night ends: ${told ?? last.untold ?? last.speed.endWords}`);
-  const refused = refusedDuring(samples);
+  const [refused, accepted] = [during(samples, (s) => s.refused), during(samples, (s) => s.accepted)];
+  const share =
+    accepted > 0
+      ? `, ${Math.round((100 * refused) / (refused + accepted))} % of those it accepted or refused,`
+      : "";
   if (refused > 0)
     lines.push(
-      `${refused} request(s) refused by the service (429, or 503 with Retry-After) while this run ran, every ` +
+      `${refused} request(s) refused by the service (429, or 503 with Retry-After)${share} while this run ran, every ` +
         "process together: each sent again after the wait it asked for, none counted as a failed attempt",
     );
   return lines;
@@ -104,9 +110,12 @@ function stretchStart(read: readonly SpeedSample[], sample: SpeedSample): number
   return read[i]?.at ?? sample.at;
 }
 
-/** The fleet's refusals counted between the first reading and the last that read them. */
-function refusedDuring(samples: readonly SpeedSample[]): number {
-  const counted = samples.flatMap((s) => (s.refused === undefined ? [] : [s.refused]));
+/** A count of the fleet's (refusals, accepted answers) between the first reading and the last that read it. */
+function during(samples: readonly SpeedSample[], count: (s: SpeedSample) => number | undefined): number {
+  const counted = samples.flatMap((s) => {
+    const n = count(s);
+    return n === undefined ? [] : [n];
+  });
   const [first, last] = [counted[0], counted[counted.length - 1]];
   return first === undefined || last === undefined ? 0 : Math.max(0, last - first);
 }

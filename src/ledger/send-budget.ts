@@ -9,24 +9,11 @@ const script = new LuaScript("send-budget");
 export const LATELY_MS = 250;
 
 const count = z.coerce.number().nonnegative();
-const NUMBERS = [
-  "booked",
-  "waitMs",
-  "now",
-  "hold",
-  "seen",
-  "capped",
-  "refusedAt",
-  "accepted",
-  "refused",
-] as const;
-const RATES = ["sentPerSec", "acceptedPerSec", "refusedPerSec"] as const;
-const counts = Object.fromEntries([...NUMBERS, ...RATES].map((name) => [name, count]));
-const fields = z.object({
-  v: z.string(),
-  state: z.string(),
-  ...(counts as Record<(typeof NUMBERS)[number] | (typeof RATES)[number], typeof count>),
-});
+const TIMES = ["booked", "waitMs", "now", "hold", "seen", "capped", "refusedAt"] as const;
+const COUNTS = ["accepted", "refused", "sentPerSec", "acceptedPerSec", "refusedPerSec"] as const;
+type Counted = Record<(typeof TIMES)[number] | (typeof COUNTS)[number], typeof count>;
+const counts = Object.fromEntries([...TIMES, ...COUNTS].map((name) => [name, count])) as Counted;
+const fields = z.object({ v: z.string(), state: z.string(), ...counts });
 
 /** The script's name, value pairs, checked. */
 const named = (pairs: (string | number)[]): Record<string, unknown> =>

@@ -36,6 +36,12 @@ export interface SendRateView {
   readonly plateauPerSec: number | undefined;
   /** When the rate was last cut or held (epoch ms), while a plateau is known, else undefined. */
   readonly cutAt: number | undefined;
+  /** The pass's cuts, and of them those that came before the rate was back at the plateau (rate.ts). */
+  readonly cuts: number;
+  readonly cutsUnder: number;
+  /** The fleet's answers since the last cut or hold, and of them the refusals (429, 503 + Retry-After). */
+  readonly answeredSinceCut: number;
+  readonly refusedSinceCut: number;
   /** SUBMIT_RATE_PER_SEC: the rate's ceiling; 0: none. */
   readonly ceilingPerSec: number;
 }
@@ -87,6 +93,10 @@ export async function readSendRate(
       refusingSince !== undefined && reply.now - refusingSince >= REFUSING_REPORTED_AFTER_MS,
     plateauPerSec: state.max > 0 ? state.max : undefined,
     cutAt: state.max > 0 ? state.at : undefined,
+    cuts: state.cuts,
+    cutsUnder: state.under,
+    answeredSinceCut: Math.max(0, reply.accepted + reply.refused - state.atAccepted - state.atRefused),
+    refusedSinceCut: Math.max(0, reply.refused - state.atRefused),
     ceilingPerSec: settings.ceiling,
   };
 }

@@ -1,3 +1,4 @@
+import { BETA, atLeast } from "../capacity/index.js";
 import type { PassRecord } from "../ledger/passes.js";
 import type { DeploymentView } from "./deployment-view.js";
 import type { SendRateView } from "./send-rate-view.js";
@@ -9,8 +10,12 @@ import type { SendRateView } from "./send-rate-view.js";
  * - `paused`: the queue is paused (a refused API key pauses it), so no worker takes a job;
  * - `cool-down`: an outage cool-down holds every worker, until a time;
  * - `retry-after`: the service asked every process to wait (its Retry-After), until a time;
- * - `service`: the service's capacity, only where its refusals bounded the rate (a cut, or a quota spent);
- * - `concurrency`: SUBMIT_CONCURRENCY truly capped the requests in flight (the pacer said so);
+ * - `service`: the service's capacity, only where its refusals bounded the rate as a capacity does (they
+ *   rose with the rate: refusalsVerdict), or it refuses everything (a quota spent);
+ * - `refusals`: the service's refusals cut the rate, but are not shown to be about it (at every rate, or
+ *   too few cuts to tell yet);
+ * - `concurrency`: SUBMIT_CONCURRENCY truly capped the requests in flight (the pacer said so, and the
+ *   fleet sends below the rate);
  * - `rate-ceiling`: the learned rate sits at SUBMIT_RATE_PER_SEC;
  * - `workers`: invoices remain, none waits in the queue, and the fleet sends well below the rate;
  * - `learning`: nothing bounds it yet: the rate is still finding the service's speed;
@@ -22,6 +27,7 @@ export const SPEED_LIMITS = [
   "cool-down",
   "retry-after",
   "service",
+  "refusals",
   "concurrency",
   "rate-ceiling",
   "workers",
@@ -73,6 +79,7 @@ const WORKERS_BOUND_SHARE = 0.4;
 
 const perSec = (n: number): string => `${Math.round(n * 10) / 10}/s`;
 const clockTime = (ms: number): string => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
+const percent = (share: number): string => `${Math.round(100 * share)} %`;
 
 /** The answer from the figures. Pure. */
 export function speedLimit(f: SpeedFigures): SpeedLimit {
@@ -155,14 +162,9 @@ function limitOf(f: SpeedFigures): Found {
         "(a quota spent); the invoices stay queued until it accepts again",
     };
   if (s !== undefined && s.phase !== "probing" && s.plateauPerSec !== undefined)
-    return {
-      limit: "service",
-      since: s.cutAt,
-      words:
-        `the service's capacity: about ${perSec(s.plateauPerSec)}, learned from its refusals at ` +
-        `${clockTime(s.cutAt ?? f.now)}; the rate is ${perSec(s.learnedPerSec)}`,
-    };
-  if (s?.cappedByConcurrency === true)
+    return refusalsLimit(s, s.plateauPerSec, f.now);
+  // truly capped: the fleet sends below the rate (a cut's share), not only a process found its need higher
+  if (s?.cappedByConcurrency === true && s.fleetSentPerSec < BETA * s.learnedPerSec)
     return {
       limit: "concurrency",
       since: undefined,
@@ -207,6 +209,48 @@ function limitOf(f: SpeedFigures): Found {
           : `none yet: the rate is finding the service's speed (${perSec(s.fleetSentPerSec)} sent lately)`,
     };
   return { limit: "idle", since: undefined, words: "nothing: no invoice is left to send" };
+}
+
+/**
+ * Whether the service's refusals bounded the rate as a capacity does, judged on the pass's cuts
+ * (src/capacity/rate.ts): refusals about the rate come as it rises past what the service accepts, so
+ * they cut it once it is back at its plateau; a cut before that, at a rate the service had accepted,
+ * comes of them only when the capacity falls. At the learned rate's own chance level (1 − β, as its
+ * pastChance): fewer cuts under the plateau than a share 1 − β would give, past chance, show a
+ * capacity; more show refusals at every rate; else it cannot be told yet. Pure.
+ */
+export function refusalsVerdict(cuts: number, under: number): "capacity" | "every-rate" | "untold" {
+  const p = 1 - BETA;
+  if (atLeast(cuts, under, p) < p) return "every-rate";
+  return 1 - atLeast(cuts, under + 1, p) < p ? "capacity" : "untold";
+}
+
+/** The limit while refusals cut the rate lately: the service's capacity only when they rose with it. */
+function refusalsLimit(s: SendRateView, plateau: number, now: number): Found {
+  const cut = `cut last at ${clockTime(s.cutAt ?? now)}`;
+  const under = `${s.cutsUnder} of ${s.cuts} cut(s) this pass came below the rate it had accepted`;
+  const shares = s.answeredSinceCut === 0 ? [] : [percent(s.refusedSinceCut / s.answeredSinceCut)];
+  const share = shares.map((p) => `${p} of answers since refused`);
+  const [rate, verdict] = [perSec(s.learnedPerSec), refusalsVerdict(s.cuts, s.cutsUnder)];
+  const found = (limit: SpeedLimitName, words: string): Found => ({ limit, since: s.cutAt, words });
+  if (verdict === "capacity")
+    return found(
+      "service",
+      `the service's capacity: about ${perSec(plateau)}, learned from its refusals, which rose with the ` +
+        `rate (${under}); ${cut}; the rate is ${rate}`,
+    );
+  if (verdict === "every-rate")
+    return found(
+      "refusals",
+      `refusals the service gives at every rate, not a capacity (${[under, ...share].join("; ")}): they hold ` +
+        `the rate at ${rate}, ${cut}; more workers will not help: ask the service's owner why it refuses`,
+    );
+  return found(
+    "refusals",
+    `the rate the service's refusals allowed: about ${perSec(plateau)}, ${cut}` +
+      `${share.map((words) => ` (${words})`).join("")}; not shown to be its capacity yet (${under}); ` +
+      `the rate is ${rate}`,
+  );
 }
 
 /** The night's end in words when nothing was accepted lately: no end can be told. Pure. */

@@ -119,7 +119,7 @@ export async function startSubmission(
           if (event.kind === "cut")
             logger.info(
               { rate: event.rate, plateau: event.plateau },
-              `the service refused for capacity: the fleet's rate is cut to ${perSec(event.rate)} (it accepted ${perSec(event.plateau)})`,
+              `the service's refusals (429, or 503 with Retry-After) cut the fleet's rate to ${perSec(event.rate)} (it accepted ${perSec(event.plateau)} lately)`,
             );
           else
             logger.info(

@@ -6,7 +6,6 @@ import {
   IDLE_MS,
   MIN_RATE,
   RECOVER_MS,
-  STATE_AHEAD_MS,
   concurrencyFor,
   onAccepted,
   onProbed,
@@ -33,7 +32,7 @@ const fleet = (acceptedPerSec: number, refusedPerSec = 0, accepted = 0, refused 
 });
 const NONE = { accepted: 0, refused: 0 };
 /** A refusal for capacity without Retry-After of a request sent at `at`. */
-const refusedAt = (at: number) => ({ sentAt: at, wentAt: at, retryAfterMs: 0 });
+const refusedAt = (at: number) => ({ sentAt: at, wentAt: at, retryAfterMs: 0, roundTripMs: 0 });
 const learned = (over: Partial<RateState> = {}): RateState => ({
   ...startState(SETTINGS, T, NONE),
   rate: 270,
@@ -89,6 +88,20 @@ describe("the learned rate, on a fake clock", () => {
     const after = learned({ rate: 100, max: 1300, at: T - 5000 });
     const curveCut = onRefused(after, refusedAt(T + 500), fleet(1250, 600, 10_000, 500), T + 600, SETTINGS);
     expect(curveCut?.state.rate).toBeCloseTo(BETA * 1246);
+  });
+
+  it("when a cut comes before the curve is back at its plateau, then the state counts it under (refused at a rate the service accepted); one after, only as a cut; a resumed pass counts from none", () => {
+    const state = learned({ at: T, cuts: 3, under: 1 });
+    const soon = onRefused(state, refusedAt(T + 500), fleet(250, 100), T + RECOVER_MS / 2, SETTINGS);
+    expect(soon?.state).toMatchObject({ cuts: 4, under: 2 });
+    const back = onRefused(state, refusedAt(T + 1500), fleet(250, 100), T + RECOVER_MS + 1, SETTINGS);
+    expect(back?.state).toMatchObject({ cuts: 4, under: 1 });
+    const resumed = onResume(state, T + 5000, T + 5000 + IDLE_MS, fleet(0), SETTINGS);
+    expect(resumed).toMatchObject({ cuts: 0, under: 0 });
+    // a state stored before they were counted reads as none
+    const older = JSON.stringify(state).replace(/,"cuts":3,"under":1/, "");
+    expect(older).not.toContain("cuts");
+    expect(parseRateState(older, T)).toMatchObject({ cuts: 0, under: 0 });
   });
 
   it("when a refused request was sent before the last cut, then it cuts nothing more: once per round trip", () => {
@@ -212,7 +225,7 @@ describe("the learned rate, on a fake clock", () => {
     const cutAt = learned({ at: T, atAccepted: 100, atRefused: 0, markAt: T - 5000, markAccepted: 100 });
     const dark = fleet(0, 8, 100, 10);
     // sent 250 ms before the cut by the margin a cut waits for, but went 50 ms after it
-    const refusal = { sentAt: T - 200, wentAt: T + 50, retryAfterMs: 45_000 };
+    const refusal = { sentAt: T - 200, wentAt: T + 50, retryAfterMs: 45_000, roundTripMs: 0 };
     const held = onRefused(cutAt, refusal, dark, T + 100, SETTINGS);
     expect(held?.holdMs).toBe(45_000);
     expect(held?.state).toMatchObject({ rate: MIN_RATE, max: 300, at: T + 45_100, refusingSince: T + 100 });
@@ -223,7 +236,7 @@ describe("the learned rate, on a fake clock", () => {
     );
     // refusing everything without a wait asked: a cut to the floor a round trip on, no hold
     expect(onRefused(cutAt, { ...refusal, retryAfterMs: 0 }, dark, T + 400, SETTINGS)).toBeUndefined();
-    const later = { sentAt: T + 300, wentAt: T + 350, retryAfterMs: 0 };
+    const later = { sentAt: T + 300, wentAt: T + 350, retryAfterMs: 0, roundTripMs: 0 };
     expect(onRefused(cutAt, later, dark, T + 400, SETTINGS)).toMatchObject({
       holdMs: 0,
       state: { rate: MIN_RATE },
@@ -232,7 +245,7 @@ describe("the learned rate, on a fake clock", () => {
 
   it("when a hold ends a cycle in which the service accepted some (a quota window: 300 in 15 s, then a wait of 45 s), then the fleet goes on at the cycle's long-run rate, 5/s, and probes past it on the cycle's time scale", () => {
     const cycle = learned({ markAt: T, markAccepted: 100, at: T + 14_000, atAccepted: 400, atRefused: 0 });
-    const refusal = { sentAt: T + 14_500, wentAt: T + 14_500, retryAfterMs: 45_000 };
+    const refusal = { sentAt: T + 14_500, wentAt: T + 14_500, retryAfterMs: 45_000, roundTripMs: 0 };
     const held = onRefused(cycle, refusal, fleet(0, 8, 400, 10), T + 15_000, SETTINGS);
     expect(held?.holdMs).toBe(45_000);
     expect(held?.state).toMatchObject({ rate: 5, max: 5, threshold: 5, refusingSince: 0, k: 60_000 });
@@ -293,7 +306,7 @@ describe("the learned rate, on a fake clock", () => {
     ])
       expect(parseRateState(JSON.stringify({ ...good, ...bad }), T), JSON.stringify(bad)).toBeUndefined();
     expect(parseRateState("{", T)).toBeUndefined();
-    expect(parseRateState(JSON.stringify({ ...good, at: T + STATE_AHEAD_MS }), T)).toBeDefined();
+    expect(parseRateState(JSON.stringify({ ...good, at: T + RECOVER_MS }), T)).toBeDefined();
   });
 
   it("when operators ask what the rate does, then held, finding the speed, or at it", () => {

@@ -65,6 +65,7 @@ describe("what run says at its end about the night's speed", () => {
       cutAt,
       learnedPerSec: 190,
       fleetAcceptedPerSec: 195,
+      cuts: 24,
     };
     const readings = [
       reading(0, 3000, undefined, 4),
@@ -79,8 +80,35 @@ describe("what run says at its end about the night's speed", () => {
       "30 request(s) refused by the service (429, or 503 with Retry-After) while this run ran, every process " +
         "together: each sent again after the wait it asked for, none counted as a failed attempt",
     ]);
-    expect(mid.words).toBe(
-      "the service's capacity: about 198.4/s, learned from its refusals at 02:00:02 UTC; the rate is 190/s",
+    expect(mid.words).toMatch(
+      /^the service's capacity: about 198.4\/s, learned from its refusals, which rose/,
+    );
+  });
+
+  it("when refusals at random held the rate low (a service with no limit refusing 10 %), then it names them and their share, since the stretch began, and claims no capacity", () => {
+    const random = (s: number) => ({
+      phase: "backing-off" as const,
+      plateauPerSec: 4,
+      cutAt: START + s * 1000 - 400,
+      learnedPerSec: 3.6,
+      fleetAcceptedPerSec: 3.6,
+      cuts: 4 * s,
+      cutsUnder: 2 * s,
+      answeredSinceCut: 9,
+      refusedSinceCut: 1,
+    });
+    const readings = [
+      reading(0, 3000, undefined, 0, [], 0),
+      ...[1, 2, 3, 4, 5, 6].map((s) => reading(s, 3000 - 4 * s, random(s), 4 * s, [], 36 * s)),
+    ];
+    const lines = nightSpeedLines(readings.map(sample));
+    expect(lines[0]).toMatch(
+      /^speed limit: refusals the service gives at every rate, not a capacity \(8 of 16 cut\(s\) .*; 11 % of answers since refused\): they hold the rate at 3.6\/s, .*this one since 02:00:01 UTC/,
+    );
+    expect(lines.join("\n")).not.toMatch(/the service's capacity/);
+    expect(lines).toContain(
+      "24 request(s) refused by the service (429, or 503 with Retry-After), 10 % of those it accepted or refused, " +
+        "while this run ran, every process together: each sent again after the wait it asked for, none counted as a failed attempt",
     );
   });
 

@@ -4,6 +4,9 @@ import { statusText } from "../../src/cli/status-text.js";
 import { fakeDeploymentView, fakeSendRate } from "../support/deployment-view.js";
 
 const AT = Date.parse("2026-12-07T02:00:00Z");
+const CAPACITY_WORDS =
+  "the service's capacity: about 42/s, learned from its refusals, which rose with the rate (0 of 25 cut(s) " +
+  "this pass came below the rate it had accepted); cut last at 01:55:10 UTC; the rate is 40/s";
 
 function statusOf(view: ReturnType<typeof fakeDeploymentView>) {
   return statusReport({
@@ -24,7 +27,7 @@ describe("status says what limits the night's speed", () => {
       at: AT,
       queued: 40 * 3600,
       waiting: 900,
-      sendRate: fakeSendRate({ phase: "holding", plateauPerSec: 42, cutAt, learnedPerSec: 40 }),
+      sendRate: fakeSendRate({ phase: "holding", plateauPerSec: 42, cutAt, learnedPerSec: 40, cuts: 25 }),
       passes: [
         {
           id: "p1",
@@ -41,16 +44,13 @@ describe("status says what limits the night's speed", () => {
       limit: "service",
       since: "2026-12-07T01:55:10.000Z",
       until: null,
-      words:
-        "the service's capacity: about 42/s, learned from its refusals at 01:55:10 UTC; the rate is 40/s",
+      words: CAPACITY_WORDS,
       ends_at: "2026-12-07T03:00:00.000Z",
       deadline: "2026-12-07T02:30:00.000Z",
       end_words: expect.stringMatching(/30 min after the --deadline at 02:30:00 UTC/) as unknown,
     });
     const text = statusText(report);
-    expect(text).toContain(
-      "speed limit            the service's capacity: about 42/s, learned from its refusals at 01:55:10 UTC; the rate is 40/s\n",
-    );
+    expect(text).toContain(`speed limit            ${CAPACITY_WORDS}\n`);
     expect(text).toContain(
       "night ends             144000 invoice(s) left: at 40/s accepted they end about 03:00:00 UTC, 30 min after the --deadline",
     );

@@ -41,3 +41,17 @@ describe("the learned rate's view: whether the service refuses for capacity now"
     expect(view?.refusingSince).toBeUndefined();
   });
 });
+
+describe("the learned rate's view: the pass's cuts and the answers since the last", () => {
+  it("when the stored state counts cuts and the budget has answers since the last, then the view gives both", async () => {
+    const prefix = testPrefix();
+    const budget = new SendBudget(redis, prefix);
+    await budget.call({ owed: 60, accepted: 50, refused: 10 });
+    const { now } = await budget.read();
+    const fleet = { accepted: 20, refused: 4 };
+    const state = { ...startState(settings, now, fleet, 1), max: 40, cuts: 30, under: 7 };
+    await budget.call({ write: { from: "0", state: JSON.stringify(state), version: "1" } });
+    const view = await readSendRate(redis, prefix, settings);
+    expect(view).toMatchObject({ cuts: 30, cutsUnder: 7, answeredSinceCut: 36, refusedSinceCut: 6 });
+  });
+});

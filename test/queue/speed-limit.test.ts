@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { speedLimit, speedOf, type SpeedFigures } from "../../src/queue/speed-limit.js";
+import { refusalsVerdict, speedLimit, speedOf, type SpeedFigures } from "../../src/queue/speed-limit.js";
 import { fakeSendRate as sending } from "../support/deployment-view.js";
 
 const NOW = Date.parse("2026-12-07T02:00:00Z");
@@ -55,14 +55,38 @@ describe("what limits the night's speed", () => {
     );
   });
 
-  it("when refusals cut the rate, then the service's capacity is the limit, since the cut, at its plateau", () => {
+  it("when refusals cut the rate only once it was back at the plateau, cut after cut, then the service's capacity is the limit, since the cut, at its plateau", () => {
     const cutAt = Date.parse("2026-12-07T01:55:10Z");
-    const speed = speedLimit(
-      figures({ sending: sending({ phase: "holding", plateauPerSec: 97.26, cutAt, learnedPerSec: 95 }) }),
-    );
+    const bound = { phase: "holding", plateauPerSec: 97.26, cutAt, learnedPerSec: 95 } as const;
+    const speed = speedLimit(figures({ sending: sending({ ...bound, cuts: 40, cutsUnder: 1 }) }));
     expect(speed).toMatchObject({ limit: "service", since: cutAt });
     expect(speed.words).toBe(
-      "the service's capacity: about 97.3/s, learned from its refusals at 01:55:10 UTC; the rate is 95/s",
+      "the service's capacity: about 97.3/s, learned from its refusals, which rose with the rate (1 of 40 " +
+        "cut(s) this pass came below the rate it had accepted); cut last at 01:55:10 UTC; the rate is 95/s",
+    );
+  });
+
+  it("when refusals cut the rate below what the service had accepted, cut after cut (refusals at random), then they are named, with their share, and no capacity is claimed", () => {
+    const cutAt = Date.parse("2026-12-07T01:59:58Z");
+    const random = { phase: "backing-off", plateauPerSec: 4, cutAt, learnedPerSec: 3.6 } as const;
+    const since = { answeredSinceCut: 40, refusedSinceCut: 4 };
+    const speed = speedLimit(figures({ sending: sending({ ...random, ...since, cuts: 46, cutsUnder: 11 }) }));
+    expect(speed).toMatchObject({ limit: "refusals", since: cutAt });
+    expect(speed.words).toBe(
+      "refusals the service gives at every rate, not a capacity (11 of 46 cut(s) this pass came below the " +
+        "rate it had accepted; 10 % of answers since refused): they hold the rate at 3.6/s, cut last at " +
+        "01:59:58 UTC; more workers will not help: ask the service's owner why it refuses",
+    );
+  });
+
+  it("when refusals cut the rate but too few times to tell why, then the rate they allowed is named, not a capacity", () => {
+    const cutAt = Date.parse("2026-12-07T01:59:58Z");
+    const early = { phase: "holding", plateauPerSec: 300, cutAt, learnedPerSec: 290, cuts: 5 } as const;
+    const speed = speedLimit(figures({ sending: sending(early) }));
+    expect(speed).toMatchObject({ limit: "refusals", since: cutAt });
+    expect(speed.words).toBe(
+      "the rate the service's refusals allowed: about 300/s, cut last at 01:59:58 UTC; not shown to be its " +
+        "capacity yet (0 of 5 cut(s) this pass came below the rate it had accepted); the rate is 290/s",
     );
   });
 
@@ -86,6 +110,13 @@ describe("what limits the night's speed", () => {
     const speed = speedLimit(figures({ sending: sending({ cappedByConcurrency: true }) }));
     expect(speed.limit).toBe("concurrency");
     expect(speed.words).toMatch(/^SUBMIT_CONCURRENCY: .*; raise it$/);
+  });
+
+  it("when a process found SUBMIT_CONCURRENCY below its need but the fleet sends at the rate, then it is not the limit", () => {
+    const speed = speedLimit(
+      figures({ sending: sending({ cappedByConcurrency: true, fleetSentPerSec: 98, learnedPerSec: 100 }) }),
+    );
+    expect(speed.limit).not.toBe("concurrency");
   });
 
   it("when the rate sits at SUBMIT_RATE_PER_SEC, then the ceiling is the limit", () => {
@@ -121,6 +152,26 @@ describe("what limits the night's speed", () => {
   it("when nothing is left and nothing sent, then the night is idle with no end to tell", () => {
     const speed = speedLimit(figures({ remaining: 0, waiting: 0, sending: sending({ fleetSentPerSec: 0 }) }));
     expect(speed).toMatchObject({ limit: "idle", endsAt: undefined, endWords: undefined });
+  });
+});
+
+describe("whether refusals bounded the rate as a capacity does, from the pass's cuts", () => {
+  it("when no cut came below the rate the service had accepted in 22 cuts or more, then a capacity; in fewer, it cannot be told", () => {
+    expect(refusalsVerdict(22, 0)).toBe("capacity");
+    expect(refusalsVerdict(21, 0)).toBe("untold");
+    expect(refusalsVerdict(0, 0)).toBe("untold");
+  });
+
+  it("when a capacity fell once among many cuts, then still a capacity; a tenth or so below it, nothing yet", () => {
+    expect(refusalsVerdict(40, 1)).toBe("capacity");
+    expect(refusalsVerdict(18, 2)).toBe("untold");
+  });
+
+  it("when more cuts came below it than a tenth would, past chance (refusals at random cut a fifth to a half so in the fleet model), then refusals at every rate", () => {
+    expect(refusalsVerdict(46, 11)).toBe("every-rate");
+    expect(refusalsVerdict(10, 5)).toBe("every-rate");
+    expect(refusalsVerdict(8, 2)).toBe("untold");
+    expect(refusalsVerdict(2000, 400)).toBe("every-rate");
   });
 });
 

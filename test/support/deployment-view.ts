@@ -60,6 +60,10 @@ export function fakeSendRate(over: Partial<SendRateView> = {}): SendRateView {
     refusingForCapacity: false,
     plateauPerSec: undefined,
     cutAt: undefined,
+    cuts: 0,
+    cutsUnder: 0,
+    answeredSinceCut: 0,
+    refusedSinceCut: 0,
     ceilingPerSec: 0,
     ...over,
   };

@@ -119,7 +119,7 @@ export function registerRedisGauges(
   );
   new Gauge({
     name: `${METRIC_PREFIX}speed_limit`,
-    help: "1 for what limits the night's speed now (redis, retry-after, service, concurrency, rate-ceiling, workers, learning, idle), 0 for the others",
+    help: "1 for what limits the night's speed now (redis, paused, cool-down, retry-after, service, refusals, concurrency, rate-ceiling, workers, learning, idle), 0 for the others",
     labelNames: ["limit"],
     registers: [registry],
     async collect() {
