@@ -93,7 +93,11 @@ describe("a drop folder read that never returns", () => {
         await start.exited;
       });
       // Dropped once the startup scan has opened the hung file (it warns of its batch missing from Redis).
-      await until(async () => /stalled\.csv/.test(start.output()), 15_000, "a scan to meet the hung file");
+      await until(
+        () => Promise.resolve(/stalled\.csv/.test(start.output())),
+        15_000,
+        "a scan to meet the hung file",
+      );
       await writeFile(
         join(drop.dir, "late.csv"),
         "external_id,currency,destination_country,archive_policy\nL-1,EUR,DE,eu-10y\n",
