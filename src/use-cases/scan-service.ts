@@ -22,6 +22,8 @@ import type { LeftFile } from "../names/file-name.js";
 
 const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
+/** setTimeout's longest delay (2^31 - 1 ms, 24.8 days): a longer one would fire at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 export interface ScanServiceOptions {
   readonly deps: DropPassDeps;
@@ -117,7 +119,10 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       const due = new AbortController();
       scanning = due;
       const next = nextScanAt(options.cron, options.tz, Date.now());
-      const timer = next === undefined ? undefined : setTimeout(scanDue, next - Date.now()).unref();
+      const timer =
+        next === undefined
+          ? undefined
+          : setTimeout(scanDue, Math.min(next - Date.now(), LONGEST_TIMER_MS)).unref();
       // The files this scan sees and leaves where they are: named in the log and in its record.
       const left: LeftFile[] = [];
       // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
