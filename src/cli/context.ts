@@ -4,7 +4,7 @@ import { describeTarget, redisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log/logger.js";
 import { dropFolder, type DropFolder } from "../ingest/drop-folder.js";
 import { checkDropFolder } from "../ingest/drop-folder-usable.js";
-import { DropFolderLease } from "../ingest/drop-folder-lease.js";
+import { takeDropFolder } from "../ingest/drop-folder-owner.js";
 import { deploymentName } from "./deployment-name.js";
 import { resolveNamespace, type KeyNamespace } from "../invoice/key.js";
 import { createRedis, endConnection, ensureConnected } from "../queue/connection.js";
@@ -33,7 +33,7 @@ export interface AppContext {
 export interface OpenContextOptions {
   /**
    * Check that the drop folder can be used (checkDropFolder: before Redis is reached), create its
-   * subfolders and take its lease for this deployment (DropFolderLease), released at close.
+   * subfolders and take it for this deployment (takeDropFolder): another deployment's is refused.
    */
   readonly dropFolder?: boolean;
   /** `read-only` for commands that only read (`status`, `results`); anything else may write. */
@@ -90,13 +90,11 @@ export async function openContext(config: Config, options: OpenContextOptions = 
   }
   const logger = options.logger ?? commandLogger(config);
   for (const warning of warnings) logger.warn(warning);
-  const lease =
-    options.dropFolder === true
-      ? await DropFolderLease.take(folder, deploymentName(config), { logger }).catch((error: unknown) => {
-          endConnection(redis);
-          throw error;
-        })
-      : undefined;
+  if (options.dropFolder === true)
+    await takeDropFolder(folder, deploymentName(config)).catch((error: unknown) => {
+      endConnection(redis);
+      throw error;
+    });
   const queue = createInvoiceQueue(redis, config.queuePrefix, config.maxAttempts);
   return {
     config,
@@ -107,7 +105,6 @@ export async function openContext(config: Config, options: OpenContextOptions = 
     folder,
     namespace: resolveNamespace(config.idempotencyNamespace),
     close: async () => {
-      await lease?.release();
       await queue.close();
       endConnection(redis);
     },

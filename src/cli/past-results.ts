@@ -99,8 +99,9 @@ export async function openPastResults(
 }
 
 /**
- * Whether PostgreSQL answers a query, within `until`: a connection left without an answer is closed
- * (pg's Client.end() destroys the socket of a query under way), so nothing keeps the process alive.
+ * Whether PostgreSQL answers a query, within `until`: a connection left without an answer, or made
+ * too late, is closed (pg's Client.end() destroys the socket of a query under way), so nothing keeps
+ * the process alive.
  */
 async function answers(
   pool: Pool,
@@ -108,7 +109,15 @@ async function answers(
   until: AbortSignal | undefined,
   silent: (signal: AbortSignal) => Error,
 ): Promise<void> {
-  const client = await withinSignal(pool.connect(), until, silent).catch((error: unknown) => {
+  const connecting = pool.connect();
+  const client = await withinSignal(connecting, until, silent).catch((error: unknown) => {
+    // A connection made after `until` ended (a deadline come before it) is closed as it comes.
+    connecting.then(
+      (late) => {
+        late.release(true);
+      },
+      () => undefined,
+    );
     throw until?.aborted === true ? error : unreachable(url, error);
   });
   try {

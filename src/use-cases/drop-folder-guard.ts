@@ -1,19 +1,18 @@
 import type { Logger } from "../log/logger.js";
 import type { DropFolder } from "../ingest/drop-folder.js";
 import { checkDropFolder } from "../ingest/drop-folder-usable.js";
-import { DropFolderLease } from "../ingest/drop-folder-lease.js";
+import { takeDropFolder } from "../ingest/drop-folder-owner.js";
 import { DropFolderUnusableError } from "../ingest/errors/drop-folder-unusable-error.js";
-import { DropFolderLeasedError } from "../ingest/errors/drop-folder-leased-error.js";
+import { DropFolderOwnedError } from "../ingest/errors/drop-folder-owned-error.js";
 
 /**
  * For a long-running process that scans the drop folder: checks before each scan that the folder can be
- * used and that this deployment holds its lease. A folder that cannot be used (or is another
+ * used and that it is this deployment's (takeDropFolder). A folder that cannot be used (or is another
  * deployment's) skips the scan, is said once per change in the log, and is what /readyz reports; the
  * next scan checks again.
  */
 export class DropFolderGuard {
   private problem = "not checked yet";
-  private lease: DropFolderLease | undefined;
 
   constructor(
     private readonly folder: DropFolder,
@@ -27,18 +26,16 @@ export class DropFolderGuard {
   }
 
   /** Undefined when the folder can be used now; else what stops it (said in the log). */
-  async check(): Promise<DropFolderUnusableError | DropFolderLeasedError | undefined> {
+  async check(): Promise<DropFolderUnusableError | DropFolderOwnedError | undefined> {
     try {
       await checkDropFolder(this.folder);
-      if (this.lease === undefined)
-        this.lease = await DropFolderLease.take(this.folder, this.deployment, { logger: this.logger });
-      else await this.lease.renew();
+      await takeDropFolder(this.folder, this.deployment);
       if (this.problem !== "ok" && this.problem !== "not checked yet")
         this.logger.info({ dropDir: this.folder.root }, "the drop folder can be used again");
       this.problem = "ok";
       return undefined;
     } catch (error) {
-      if (!(error instanceof DropFolderUnusableError || error instanceof DropFolderLeasedError)) throw error;
+      if (!(error instanceof DropFolderUnusableError || error instanceof DropFolderOwnedError)) throw error;
       if (this.problem !== error.message)
         this.logger.error(
           { dropDir: this.folder.root, code: error.code },
@@ -47,9 +44,5 @@ export class DropFolderGuard {
       this.problem = error.message;
       return error;
     }
-  }
-
-  async release(): Promise<void> {
-    await this.lease?.release();
   }
 }

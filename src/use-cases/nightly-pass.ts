@@ -83,6 +83,9 @@ export async function nightlyPass(
     for (const taken of again.passed) targets.add(taken.file.batchId);
     for (const waiting of again.waiting) targets.add(waiting.batch.id);
     if (targets.size === 0) {
+      // The deadline came before a file could be taken (a start-up as long as it): not "nothing to do".
+      if (until.aborted && !options.signal.aborted)
+        return { kind: "stopped", why: "deadline", pending: 0, redisDown: false, refusingForCapacity: false };
       // Nothing here; a server copy being taken again (still settling) may still be.
       const outcome = await finishRemote(
         passDeps,

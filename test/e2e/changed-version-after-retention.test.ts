@@ -129,14 +129,17 @@ describe("a changed version of an invoice after the retention, with RESULTS_DATA
     expect(failed?.status).toBe("failed");
     const failedKey = failed?.idempotency_key ?? "";
 
-    // night 2, on a Redis that never held night 1 (a new one), with the service back: a corrected version
+    // night 2, on a Redis that never held night 1 (a new one), with the service back: a corrected version.
+    // Another Redis is another deployment, with a drop folder of its own (one deployment per folder).
     const sim = await simulator();
     const prefix = `corrected-${randomUUID()}`;
-    const night2 = { ...env, INVOICE_API_URL: sim.url, QUEUE_PREFIX: prefix };
-    await writeFile(join(dropDir, "night-2.csv"), `${HEADER}\nINV-1,USD,DE,eu-10y\n`);
+    const newDrop = await tempDropDir();
+    cleanups.push(newDrop.cleanup);
+    const night2 = { ...env, INVOICE_API_URL: sim.url, QUEUE_PREFIX: prefix, DROP_DIR: newDrop.dir };
+    await writeFile(join(newDrop.dir, "night-2.csv"), `${HEADER}\nINV-1,USD,DE,eu-10y\n`);
     const second = await runCli(["run"], night2, 60_000);
     expect(second.code, second.output).toBe(0);
-    const [corrected] = await reportOf(dropDir, "night-2.csv");
+    const [corrected] = await reportOf(newDrop.dir, "night-2.csv");
     expect(corrected?.status).toBe("succeeded");
     expect(sim.stats().effects).toMatchObject({ total: 1, keysWithMultipleEffects: 0 });
 

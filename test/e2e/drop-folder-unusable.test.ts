@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { chmod, chown, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -126,43 +127,73 @@ describe("a drop folder that cannot be used", () => {
 });
 
 describe("one deployment per drop folder", () => {
-  it("when a second deployment (another QUEUE_PREFIX) runs on a drop folder a started one serves, then run and start exit 1 naming both and do nothing; once the first stops it runs", async () => {
+  /** Both deployments named, and the process that last served the folder. */
+  function owned(first: string, second: string): RegExp {
+    return new RegExp(
+      `belongs to another deployment \\(QUEUE_PREFIX=${first} on Redis [^,]+, last served by process \\d+ on \\S+ at \\S+\\); ` +
+        `this one is QUEUE_PREFIX=${second} on Redis `,
+    );
+  }
+
+  it("when a second deployment (another QUEUE_PREFIX) runs on a drop folder a started one serves, then run and start exit 1 naming both and do nothing, and still do once the first has stopped", async () => {
     const dir = await scratch();
-    const first = env(dir, { QUEUE_PREFIX: "first-deployment", HTTP_ADDR: "off" });
+    const [a, b] = [`first-${randomUUID()}`, `second-${randomUUID()}`];
+    const first = env(dir, { QUEUE_PREFIX: a, HTTP_ADDR: "off" });
     const start = spawnNode("workers/cli.js", ["start"], first);
     cleanups.push(async () => {
       if (start.child.exitCode === null) start.child.kill("SIGKILL");
       await start.exited;
     });
-    const lease = join(dir, "reports", ".deployment-lease.json");
+    const record = join(dir, "reports", ".deployment.json");
     await until(
       () =>
-        stat(lease).then(
+        stat(record).then(
           () => true,
           () => false,
         ),
       LIMIT_MS,
-      `the lease\n${start.output()}`,
+      `the deployment record\n${start.output()}`,
     );
-    const second = env(dir, { QUEUE_PREFIX: "second-deployment" });
+    const second = env(dir, { QUEUE_PREFIX: b });
     const refused = await runCli(["run", "--deadline", "10s"], second, LIMIT_MS);
     expect(refused.code, refused.output).toBe(1);
-    expect(refused.output).toMatch(
-      /is served by another deployment \(QUEUE_PREFIX=first-deployment on Redis /,
-    );
-    expect(refused.output).toMatch(/this one is QUEUE_PREFIX=second-deployment on Redis /);
+    expect(refused.output).toMatch(owned(a, b));
     expect(refused.output).not.toMatch(/nothing to do/);
     const startRefused = await runCli(["start"], { ...second, HTTP_ADDR: "off" }, LIMIT_MS);
     expect(startRefused.code, startRefused.output).toBe(1);
-    expect(startRefused.output).toMatch(
-      /is served by another deployment \(QUEUE_PREFIX=first-deployment on Redis /,
-    );
+    expect(startRefused.output).toMatch(owned(a, b));
 
     start.child.kill("SIGTERM");
-    await start.exited;
-    // Released at the first one's stop: the second takes the folder at once.
-    const after = await runCli(["run", "--deadline", "10s"], second, LIMIT_MS);
-    expect(after.code, after.output).toBe(0);
+    expect((await start.exited).code, start.output()).toBe(0);
+    const after = await runCli(["ingest"], second, LIMIT_MS);
+    expect(after.code, after.output).toBe(1);
+    expect(after.output).toMatch(owned(a, b));
+  });
+
+  it("when a deployment's run has ended, then another deployment's run on the folder exits 1 naming both, the record and how to hand it over, and takes nothing; once the record is removed it runs", async () => {
+    const dir = await scratch();
+    const [a, b] = [`first-${randomUUID()}`, `second-${randomUUID()}`];
+    await writeFile(join(dir, "night.csv"), CSV);
+    const first = await runCli(["run", "--deadline", "30s"], env(dir, { QUEUE_PREFIX: a }), LIMIT_MS);
+    expect(first.code, first.output).toBe(0);
+    // The same file dropped again: the first deployment's ledger knows it, the second's would not.
+    await writeFile(join(dir, "night.csv"), CSV);
+    const second = env(dir, { QUEUE_PREFIX: b });
+    const refused = await runCli(["run", "--deadline", "30s"], second, LIMIT_MS);
+    expect(refused.code, refused.output).toBe(1);
+    expect(refused.output).toMatch(owned(a, b));
+    const record = join(dir, "reports", ".deployment.json");
+    expect(refused.output).toContain(`a drop folder of its own (DROP_DIR)`);
+    expect(refused.output).toContain(
+      `if the other one is retired for good, hand the folder over to this one by removing ${record}`,
+    );
+    expect((await readdir(dir)).filter((n) => n.endsWith(".csv"))).toEqual(["night.csv"]);
+    expect(await readdir(join(dir, "processing"))).toEqual([]);
+
+    await rm(record);
+    const handedOver = await runCli(["run", "--deadline", "30s"], second, LIMIT_MS);
+    expect(handedOver.code, handedOver.output).toBe(0);
+    expect((await readdir(dir)).filter((n) => n.endsWith(".csv"))).toEqual([]);
   });
 });
 

@@ -50,7 +50,7 @@ describe("ingest FILE from another file system", () => {
     const next = await runCli(["run"], env);
     expect(next.code, next.output).toBe(0);
     expect(next.output).toMatch(/nothing to do/);
-    expect(await readdir(join(drop.dir, "reports"))).toEqual([]);
+    expect(await readdir(join(drop.dir, "reports"))).toEqual([".deployment.json"]);
     expect(sim.stats().requests.total).toBe(0);
     const left = await readdir(processing);
     expect(left).toHaveLength(1);

@@ -9,7 +9,7 @@ import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.
 import { cleanupsAfterEach } from "../support/cleanups.js";
 import { cliEnv } from "../support/cli-env.js";
 import { readReports, tempDropDir } from "../support/drop.js";
-import { spawnNode, until, type Spawned } from "../support/processes.js";
+import { spawnNode, START_UP_MS, until, type Spawned } from "../support/processes.js";
 import { testRedis } from "../support/redis.js";
 
 // A file six times the window, through the CLI as an operator runs it, with the queue counted all along.
@@ -199,7 +199,7 @@ describe("ingest keeps to INGEST_WINDOW", () => {
   it("when run's deadline passes while ingest waits for room, then run stops at once, exits 1 and leaves the file claimed", async () => {
     // twenty requests a second at most: the window stays full far past the deadline
     const s = await setUp("deadline", { SUBMIT_CONCURRENCY: "1", SUBMIT_RATE_PER_SEC: "20" });
-    const run = spawnNode("workers/cli.js", ["run", "--deadline", "2s"], s.env);
+    const run = spawnNode("workers/cli.js", ["run", "--deadline", `${START_UP_MS + 2000}ms`], s.env);
     const { code } = await run.exited;
     expect(code, run.output()).toBe(1);
     expect(run.output()).toMatch(/deadline passed with \d+ invoice\(s\) not final yet/);

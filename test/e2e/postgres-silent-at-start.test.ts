@@ -23,9 +23,12 @@ afterAll(async () => {
 const cleanups = cleanupsAfterEach();
 
 describe("a PostgreSQL that takes the connection and never answers", () => {
-  it(
-    "when run checks it at start, then run ends by its deadline, exit 1, naming PostgreSQL, not by its hard stop",
-    async () => {
+  it.each([
+    ["comes while run checks it at start", `${DEADLINE_MS}ms`],
+    ["has come before run checks it (a start-up as long as the deadline)", "1ms"],
+  ])(
+    "when the deadline %s, then run ends by its deadline, exit 1, naming PostgreSQL, not by its hard stop",
+    async (_when, deadline) => {
       const drop = await tempDropDir();
       cleanups.push(drop.cleanup);
       const silent = await startSilentPostgres();
@@ -34,7 +37,7 @@ describe("a PostgreSQL that takes the connection and never answers", () => {
         { apiUrl: sim.url, apiKey: API_KEY, name: "silent-pg", dropDir: drop.dir },
         { SHUTDOWN_GRACE_MS: String(GRACE_MS), RESULTS_DATABASE_URL: silent.url },
       );
-      const result = await runCli(["run", "--deadline", `${DEADLINE_MS / 1000}s`], env, LIMIT_MS);
+      const result = await runCli(["run", "--deadline", deadline], env, LIMIT_MS);
       expect(result.code, result.output).toBe(1);
       expect(result.output).toMatch(
         /PostgreSQL at \S*127\.0\.0\.1:\d+\S* is unreachable [^\n]*did not answer before the pass's --deadline/,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startSimulator } from "../../src/simulator/index.js";
 import { readReports, summarySchema, tempDropDir } from "../support/drop.js";
-import { spawnNode } from "../support/processes.js";
+import { spawnNode, START_UP_MS } from "../support/processes.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 
@@ -158,7 +158,7 @@ describe("invoice-relay run", () => {
       join(dir, "d.csv"),
       ["external_id,currency,destination_country,archive_policy", ...rows].join("\n"),
     );
-    const late = await run({ ...env, SUBMIT_CONCURRENCY: "2" }, ["--deadline", "1s"]);
+    const late = await run({ ...env, SUBMIT_CONCURRENCY: "2" }, ["--deadline", `${START_UP_MS + 1000}ms`]);
     expect(late.code).toBe(1);
     expect(late.output).toMatch(/deadline passed/);
     const done = await run(env);

@@ -6,6 +6,7 @@ import { startSimulator } from "../../src/simulator/index.js";
 import { cliEnv } from "../support/cli-env.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 import { runCli } from "../support/cli-run.js";
+import { START_UP_MS } from "../support/processes.js";
 import { readReports } from "../support/drop.js";
 import {
   startHostileSftpServer,
@@ -20,16 +21,15 @@ const cleanups = cleanupsAfterEach();
 const HEADER = "external_id,currency,destination_country,archive_policy\n";
 const row = (id: string) => `${id},EUR,DE,eu-10y\n`;
 
-/** The pass's --deadline, and its grace on SIGTERM (SHUTDOWN_GRACE_MS): a few seconds each. */
-const DEADLINE_S = 4;
+/** The pass's --deadline (its start-up and a few seconds), and its grace on SIGTERM (SHUTDOWN_GRACE_MS). */
+const DEADLINE_MS = START_UP_MS + 4_000;
 const GRACE_MS = 1000;
 /**
- * What a run may take past its deadline and grace: starting Node, Redis and the simulator, and the
- * closing writes. Well short of the hard stop (CLOSING_BOUND_MS, 35 s, after the grace), so a run that
- * ends only by it fails here.
+ * What a run may take past its deadline and grace: the closing writes, on a busy machine. Well short
+ * of the hard stop (CLOSING_BOUND_MS, 35 s, after the grace), so a run that ends only by it fails here.
  */
 const MARGIN_MS = 20_000;
-const BOUND_MS = DEADLINE_S * 1000 + GRACE_MS + MARGIN_MS;
+const BOUND_MS = DEADLINE_MS + GRACE_MS + MARGIN_MS;
 
 /** The local drop folder's one file: it must be sent whatever the SFTP source does. */
 const LOCAL = HEADER + row("LOCAL-1") + row("LOCAL-2");
@@ -87,7 +87,7 @@ async function world(
 
 async function run(env: Record<string, string>) {
   // Killed well after the bound, so that an overrun shows as one, with its output.
-  const result = await runCli(["run", "--deadline", `${DEADLINE_S}s`], env, BOUND_MS + 60_000);
+  const result = await runCli(["run", "--deadline", `${DEADLINE_MS}ms`], env, BOUND_MS + 60_000);
   expect(result.signal, result.output).toBeNull();
   expect(result.ms, result.output).toBeLessThan(BOUND_MS);
   return result;

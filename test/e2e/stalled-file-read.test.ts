@@ -10,14 +10,14 @@ import { cleanupsAfterEach } from "../support/cleanups.js";
 import { releasePipe } from "../support/named-pipe.js";
 import { tempDropDir } from "../support/drop.js";
 import { finish } from "../support/cli-run.js";
-import { spawnNode, until } from "../support/processes.js";
+import { spawnNode, START_UP_MS, until } from "../support/processes.js";
 import { z } from "zod";
 
 // A read of the drop folder that never returns: a named pipe no one writes to, in processing/ under a
 // claimed file's name. Opening it waits for ever, as a read of a hung network share does.
 
 const API_KEY = "irs_live_e2e_key_0123456789";
-const DEADLINE_MS = 2_000;
+const DEADLINE_MS = START_UP_MS + 2_000;
 const GRACE_MS = 500;
 /** Generous: the hard stop comes at the deadline, the grace and the closing bound; a margin on top. */
 const LIMIT_MS = DEADLINE_MS + GRACE_MS + CLOSING_BOUND_MS + 15_000;
@@ -58,7 +58,7 @@ describe("a drop folder read that never returns", () => {
         { apiUrl: sim.url, apiKey: API_KEY, name: "stalled-read", dropDir: drop.dir },
         { SHUTDOWN_GRACE_MS: String(GRACE_MS) },
       );
-      const run = spawnNode("workers/cli.js", ["run", "--deadline", `${DEADLINE_MS / 1000}s`], env);
+      const run = spawnNode("workers/cli.js", ["run", "--deadline", `${DEADLINE_MS}ms`], env);
       cleanups.push(async () => {
         // A thread of the file system still waits on the pipe: opened for writing here, it lets go.
         releasePipe(stalled);

@@ -8,7 +8,7 @@ import { startSimulator, type SimulatorHandle } from "../../src/simulator/index.
 import { cliEnv } from "../support/cli-env.js";
 import { finish } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
-import { spawnNode, until } from "../support/processes.js";
+import { spawnNode, START_UP_MS, until } from "../support/processes.js";
 import { testPrefix, testRedisUrl } from "../support/redis.js";
 
 const API_KEY = "irs_live_test_key_0123456789";
@@ -63,7 +63,10 @@ describe("stopping while the fleet's rate holds invoices back", () => {
       await worker.exited;
     });
 
-    const run = await finish(spawnNode("workers/cli.js", ["run", "--deadline", "3s"], env), NEVER_MS);
+    const run = await finish(
+      spawnNode("workers/cli.js", ["run", "--deadline", `${START_UP_MS + 3000}ms`], env),
+      NEVER_MS,
+    );
     expect(run.signal, run.output).toBeNull();
     expect(run.code, run.output).toBe(1);
     expect(run.output).toMatch(/deadline passed with \d+ invoice\(s\) not final yet/);

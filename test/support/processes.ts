@@ -21,6 +21,13 @@ export function childEnv(env: Record<string, string>): Record<string, string> {
   return { PATH: process.env["PATH"] ?? "", TMPDIR: tmpdir(), ...env };
 }
 
+/**
+ * What a CLI process takes to start on a busy test machine (Node and its modules, Redis, the checks at
+ * start): a run's --deadline counts from its process's start, so a test whose pass must get somewhere
+ * before its deadline gives it this on top.
+ */
+export const START_UP_MS = 4_000;
+
 /** Starts a node process of the project with the given environment; collects its output. */
 export function spawnNode(script: string, args: readonly string[], env: Record<string, string>): Spawned {
   const child = spawn(process.execPath, [distPath(script), ...args], {

@@ -66,6 +66,9 @@ export const runCommand: CommandFactory = () =>
       // A broken profiles file stops the run here, before Redis is touched or any file claimed.
       const profiles = await loadSourceProfiles(config, logger);
       const sources = await loadRemoteSources(config);
+      // The deadline counts from the process's start (performance.timeOrigin), as the scheduler that
+      // started it counts: loading, settings, profiles and every connection at start are inside it.
+      const deadline = deadlineMs === undefined ? undefined : Math.floor(performance.timeOrigin) + deadlineMs;
       // Whatever does not answer, the run ends by its deadline, its grace and its closing, naming it.
       const bound =
         deadlineMs === undefined ? undefined : deadlineMs + config.shutdownGraceMs + CLOSING_BOUND_MS;
@@ -74,13 +77,13 @@ export const runCommand: CommandFactory = () =>
         bound === undefined
           ? undefined
           : hardStopAfter(
-              bound,
+              bound - performance.now(),
               `invoice-relay run: still not done ${Math.round(bound / 1000)} s after it started (its --deadline, grace and closing)`,
               process.stderr,
               () => unanswered(redis.client, describeTarget(redisTarget(config))),
             );
       try {
-        await runPass(config, logger, profiles, sources, options, deadlineMs, () => hardStop?.(), redis);
+        await runPass(config, logger, profiles, sources, options, deadline, () => hardStop?.(), redis);
       } finally {
         hardStop?.();
       }
@@ -92,7 +95,8 @@ async function runPass(
   profiles: Awaited<ReturnType<typeof loadSourceProfiles>>,
   sources: Awaited<ReturnType<typeof loadRemoteSources>>,
   options: Record<string, unknown>,
-  deadlineMs: number | undefined,
+  /** When the pass gives up waiting (epoch ms): the process's start plus --deadline. */
+  deadline: number | undefined,
   /** The pass is over (with --serve, serving goes on until a signal): its hard stop no longer applies. */
   passDone: () => void,
   /** Given the pass's Redis connection, for the hard stop to tell whether it answers. */
@@ -100,9 +104,8 @@ async function runPass(
 ): Promise<void> {
   await commandScope(logger, async (scope) => {
     const tracing = await openScopedTracing(scope, logger);
-    // One deadline for the pass, its record and the export of its results, from the start: PostgreSQL's
-    // check at start ends with it too.
-    const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs;
+    // One deadline for the pass, its record and the export of its results: PostgreSQL's check at
+    // start ends with it too.
     const past = await openPastResults(config, logger, passSignal(new AbortController().signal, deadline));
     scope.defer(() => past.close());
     const ctx = await openContext(config, { dropFolder: true });

@@ -12,7 +12,7 @@ import { openContext } from "../context.js";
 import { deploymentName } from "../deployment-name.js";
 import { DropFolderGuard } from "../../use-cases/drop-folder-guard.js";
 import { QuietWatch } from "../../ingest/drop-scan.js";
-import { DropFolderLeasedError } from "../../ingest/errors/drop-folder-leased-error.js";
+import { DropFolderOwnedError } from "../../ingest/errors/drop-folder-owned-error.js";
 import { openPastResults } from "../past-results.js";
 import { openServiceEdges } from "../service-edges.js";
 import { ExitCode } from "../exit-codes.js";
@@ -52,11 +52,10 @@ export const startCommand: CommandFactory = () =>
         const past = await openPastResults(config, logger);
         scope.defer(() => past.close());
         // The drop folder is checked apart: one that cannot be used now keeps the service up and not
-        // ready, each scan checking it again; one another deployment holds refuses the start.
+        // ready, each scan checking it again; one that is another deployment's refuses the start.
         const ctx = await openContext(config, { logger });
         scope.defer(() => ctx.close());
         const folder = new DropFolderGuard(ctx.folder, deploymentName(config), logger);
-        scope.defer(() => folder.release());
         const { stopping, metrics, startSubmission, tracing } = await openServiceEdges(
           config,
           logger,
@@ -65,7 +64,7 @@ export const startCommand: CommandFactory = () =>
           () => folder.state(),
         );
         const problem = await folder.check();
-        if (problem instanceof DropFolderLeasedError) throw problem;
+        if (problem instanceof DropFolderOwnedError) throw problem;
         const scanConnection = createRedis(redisTarget(config), "worker", "invoice-relay-scan");
         scope.defer(() => {
           endConnection(scanConnection);
