@@ -28,31 +28,10 @@ export async function claimedBytes(path: string, signal?: AbortSignal): Promise<
 
 /**
  * A read of a claimed file, on the pass's signal: a file system that never answers (a hung share) ends
- * it at the deadline, named (onFileSystem), not a guess. The read itself goes on until the file system
- * answers, noted with when it began (readSince).
+ * it at the deadline, named (onFileSystem), not a guess.
  */
 function reading<T>(path: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
-  return onFileSystem(`the drop folder's file ${shownName(path)}, read to measure its claim`, signal, () => {
-    const begun = Date.now();
-    readsUnderWay.set(path, begun);
-    return run().finally(() => {
-      if (readsUnderWay.get(path) === begun) readsUnderWay.delete(path);
-    });
-  });
-}
-
-/**
- * Each claimed file whose read is under way in this process, with when it began: process-wide, as the
- * file-system threads such a read holds are.
- */
-const readsUnderWay = new Map<string, number>();
-
-/**
- * When this process began the read of the claimed file at `path` that is still under way: a long-running
- * process opens it no more till it returns, each open of a hung file holding one more thread.
- */
-export function readSince(path: string): number | undefined {
-  return readsUnderWay.get(path);
+  return onFileSystem(`the drop folder's file ${shownName(path)}, read to measure its claim`, signal, run);
 }
 
 /** What claimedBytes answers. */

@@ -12,8 +12,3 @@ export function isScanSchedule(cron: string, tz: string | undefined): boolean {
     return false;
   }
 }
-
-/** When the scan after `now` is due on `cron` in time zone `tz` (BullMQ's reading); undefined if never. */
-export function nextScanAt(cron: string, tz: string | undefined, now: number): number | undefined {
-  return defaultRepeatStrategy(now, { pattern: cron, ...(tz === undefined ? {} : { tz }) });
-}

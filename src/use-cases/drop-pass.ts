@@ -7,8 +7,6 @@ import { RegistrationOrder } from "../ingest/registration-order.js";
 import { InFlight } from "../ingest/files-in-flight.js";
 import { shownName } from "../names/shown-text.js";
 import { folderProblemOf } from "../ingest/drop-folder-usable.js";
-import { readSince } from "../ingest/claimed-content.js";
-import { FileSystemUnansweredError } from "../errors/file-system-unanswered-error.js";
 
 import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
 
@@ -168,11 +166,6 @@ export async function resumeClaimedFiles(
   for (const file of listed ?? (await claimedFiles(deps.folder))) {
     if (deps.signal?.aborted === true || window.failed) break;
     if (!unrecorded(file.batchId) && (await deps.batches.get(file.batchId)) === undefined) continue;
-    const since = readSince(file.path);
-    if (since !== undefined) {
-      leaveUnanswered(deps, file, since);
-      continue;
-    }
     const turn = order.next();
     const at = passed.push(undefined) - 1;
     await window.start(async () => {
@@ -189,12 +182,6 @@ export async function resumeClaimedFiles(
         else
           deps.logger.info({ batch: file.batchId, file: file.name }, "resuming a file left in processing/");
         passed[at] = { file, result: await ingestClaimed(deps, file, { turn }) };
-      } catch (error) {
-        // Its read not answered by the time the next scan is due: named, and left to that read.
-        const since = readSince(file.path);
-        const unanswered = error instanceof FileSystemUnansweredError && deps.readsUntil?.aborted === true;
-        if (!unanswered || since === undefined || deps.signal?.aborted === true) throw error;
-        leaveUnanswered(deps, file, since);
       } finally {
         turn.done();
       }
@@ -202,21 +189,4 @@ export async function resumeClaimedFiles(
   }
   await window.settle();
   return passed.filter((p): p is PassedFile => p !== undefined);
-}
-
-/**
- * A claimed file whose read began at `since` in this process and has not returned (a hung share): named
- * as left, not opened again while that read holds its thread.
- */
-function leaveUnanswered(deps: DropPassDeps, file: ClaimedFile, since: number): void {
-  const left: LeftFile = {
-    where: "drop folder",
-    shown: shownName(file.name),
-    why:
-      `left in processing/: still being read since ${new Date(since).toISOString().slice(11, 16)} UTC, ` +
-      "not answering (a hung share?); it is not opened again until that read returns or the service is " +
-      "restarted; check the mount",
-  };
-  deps.logger.warn({ batch: file.batchId, file: file.name }, leftFileText(left));
-  deps.onLeft?.(left);
 }

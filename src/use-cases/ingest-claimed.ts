@@ -41,11 +41,6 @@ export interface DropPassDeps {
   /** Aborted by a signal: ingest stops between chunks (IngestInterruptedError); the file stays claimed. */
   readonly signal?: AbortSignal | undefined;
   /**
-   * Until when the read measuring a claimed file is waited for, besides `signal`: a scan of `start`, until
-   * the next scan is due. A read still under way then does not answer (FileSystemUnansweredError).
-   */
-  readonly readsUntil?: AbortSignal | undefined;
-  /**
    * A fixed clock for the ledger's records and batches, from which RESULTS_RETENTION counts (tests that
    * move days forward; give `ledger` and `batches` the same one); Redis's own when absent
    * (src/ledger/clock.ts). Waiting (settle time, leases, deadlines) is real time.
@@ -130,10 +125,8 @@ async function ingestInTurn(
   turn: RegistrationTurn | undefined,
   fresh: boolean,
 ): Promise<PassResult> {
-  const until = [deps.signal, deps.readsUntil].filter((s) => s !== undefined);
-  const reads = until.length > 1 ? AbortSignal.any(until) : until[0];
   // A file just claimed is measured through a handle that refuses a link, with no lstat before it.
-  const fromClaim = fresh ? await claimedBytesUnlessLink(file.path, reads) : undefined;
+  const fromClaim = fresh ? await claimedBytesUnlessLink(file.path, deps.signal) : undefined;
   const link = fresh ? fromClaim === undefined : (await lstat(file.path)).isSymbolicLink();
   const known = fresh ? undefined : await deps.batches.get(file.batchId);
   const read =
@@ -141,7 +134,7 @@ async function ingestInTurn(
       ? { content: { size: known.size, sha256: known.sha256 } }
       : link
         ? { content: EMPTY_CONTENT } // a link is never followed, not even to measure it
-        : (fromClaim ?? (await claimedBytes(file.path, reads)));
+        : (fromClaim ?? (await claimedBytes(file.path, deps.signal)));
   const measured = read.content;
   // A resumed batch keeps the profile it was first read with, whatever SOURCES_FILE says now.
   const profile = known === undefined ? profileFor(deps.profiles, file.name) : profileOfBatch(known);

@@ -16,14 +16,10 @@ import type { BatchMeta } from "../ledger/batch-store.js";
 import { Passes } from "../ledger/passes.js";
 import { isFinished } from "./pass-upkeep.js";
 import { PassWatch, type PassWatchDeps } from "./pass-watch.js";
-import { NEXT_SCAN } from "../lifecycle/pass-signal.js";
-import { nextScanAt } from "../queue/scan-schedule.js";
 import type { LeftFile } from "../names/file-name.js";
 
 const SCAN_QUEUE = "drop-scans";
 const SCHEDULER_ID = "drop-folder-scan";
-/** setTimeout's longest delay (2^31 - 1 ms, 24.8 days): a longer one would fire at once. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 export interface ScanServiceOptions {
   readonly deps: DropPassDeps;
@@ -93,11 +89,6 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
     { pattern: options.cron, ...(options.tz === undefined ? {} : { tz: options.tz }) },
     { name: "scan", data: { reason: "schedule" } },
   );
-  // The scan under way waits for the reads of claimed files until another scan is due (the schedule's
-  // next time, or a scan asked for): a read still under way then does not answer, and is named, not
-  // awaited, so one hung file never keeps later scans from taking new files.
-  let scanning: AbortController | undefined;
-  const scanDue = (): void => scanning?.abort(NEXT_SCAN);
   const workerConnection = options.connection.duplicate();
   const worker = new Worker(
     SCAN_QUEUE,
@@ -116,13 +107,6 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       }
       if (options.folderUsable !== undefined && !(await options.folderUsable())) return 0;
       const pass = PassWatch.starting(options.passes.deps, "scan");
-      const due = new AbortController();
-      scanning = due;
-      const next = nextScanAt(options.cron, options.tz, Date.now());
-      const timer =
-        next === undefined
-          ? undefined
-          : setTimeout(scanDue, Math.min(next - Date.now(), LONGEST_TIMER_MS)).unref();
       // The files this scan sees and leaves where they are: named in the log and in its record.
       const left: LeftFile[] = [];
       // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
@@ -130,14 +114,13 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       const onLeft = (file: LeftFile) => left.push(file);
       const taking = options.remote?.take(undefined, true, undefined, onLeft) ?? Promise.resolve(undefined);
       taking.catch(() => undefined); // awaited below, after the drop folder
-      const scanDeps = { ...deps, onLeft, readsUntil: due.signal };
       let passed;
       try {
-        passed = await dropPass(scanDeps, options.settleMs, {
+        passed = await dropPass({ ...deps, onLeft }, options.settleMs, {
           unrecorded: options.remote === undefined ? undefined : () => false,
         });
         const pulled = await taking;
-        if (options.remote !== undefined) passed.push(...(await resumeClaimedFiles({ ...scanDeps, pulled })));
+        if (options.remote !== undefined) passed.push(...(await resumeClaimedFiles({ ...deps, pulled })));
       } catch (error) {
         await taking.catch(() => undefined);
         // The process is stopping while a file waits for room in the window: nothing failed.
@@ -147,9 +130,6 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
           "stopping: the file stays in processing/ and the next scan resumes it",
         );
         return 0;
-      } finally {
-        clearTimeout(timer);
-        if (scanning === due) scanning = undefined;
       }
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
@@ -184,10 +164,10 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   const scanOnceQuiet = () => {
     if (debounce !== undefined) clearTimeout(debounce);
     // A job id of its own: a file that lands while an earlier scan runs must not be folded into it.
-    debounce = setTimeout(() => {
-      scanDue();
-      void requestScan(queue, "watch", 0, `scan-watch-${Date.now()}`).catch(() => undefined);
-    }, options.settleMs + 250);
+    debounce = setTimeout(
+      () => void requestScan(queue, "watch", 0, `scan-watch-${Date.now()}`).catch(() => undefined),
+      options.settleMs + 250,
+    );
   };
   // A folder that cannot be used now (missing, unmounted) is watched by nothing: scheduled scans go on.
   const watchIn = (dir: string, listener: WatchListener<string>) => {
@@ -237,10 +217,9 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       ? undefined
       : setInterval(
           () => {
-            if (options.watch) {
-              scanDue();
+            if (options.watch)
               void requestScan(queue, "remote-poll", 0, `scan-remote-${Date.now()}`).catch(() => undefined);
-            } else
+            else
               remote.finish().catch((error: unknown) => {
                 logger.error({ err: error }, "finishing the SFTP sources' batches failed; retrying");
               });
