@@ -1,10 +1,13 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisServer } from "../../src/dev/redis-server.js";
 import { runCli } from "../support/cli-run.js";
 import { tempDropDir } from "../support/drop.js";
 import { cliEnv } from "../support/cli-env.js";
 
-// A Redis without persistence, so that `run` logs its warning about it before finding nothing to do.
+// A Redis without persistence, so that `run` logs its warning about it before finding nothing to do;
+// one deployment (one QUEUE_PREFIX) serves the drop folder throughout.
+const queuePrefix = `log-format-${randomUUID()}`;
 let redis: RedisServer;
 let drop: { dir: string; cleanup: () => Promise<void> };
 
@@ -26,7 +29,7 @@ async function run(env: Record<string, string>): Promise<string[]> {
         redisUrl: redis.url,
         apiUrl: "http://127.0.0.1:9",
         apiKey: "irs_live_log_format_0123456789",
-        name: "log-format",
+        queuePrefix,
         dropDir: drop.dir,
       },
       env,
