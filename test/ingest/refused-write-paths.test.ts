@@ -9,7 +9,6 @@ import {
   moveClaimed,
   newBatchId,
 } from "../../src/ingest/drop-folder.js";
-import type { RemoteSource } from "../../src/ingest/sftp/remote-source.js";
 import { openSftpSession } from "../../src/ingest/sftp/session.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { RedisLedger } from "../../src/ledger/redis-ledger.js";
@@ -22,6 +21,7 @@ import { pullRemoteSources, pullSettled, type RemotePullDeps } from "../../src/u
 import { tempDropDir } from "../support/drop.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 import { startSftpServer, type SftpServer } from "../support/sftp-server.js";
+import { acmeSource } from "../support/remote-source.js";
 
 const CSV = "external_id,currency,destination_country,archive_policy\nW-1,EUR,DE,eu-10y\n";
 const redis = testRedis();
@@ -50,18 +50,7 @@ async function world(inboxName: string) {
   const folder = dropFolder(drop.dir);
   await ensureDropFolder(folder);
   const prefix = testPrefix();
-  const source: RemoteSource = {
-    name: "acme",
-    host: "127.0.0.1",
-    port: server.port,
-    user: server.user,
-    path: inbox,
-    auth: { kind: "key", keyFile: server.clientKeyFile },
-    hostKey: { kind: "fingerprint", fingerprint: await server.hostFingerprint() },
-    match: [],
-    afterClaim: "move",
-    reports: true,
-  };
+  const source = acmeSource(server, inbox, await server.hostFingerprint(), { reports: true });
   const batches = new BatchStore(redis, prefix);
   const deps: RemotePullDeps = {
     folder,

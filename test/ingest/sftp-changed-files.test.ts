@@ -17,6 +17,7 @@ import { remotePass } from "../../src/use-cases/remote-pass.js";
 import { tempDropDir } from "../support/drop.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 import { startSftpServer, type SftpServer } from "../support/sftp-server.js";
+import { acmeSource } from "../support/remote-source.js";
 
 const redis = testRedis();
 let server: SftpServer;
@@ -67,19 +68,7 @@ async function world(name: string, overrides: Partial<RemoteSource> = {}) {
   const folder = dropFolder(drop.dir);
   await ensureDropFolder(folder);
   const prefix = testPrefix();
-  const source: RemoteSource = {
-    name: "acme",
-    host: "127.0.0.1",
-    port: server.port,
-    user: server.user,
-    path: inbox,
-    auth: { kind: "key", keyFile: server.clientKeyFile },
-    hostKey: { kind: "fingerprint", fingerprint: await server.hostFingerprint() },
-    match: [],
-    afterClaim: "move",
-    reports: false,
-    ...overrides,
-  };
+  const source = acmeSource(server, inbox, await server.hostFingerprint(), overrides);
   const batches = new BatchStore(redis, prefix);
   const deps = (
     openSession: RemotePullDeps["openSession"] = openSftpSession,

@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropFolder, ensureDropFolder, newBatchId, parseClaimedName } from "../../src/ingest/drop-folder.js";
 import { RemoteFileRefusedError } from "../../src/ingest/sftp/errors/remote-file-refused-error.js";
-import type { RemoteSource } from "../../src/ingest/sftp/remote-source.js";
 import { openSftpSession, type RemoteSession } from "../../src/ingest/sftp/session.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { LedgerNames } from "../../src/ledger/names.js";
@@ -13,6 +12,7 @@ import { pullRemoteSources, type RemotePullDeps } from "../../src/use-cases/remo
 import { tempDropDir } from "../support/drop.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 import { startSftpServer, type SftpServer } from "../support/sftp-server.js";
+import { acmeSource } from "../support/remote-source.js";
 
 const redis = testRedis();
 let server: SftpServer;
@@ -53,18 +53,7 @@ async function world(name: string) {
   const folder = dropFolder(drop.dir);
   await ensureDropFolder(folder);
   const prefix = testPrefix();
-  const source: RemoteSource = {
-    name: "acme",
-    host: "127.0.0.1",
-    port: server.port,
-    user: server.user,
-    path: inbox,
-    auth: { kind: "key", keyFile: server.clientKeyFile },
-    hostKey: { kind: "fingerprint", fingerprint: await server.hostFingerprint() },
-    match: [],
-    afterClaim: "move",
-    reports: false,
-  };
+  const source = acmeSource(server, inbox, await server.hostFingerprint());
   const batches = new BatchStore(redis, prefix);
   const deps = (openSession: RemotePullDeps["openSession"] = openSftpSession): RemotePullDeps => ({
     folder,

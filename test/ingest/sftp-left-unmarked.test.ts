@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropFolder, ensureDropFolder } from "../../src/ingest/drop-folder.js";
-import type { RemoteSource } from "../../src/ingest/sftp/remote-source.js";
 import { openSftpSession } from "../../src/ingest/sftp/session.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { silentLogger } from "../../src/log/logger.js";
@@ -8,6 +7,7 @@ import { pullSettled } from "../../src/use-cases/remote-pull.js";
 import { tempDropDir } from "../support/drop.js";
 import { startHostileSftpServer, type HostileSftpServer } from "../support/hostile-sftp-server.js";
 import { testPrefix, testRedis } from "../support/redis.js";
+import { acmeSource } from "../support/remote-source.js";
 
 // pullSettled (one pass of `run`, one scan of `start`) against a server on ssh2's server side that
 // lists a file with no attributes at all (SFTP v3 allows it), and a file whose done-marker never comes.
@@ -39,19 +39,7 @@ describe("SFTP files a pass sees and cannot take", () => {
     const folder = dropFolder(drop.dir);
     await ensureDropFolder(folder);
     const prefix = testPrefix();
-    const source: RemoteSource = {
-      name: "acme",
-      host: "127.0.0.1",
-      port: server.port,
-      user: server.user,
-      path: server.inbox,
-      auth: { kind: "key", keyFile: server.clientKeyFile },
-      hostKey: { kind: "fingerprint", fingerprint: server.fingerprint },
-      match: [],
-      afterClaim: "move",
-      reports: false,
-      doneMarker: ".done",
-    };
+    const source = acmeSource(server, server.inbox, server.fingerprint, { doneMarker: ".done" });
 
     const pulls = await pullSettled({
       folder,

@@ -11,6 +11,7 @@ import { pullRemoteSources, type RemotePullDeps } from "../../src/use-cases/remo
 import { tempDropDir } from "../support/drop.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 import { startSftpServer, type SftpServer } from "../support/sftp-server.js";
+import { acmeSource } from "../support/remote-source.js";
 
 const SAMPLES = join(import.meta.dirname, "../../samples");
 const FILES = ["invoices-eu.csv", "invoices-us.ndjson"];
@@ -67,19 +68,7 @@ async function world(name: string, overrides: Partial<RemoteSource> = {}) {
   const folder = dropFolder(drop.dir);
   await ensureDropFolder(folder);
   const prefix = testPrefix();
-  const source: RemoteSource = {
-    name: "acme",
-    host: "127.0.0.1",
-    port: server.port,
-    user: server.user,
-    path: inbox,
-    auth: { kind: "key", keyFile: server.clientKeyFile },
-    hostKey: { kind: "fingerprint", fingerprint: await server.hostFingerprint() },
-    match: [],
-    afterClaim: "move",
-    reports: false,
-    ...overrides,
-  };
+  const source = acmeSource(server, inbox, await server.hostFingerprint(), overrides);
   const deps = (openSession: RemotePullDeps["openSession"], attempts = 1): RemotePullDeps => ({
     folder,
     batches: new BatchStore(redis, prefix),

@@ -2,7 +2,6 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropFolder, ensureDropFolder } from "../../src/ingest/drop-folder.js";
-import type { RemoteSource } from "../../src/ingest/sftp/remote-source.js";
 import { openSftpSession, type OpenSession } from "../../src/ingest/sftp/session.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { RemoteClaims } from "../../src/ledger/remote-claims.js";
@@ -11,6 +10,7 @@ import { pullSettled } from "../../src/use-cases/remote-pull.js";
 import { tempDropDir } from "../support/drop.js";
 import { testPrefix, testRedis } from "../support/redis.js";
 import { startSftpServer, type SftpServer } from "../support/sftp-server.js";
+import { acmeSource } from "../support/remote-source.js";
 
 const redis = testRedis();
 let server: SftpServer;
@@ -37,18 +37,7 @@ describe("pullSettled, when another pass holds the source between its polls", ()
     const folder = dropFolder(drop.dir);
     await ensureDropFolder(folder);
     const prefix = testPrefix();
-    const source: RemoteSource = {
-      name: "acme",
-      host: "127.0.0.1",
-      port: server.port,
-      user: server.user,
-      path: inbox,
-      auth: { kind: "key", keyFile: server.clientKeyFile },
-      hostKey: { kind: "fingerprint", fingerprint: await server.hostFingerprint() },
-      match: [],
-      afterClaim: "move",
-      reports: false,
-    };
+    const source = acmeSource(server, inbox, await server.hostFingerprint());
     // First seen now (so not settled), and gone when asked for; once the first poll's session closes, another pass takes the
     // source (its lease) for the rest of this pass.
     let sessions = 0;

@@ -1,7 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { dropFolder, ensureDropFolder } from "../../src/ingest/drop-folder.js";
-import type { RemoteSource } from "../../src/ingest/sftp/remote-source.js";
 import { openSftpSession } from "../../src/ingest/sftp/session.js";
 import { BatchStore } from "../../src/ledger/batch-store.js";
 import { pullRemoteSources, type RemotePullDeps } from "../../src/use-cases/remote-pull.js";
@@ -9,6 +8,7 @@ import { tempDropDir } from "../support/drop.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 import { startHostileSftpServer, type HostileSftpServer, type Lies } from "../support/hostile-sftp-server.js";
 import { testPrefix, testRedis } from "../support/redis.js";
+import { acmeSource } from "../support/remote-source.js";
 
 // pullRemoteSources retrying a source whose server stopped answering: what the source's failure names
 // when the retry ends at another step than the one the server left unanswered.
@@ -39,19 +39,7 @@ async function world(
   const local = dropFolder(drop.dir);
   await ensureDropFolder(local);
   const prefix = testPrefix();
-  const source: RemoteSource = {
-    name: "acme",
-    host: "127.0.0.1",
-    port: server.port,
-    user: server.user,
-    path: server.inbox,
-    auth: { kind: "key", keyFile: server.clientKeyFile },
-    hostKey: { kind: "fingerprint", fingerprint: server.fingerprint },
-    match: [],
-    afterClaim: "move",
-    reports: false,
-    unansweredMs: PATIENCE_MS,
-  };
+  const source = acmeSource(server, server.inbox, server.fingerprint, { unansweredMs: PATIENCE_MS });
   const logger = pino(
     { level: "error" },
     {

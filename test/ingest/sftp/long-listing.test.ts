@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { openSftpSession } from "../../../src/ingest/sftp/session.js";
 import { cleanupsAfterEach } from "../../support/cleanups.js";
 import { startHostileSftpServer } from "../../support/hostile-sftp-server.js";
+import { acmeSource } from "../../support/remote-source.js";
 
 const cleanups = cleanupsAfterEach();
 
@@ -14,19 +15,9 @@ describe("a folder whose listing takes longer than a request may go unanswered",
     const server = await startHostileSftpServer({ listingAnswerMs: answerMs });
     cleanups.push(() => server.close());
     for (let i = 0; i < names; i++) server.list(`n-${i}.csv`, "x\n");
-    const session = await openSftpSession({
-      name: "acme",
-      host: "127.0.0.1",
-      port: server.port,
-      user: server.user,
-      path: server.inbox,
-      auth: { kind: "key", keyFile: server.clientKeyFile },
-      hostKey: { kind: "fingerprint", fingerprint: server.fingerprint },
-      match: [],
-      afterClaim: "move",
-      reports: false,
-      unansweredMs,
-    });
+    const session = await openSftpSession(
+      acmeSource(server, server.inbox, server.fingerprint, { unansweredMs }),
+    );
     cleanups.push(() => session.close());
 
     const listing = await session.list(server.inbox);
