@@ -73,7 +73,8 @@ export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
     const others = ranked.slice(1).map(([name, list]) => `${name} ${share(list.length)}`);
     lines.push(
       `speed limit: ${mid.speed.words} [${share(held.length)} of the night's readings, this one since ` +
-        `${clockTime(since)}${others.length === 0 ? "" : `; also ${others.join(", ")}`}]`,
+        `${clockTime(since)}, its figures as read at ${clockTime(mid.at)}` +
+        `${others.length === 0 ? "" : `; also ${others.join(", ")}`}]`,
     );
   }
   // invoices left at the end: when they end, from the last reading that saw any accepted (the worker
@@ -98,7 +99,8 @@ export function nightSpeedLines(samples: readonly SpeedSample[]): string[] {
   if (refused > 0)
     lines.push(
       `${refused} request(s) refused by the service (429, or 503 with Retry-After)${share} while this run ran, every ` +
-        "process together: each sent again after the wait it asked for, none counted as a failed attempt",
+        "process together: each sent again after a wait (the one it asked for, where it gave one), none " +
+        "counted as a failed attempt",
     );
   return lines;
 }

@@ -163,8 +163,9 @@ function limitOf(f: SpeedFigures): Found {
     };
   if (s !== undefined && s.phase !== "probing" && s.plateauPerSec !== undefined)
     return refusalsLimit(s, s.plateauPerSec, f.now);
-  // truly capped: the fleet sends below the rate (a cut's share), not only a process found its need higher
-  if (s?.cappedByConcurrency === true && s.fleetSentPerSec < BETA * s.learnedPerSec)
+  // truly capped: invoices wait and the fleet sends below the rate (a cut's share), not only a process
+  // found its need higher (near a night's end nothing waits: the fleet sends what is left)
+  if (s?.cappedByConcurrency === true && f.waiting > 0 && s.fleetSentPerSec < BETA * s.learnedPerSec)
     return {
       limit: "concurrency",
       since: undefined,
@@ -199,6 +200,15 @@ function limitOf(f: SpeedFigures): Found {
           `${s === undefined ? "" : ` of ${perSec(s.learnedPerSec)} allowed`}); see that a worker runs`,
       };
   }
+  // Invoices wait, none is taken and the fleet sent none lately, though it has sent before: no worker runs.
+  if (s !== undefined && f.waiting > 0 && f.held === 0 && s.fleetSentPerSec === 0)
+    return {
+      limit: "workers",
+      since: undefined,
+      words:
+        `the workers: ${f.waiting} invoice(s) wait and no worker has taken one lately; see that a worker ` +
+        "runs (`run`, `start` or `worker`)",
+    };
   if (f.remaining > 0 || (s?.fleetSentPerSec ?? 0) > 0)
     return {
       limit: "learning",
@@ -242,8 +252,9 @@ function refusalsLimit(s: SendRateView, plateau: number, now: number): Found {
   if (verdict === "every-rate")
     return found(
       "refusals",
-      `refusals the service gives at every rate, not a capacity (${[under, ...share].join("; ")}): they hold ` +
-        `the rate at ${rate}, ${cut}; more workers will not help: ask the service's owner why it refuses`,
+      `refusals that came at rates the service had accepted (${[under, ...share].join("; ")}): it refuses ` +
+        `at random, or its capacity fell; they hold the rate at ${rate}, ${cut}; more workers will not ` +
+        "help; if it lasts, ask the service's owner why it refuses",
     );
   return found(
     "refusals",

@@ -76,9 +76,11 @@ describe("what run says at its end about the night's speed", () => {
     const lines = nightSpeedLines(readings.map(sample));
     const mid = speedOf(readings[6]);
     expect(lines).toEqual([
-      `speed limit: ${mid.words} [82 % of the night's readings, this one since 02:00:02 UTC; also learning 18 %]`,
+      `speed limit: ${mid.words} [82 % of the night's readings, this one since 02:00:02 UTC, its figures as ` +
+        "read at 02:00:06 UTC; also learning 18 %]",
       "30 request(s) refused by the service (429, or 503 with Retry-After) while this run ran, every process " +
-        "together: each sent again after the wait it asked for, none counted as a failed attempt",
+        "together: each sent again after a wait (the one it asked for, where it gave one), none counted as a " +
+        "failed attempt",
     ]);
     expect(mid.words).toMatch(
       /^the service's capacity: about 198.4\/s, learned from its refusals, which rose/,
@@ -103,12 +105,13 @@ describe("what run says at its end about the night's speed", () => {
     ];
     const lines = nightSpeedLines(readings.map(sample));
     expect(lines[0]).toMatch(
-      /^speed limit: refusals the service gives at every rate, not a capacity \(8 of 16 cut\(s\) .*; 11 % of answers since refused\): they hold the rate at 3.6\/s, .*this one since 02:00:01 UTC/,
+      /^speed limit: refusals that came at rates the service had accepted \(8 of 16 cut\(s\) .*; 11 % of answers since refused\): it refuses at random, or its capacity fell; they hold the rate at 3.6\/s, .*this one since 02:00:01 UTC/,
     );
     expect(lines.join("\n")).not.toMatch(/the service's capacity/);
     expect(lines).toContain(
       "24 request(s) refused by the service (429, or 503 with Retry-After), 10 % of those it accepted or refused, " +
-        "while this run ran, every process together: each sent again after the wait it asked for, none counted as a failed attempt",
+        "while this run ran, every process together: each sent again after a wait (the one it asked for, where it " +
+        "gave one), none counted as a failed attempt",
     );
   });
 

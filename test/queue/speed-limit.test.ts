@@ -73,9 +73,10 @@ describe("what limits the night's speed", () => {
     const speed = speedLimit(figures({ sending: sending({ ...random, ...since, cuts: 46, cutsUnder: 11 }) }));
     expect(speed).toMatchObject({ limit: "refusals", since: cutAt });
     expect(speed.words).toBe(
-      "refusals the service gives at every rate, not a capacity (11 of 46 cut(s) this pass came below the " +
-        "rate it had accepted; 10 % of answers since refused): they hold the rate at 3.6/s, cut last at " +
-        "01:59:58 UTC; more workers will not help: ask the service's owner why it refuses",
+      "refusals that came at rates the service had accepted (11 of 46 cut(s) this pass came below the " +
+        "rate it had accepted; 10 % of answers since refused): it refuses at random, or its capacity fell; " +
+        "they hold the rate at 3.6/s, cut last at 01:59:58 UTC; more workers will not help; if it lasts, " +
+        "ask the service's owner why it refuses",
     );
   });
 
@@ -119,6 +120,17 @@ describe("what limits the night's speed", () => {
     expect(speed.limit).not.toBe("concurrency");
   });
 
+  it("when a process found SUBMIT_CONCURRENCY below its need but nothing waits in the queue (a night's last invoices), then it is not the limit", () => {
+    const speed = speedLimit(
+      figures({
+        waiting: 0,
+        remaining: 14,
+        sending: sending({ cappedByConcurrency: true, fleetSentPerSec: 63 }),
+      }),
+    );
+    expect(speed.limit).not.toBe("concurrency");
+  });
+
   it("when the rate sits at SUBMIT_RATE_PER_SEC, then the ceiling is the limit", () => {
     const speed = speedLimit(
       figures({ sending: sending({ learnedPerSec: 50, ceilingPerSec: 50, fleetSentPerSec: 49 }) }),
@@ -140,6 +152,15 @@ describe("what limits the night's speed", () => {
     expect(speed.limit).toBe("workers");
     expect(speed.words).toMatch(
       /^the workers: 807 invoice\(s\) taken by a worker and none sent lately; a process stopped without a word holds its jobs until their locks lapse \(LOCK_DURATION_MS\)/,
+    );
+  });
+
+  it("when jobs wait in the queue, none is taken and the fleet, which sent before, sent none lately, then no worker runs: the workers are the limit", () => {
+    const speed = speedLimit(figures({ held: 0, sending: sending({ fleetSentPerSec: 0 }) }));
+    expect(speed.limit).toBe("workers");
+    expect(speed.words).toBe(
+      "the workers: 500 invoice(s) wait and no worker has taken one lately; see that a worker runs " +
+        "(`run`, `start` or `worker`)",
     );
   });
 
