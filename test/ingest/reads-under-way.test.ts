@@ -3,7 +3,7 @@ import { NEXT_SCAN } from "../../src/lifecycle/pass-signal.js";
 import { readLeftSince, readOf, ScanReads } from "../../src/ingest/reads-under-way.js";
 
 /** A read held open until `end` is called, telling of bytes through `deliver`. */
-function heldRead(path: string, scan: ScanReads) {
+function heldRead(path: string, scan: ScanReads | undefined) {
   const read = readOf(path, scan);
   let deliver: (bytes: number) => void = () => undefined;
   let end = (): void => undefined;
@@ -54,13 +54,14 @@ describe("reads of claimed files under way in a scan of start", () => {
     expect(readLeftSince(path, later)).toBeUndefined();
   });
 
-  it("when a scan's read of a file is under way, then a read of the same file by that scan, or by no scan, is not taken for one left under way", async () => {
-    const scan = new ScanReads();
+  it("when a read of a file by no scan (an SFTP source checking its pulled copy) is under way, then no scan takes it for one left under way, and it is never cut", async () => {
     const path = "/drop/processing/c--healthy.csv";
-    const running = heldRead(path, scan);
-    expect(readLeftSince(path, scan)).toBeUndefined();
-    const outside = readOf(path, undefined);
+    const outside = heldRead(path, undefined);
+    const scan = new ScanReads();
+    scan.due();
+    scan.due();
     expect(outside.cut).toBeUndefined();
-    await running.end();
+    expect(readLeftSince(path, scan)).toBeUndefined();
+    await outside.end();
   });
 });
