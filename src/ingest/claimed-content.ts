@@ -4,6 +4,7 @@ import { lstat, open, stat, type FileHandle } from "node:fs/promises";
 import { FileChangedError, type ClaimedContent } from "./errors/file-changed-error.js";
 import { onFileSystem } from "./file-system-waits.js";
 import { shownName } from "../names/shown-text.js";
+import { readOf, type ScanReads } from "./reads-under-way.js";
 
 export type { ClaimedContent } from "./errors/file-changed-error.js";
 
@@ -22,16 +23,33 @@ export async function claimedContent(path: string): Promise<ClaimedContent> {
  * The same, with the bytes themselves when they fit in one read (a file of one invoice): ingest reads
  * them from memory, exactly the bytes measured, instead of opening the file twice more.
  */
-export async function claimedBytes(path: string, signal?: AbortSignal): Promise<ClaimedBytes> {
-  return reading(path, signal, async () => measureOpen(await open(path, "r")));
+export async function claimedBytes(
+  path: string,
+  signal?: AbortSignal,
+  scan?: ScanReads,
+): Promise<ClaimedBytes> {
+  return reading(path, signal, scan, async (delivered) => measureOpen(await open(path, "r"), delivered));
 }
 
 /**
  * A read of a claimed file, on the pass's signal: a file system that never answers (a hung share) ends
- * it at the deadline, named (onFileSystem), not a guess.
+ * it at the deadline, named (onFileSystem), not a guess; in a scan of `start`, also when it delivers no
+ * byte while another scan falls due (ScanReads). The read itself goes on until the file system answers.
  */
-function reading<T>(path: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
-  return onFileSystem(`the drop folder's file ${shownName(path)}, read to measure its claim`, signal, run);
+function reading<T>(
+  path: string,
+  signal: AbortSignal | undefined,
+  scan: ScanReads | undefined,
+  run: (delivered: (bytes: number) => void) => Promise<T>,
+): Promise<T> {
+  const read = readOf(path, scan);
+  const until =
+    read.cut === undefined || signal === undefined
+      ? (read.cut ?? signal)
+      : AbortSignal.any([signal, read.cut]);
+  return onFileSystem(`the drop folder's file ${shownName(path)}, read to measure its claim`, until, () =>
+    read.during(run),
+  );
 }
 
 /** What claimedBytes answers. */
@@ -48,12 +66,13 @@ export interface ClaimedBytes {
 export async function claimedBytesUnlessLink(
   path: string,
   signal?: AbortSignal,
+  scan?: ScanReads,
 ): Promise<ClaimedBytes | undefined> {
   if (constants.O_NOFOLLOW === undefined)
-    return (await lstat(path)).isSymbolicLink() ? undefined : claimedBytes(path, signal);
+    return (await lstat(path)).isSymbolicLink() ? undefined : claimedBytes(path, signal, scan);
   try {
-    return await reading(path, signal, async () =>
-      measureOpen(await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)),
+    return await reading(path, signal, scan, async (delivered) =>
+      measureOpen(await open(path, constants.O_RDONLY | constants.O_NOFOLLOW), delivered),
     );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ELOOP") return undefined;
@@ -61,15 +80,15 @@ export async function claimedBytesUnlessLink(
   }
 }
 
-async function measureOpen(handle: FileHandle): Promise<ClaimedBytes> {
+async function measureOpen(handle: FileHandle, delivered: (bytes: number) => void): Promise<ClaimedBytes> {
   try {
     const { size } = await handle.stat();
     if (size > 0 && size <= ONE_READ_BYTES) {
-      const bytes = await readStart(handle, size);
+      const bytes = await readStart(handle, size, delivered);
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       return { content: { size: bytes.length, sha256 }, bytes };
     }
-    return { content: { size, sha256: await sha256Of(handle, size) } };
+    return { content: { size, sha256: await sha256Of(handle, size, delivered) } };
   } finally {
     await handle.close();
   }
@@ -151,20 +170,36 @@ export async function checkClaimedBytes(
 const ONE_READ_BYTES = 16 * 1024;
 
 /** The first `size` bytes (fewer if the file is shorter), with one read as a rule. */
-async function readStart(handle: FileHandle, size: number): Promise<Buffer> {
+async function readStart(
+  handle: FileHandle,
+  size: number,
+  delivered: (bytes: number) => void = NOT_COUNTED,
+): Promise<Buffer> {
   const bytes = Buffer.alloc(size);
   let read = 0;
-  for (let got = -1; got !== 0 && read < size; read += got)
+  for (let got = -1; got !== 0 && read < size; read += got) {
     got = (await handle.read(bytes, read, size - read, read)).bytesRead;
+    delivered(got);
+  }
   return bytes.subarray(0, read);
 }
 
-async function sha256Of(handle: FileHandle, size: number): Promise<string> {
+/** The bytes a read delivers, told to whoever waits on its progress (ScanReads); here no one. */
+const NOT_COUNTED = (): void => undefined;
+
+async function sha256Of(
+  handle: FileHandle,
+  size: number,
+  delivered: (bytes: number) => void = NOT_COUNTED,
+): Promise<string> {
   const hash = createHash("sha256");
-  if (size > 0 && size <= ONE_READ_BYTES) hash.update(await readStart(handle, size));
+  if (size > 0 && size <= ONE_READ_BYTES) hash.update(await readStart(handle, size, delivered));
   else if (size > 0) {
     const stream = handle.createReadStream({ start: 0, end: size - 1, autoClose: false });
-    for await (const chunk of stream) hash.update(chunk as Buffer);
+    for await (const chunk of stream) {
+      hash.update(chunk as Buffer);
+      delivered((chunk as Buffer).length);
+    }
   }
   return hash.digest("hex");
 }

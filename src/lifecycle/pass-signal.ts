@@ -36,9 +36,13 @@ export async function pauseWithin(ms: number, signal: AbortSignal | undefined): 
 /** The reason a pass's signal is aborted with at its deadline. */
 export const DEADLINE = "deadline";
 
+/** The reason a scan of `start` cuts a read of a claimed file: nothing delivered while a scan fell due. */
+export const NEXT_SCAN = "next scan";
+
 /** What ended a pass's waits, in an operator's words: its deadline, or a signal to stop. */
 export function endedBy(signal: AbortSignal): string {
   if (signal.reason === DEADLINE) return "the pass's --deadline";
+  if (signal.reason === NEXT_SCAN) return "the time of the next scan";
   return typeof signal.reason === "string" && signal.reason.startsWith("SIG")
     ? `a signal to stop (${signal.reason})`
     : "a signal to stop";

@@ -7,8 +7,16 @@ import { RegistrationOrder } from "../ingest/registration-order.js";
 import { InFlight } from "../ingest/files-in-flight.js";
 import { shownName } from "../names/shown-text.js";
 import { folderProblemOf } from "../ingest/drop-folder-usable.js";
+import { readLeftSince } from "../ingest/reads-under-way.js";
+import { FileSystemUnansweredError } from "../errors/file-system-unanswered-error.js";
 
-import { ingestClaimed, type DropPassDeps, type PassedFile } from "./ingest-claimed.js";
+import {
+  ingestClaimed,
+  type ClaimedHow,
+  type DropPassDeps,
+  type PassedFile,
+  type PassResult,
+} from "./ingest-claimed.js";
 
 export { ingestClaimed, type DropPassDeps, type PassedFile };
 export type { PassResult } from "./ingest-claimed.js";
@@ -91,7 +99,8 @@ async function takeNewFiles(
       const at = claimed.length;
       claimed.push({ file, result: { kind: "busy" } }); // until its ingest says what came of it
       await window.start(async () => {
-        claimed[at] = { file, result: await ingestClaimed(deps, file, { turn, fresh: true }) };
+        const result = await ingestUnlessCut(deps, file, { turn, fresh: true });
+        if (result !== undefined) claimed[at] = { file, result };
       });
     }
   };
@@ -166,6 +175,11 @@ export async function resumeClaimedFiles(
   for (const file of listed ?? (await claimedFiles(deps.folder))) {
     if (deps.signal?.aborted === true || window.failed) break;
     if (!unrecorded(file.batchId) && (await deps.batches.get(file.batchId)) === undefined) continue;
+    const since = readLeftSince(file.path, deps.reads);
+    if (since !== undefined) {
+      leaveUnanswered(deps, file, since);
+      continue;
+    }
     const turn = order.next();
     const at = passed.push(undefined) - 1;
     await window.start(async () => {
@@ -181,7 +195,8 @@ export async function resumeClaimedFiles(
           );
         else
           deps.logger.info({ batch: file.batchId, file: file.name }, "resuming a file left in processing/");
-        passed[at] = { file, result: await ingestClaimed(deps, file, { turn }) };
+        const result = await ingestUnlessCut(deps, file, { turn });
+        if (result !== undefined) passed[at] = { file, result };
       } finally {
         turn.done();
       }
@@ -189,4 +204,40 @@ export async function resumeClaimedFiles(
   }
   await window.settle();
   return passed.filter((p): p is PassedFile => p !== undefined);
+}
+
+/**
+ * ingestClaimed, in a scan of `start` whose read of the file was cut, nothing delivered while the next
+ * scan fell due (ScanReads): the file is named as left, the scan goes on (undefined).
+ */
+async function ingestUnlessCut(
+  deps: DropPassDeps,
+  file: ClaimedFile,
+  how: ClaimedHow,
+): Promise<PassResult | undefined> {
+  try {
+    return await ingestClaimed(deps, file, how);
+  } catch (error) {
+    const cut = error instanceof FileSystemUnansweredError && deps.reads !== undefined;
+    if (!cut || deps.signal?.aborted === true) throw error;
+    leaveUnanswered(deps, file, readLeftSince(file.path, deps.reads) ?? Date.now());
+    return undefined;
+  }
+}
+
+/**
+ * A claimed file whose read began at `since` in this process and has not returned (a hung share): named
+ * as left, not opened again while that read holds its thread.
+ */
+function leaveUnanswered(deps: DropPassDeps, file: ClaimedFile, since: number): void {
+  const left: LeftFile = {
+    where: "drop folder",
+    shown: shownName(file.name),
+    why:
+      `left in processing/: still being read since ${new Date(since).toISOString().slice(11, 16)} UTC, ` +
+      "not answering (a hung share?); it is not opened again until that read returns or the service is " +
+      "restarted; check the mount",
+  };
+  deps.logger.warn({ batch: file.batchId, file: file.name }, leftFileText(left));
+  deps.onLeft?.(left);
 }

@@ -29,6 +29,7 @@ import type { InvoiceTracing } from "../tracing/invoice-tracing.js";
 import type { LeftFile } from "../names/file-name.js";
 import type { QuietWatch } from "../ingest/drop-scan.js";
 import type { RegistrationTurn } from "../ingest/registration-order.js";
+import type { ScanReads } from "../ingest/reads-under-way.js";
 
 export interface DropPassDeps {
   readonly folder: DropFolder;
@@ -40,6 +41,11 @@ export interface DropPassDeps {
   readonly logger: Logger;
   /** Aborted by a signal: ingest stops between chunks (IngestInterruptedError); the file stays claimed. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * A scan of `start`: the read measuring a claimed file is cut (FileSystemUnansweredError) when it has
+   * delivered no byte while another scan fell due (ScanReads).
+   */
+  readonly reads?: ScanReads | undefined;
   /**
    * A fixed clock for the ledger's records and batches, from which RESULTS_RETENTION counts (tests that
    * move days forward; give `ledger` and `batches` the same one); Redis's own when absent
@@ -126,7 +132,7 @@ async function ingestInTurn(
   fresh: boolean,
 ): Promise<PassResult> {
   // A file just claimed is measured through a handle that refuses a link, with no lstat before it.
-  const fromClaim = fresh ? await claimedBytesUnlessLink(file.path, deps.signal) : undefined;
+  const fromClaim = fresh ? await claimedBytesUnlessLink(file.path, deps.signal, deps.reads) : undefined;
   const link = fresh ? fromClaim === undefined : (await lstat(file.path)).isSymbolicLink();
   const known = fresh ? undefined : await deps.batches.get(file.batchId);
   const read =
@@ -134,7 +140,7 @@ async function ingestInTurn(
       ? { content: { size: known.size, sha256: known.sha256 } }
       : link
         ? { content: EMPTY_CONTENT } // a link is never followed, not even to measure it
-        : (fromClaim ?? (await claimedBytes(file.path, deps.signal)));
+        : (fromClaim ?? (await claimedBytes(file.path, deps.signal, deps.reads)));
   const measured = read.content;
   // A resumed batch keeps the profile it was first read with, whatever SOURCES_FILE says now.
   const profile = known === undefined ? profileFor(deps.profiles, file.name) : profileOfBatch(known);

@@ -16,6 +16,8 @@ import type { BatchMeta } from "../ledger/batch-store.js";
 import { Passes } from "../ledger/passes.js";
 import { isFinished } from "./pass-upkeep.js";
 import { PassWatch, type PassWatchDeps } from "./pass-watch.js";
+import { onEachScanDue } from "../queue/scan-schedule.js";
+import { ScanReads } from "../ingest/reads-under-way.js";
 import type { LeftFile } from "../names/file-name.js";
 
 const SCAN_QUEUE = "drop-scans";
@@ -89,6 +91,11 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
     { pattern: options.cron, ...(options.tz === undefined ? {} : { tz: options.tz }) },
     { name: "scan", data: { reason: "schedule" } },
   );
+  // Each time another scan falls due (the schedule's next time, or a scan asked for), a read of a claimed
+  // file by the scan under way that delivered nothing since the last such time is cut and named, not
+  // awaited (ScanReads): one hung file never keeps later scans from taking new files.
+  let scanning: ScanReads | undefined;
+  const scanDue = (): void => scanning?.due();
   const workerConnection = options.connection.duplicate();
   const worker = new Worker(
     SCAN_QUEUE,
@@ -107,6 +114,9 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       }
       if (options.folderUsable !== undefined && !(await options.folderUsable())) return 0;
       const pass = PassWatch.starting(options.passes.deps, "scan");
+      const reads = new ScanReads();
+      scanning = reads;
+      const noMoreDue = onEachScanDue(options.cron, options.tz, scanDue);
       // The files this scan sees and leaves where they are: named in the log and in its record.
       const left: LeftFile[] = [];
       // The SFTP sources are taken while the drop folder is scanned: a slow source delays nothing else.
@@ -114,13 +124,14 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       const onLeft = (file: LeftFile) => left.push(file);
       const taking = options.remote?.take(undefined, true, undefined, onLeft) ?? Promise.resolve(undefined);
       taking.catch(() => undefined); // awaited below, after the drop folder
+      const scanDeps = { ...deps, onLeft, reads };
       let passed;
       try {
-        passed = await dropPass({ ...deps, onLeft }, options.settleMs, {
+        passed = await dropPass(scanDeps, options.settleMs, {
           unrecorded: options.remote === undefined ? undefined : () => false,
         });
         const pulled = await taking;
-        if (options.remote !== undefined) passed.push(...(await resumeClaimedFiles({ ...deps, pulled })));
+        if (options.remote !== undefined) passed.push(...(await resumeClaimedFiles({ ...scanDeps, pulled })));
       } catch (error) {
         await taking.catch(() => undefined);
         // The process is stopping while a file waits for room in the window: nothing failed.
@@ -130,6 +141,9 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
           "stopping: the file stays in processing/ and the next scan resumes it",
         );
         return 0;
+      } finally {
+        noMoreDue();
+        if (scanning === reads) scanning = undefined;
       }
       if (passed.length > 0)
         logger.info({ reason: job.data as unknown, files: passed.length }, "drop folder scanned");
@@ -164,10 +178,10 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
   const scanOnceQuiet = () => {
     if (debounce !== undefined) clearTimeout(debounce);
     // A job id of its own: a file that lands while an earlier scan runs must not be folded into it.
-    debounce = setTimeout(
-      () => void requestScan(queue, "watch", 0, `scan-watch-${Date.now()}`).catch(() => undefined),
-      options.settleMs + 250,
-    );
+    debounce = setTimeout(() => {
+      scanDue();
+      void requestScan(queue, "watch", 0, `scan-watch-${Date.now()}`).catch(() => undefined);
+    }, options.settleMs + 250);
   };
   // A folder that cannot be used now (missing, unmounted) is watched by nothing: scheduled scans go on.
   const watchIn = (dir: string, listener: WatchListener<string>) => {
@@ -217,9 +231,10 @@ export async function startScanService(options: ScanServiceOptions): Promise<Sca
       ? undefined
       : setInterval(
           () => {
-            if (options.watch)
+            if (options.watch) {
+              scanDue();
               void requestScan(queue, "remote-poll", 0, `scan-remote-${Date.now()}`).catch(() => undefined);
-            else
+            } else
               remote.finish().catch((error: unknown) => {
                 logger.error({ err: error }, "finishing the SFTP sources' batches failed; retrying");
               });
