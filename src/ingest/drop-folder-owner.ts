@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { link, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { z } from "zod";
 import type { DropFolder } from "./drop-folder.js";
+import { fileSystemCode, fileSystemFix } from "../errors/file-system-fixes.js";
 import { DropFolderOwnedError, type FolderOwner } from "./errors/drop-folder-owned-error.js";
+import { DropFolderUnusableError } from "./errors/drop-folder-unusable-error.js";
 
 /**
  * The drop folder's deployment record, in the relay's own subfolder reports/: a dot-name, no report's.
@@ -47,18 +49,30 @@ export async function takeDropFolder(folder: DropFolder, deployment: string): Pr
     served_at: new Date().toISOString(),
   };
   const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
-  await writeFile(temp, JSON.stringify(record));
   try {
+    await writeFile(temp, JSON.stringify(record));
     // The first take: link fails when another process made the record meanwhile, which is then judged.
     // A record already this deployment's is replaced whole, never cut short.
     if (held === undefined) await link(temp, path);
     else await rename(temp, path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw unwritable(folder, path, error);
     await takeDropFolder(folder, deployment);
   } finally {
     await rm(temp, { force: true });
   }
+}
+
+/** The record could not be written (a full disk, a read-only mount): the folder cannot be used. */
+function unwritable(folder: DropFolder, path: string, error: unknown): DropFolderUnusableError {
+  const errno = fileSystemCode(error);
+  const why = errno === undefined ? (error as Error).message : fileSystemFix(errno);
+  return new DropFolderUnusableError(
+    folder.root,
+    `cannot hold its deployment record ${path}`,
+    `${why}; then run again`,
+    { cause: error },
+  );
 }
 
 function lastServed(held: OwnerRecord): FolderOwner {

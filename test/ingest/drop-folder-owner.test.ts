@@ -1,9 +1,12 @@
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { dropFolder, ensureDropFolder } from "../../src/ingest/drop-folder.js";
 import { ownerRecordPath, takeDropFolder } from "../../src/ingest/drop-folder-owner.js";
 import { DropFolderOwnedError } from "../../src/ingest/errors/drop-folder-owned-error.js";
+import { DropFolderUnusableError } from "../../src/ingest/errors/drop-folder-unusable-error.js";
+import { mountSmallFileSystem } from "../support/small-file-system.js";
 import { tempDropDir } from "../support/drop.js";
 import { cleanupsAfterEach } from "../support/cleanups.js";
 
@@ -83,5 +86,24 @@ describe("the drop folder's deployment", () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]).toBeInstanceOf(DropFolderOwnedError);
     expect(outcomes[deployment === A ? 0 : 1]?.status).toBe("fulfilled");
+  });
+
+  it("when the folder's file system is full, then the record is not written, the folder is named unusable with the fix, and no temporary file is left", async () => {
+    const f = await folder();
+    const unmount = await mountSmallFileSystem(f.reports, 4096);
+    cleanups.push(unmount);
+    await writeFile(join(f.reports, "filler"), Buffer.alloc(4096)).catch(() => undefined);
+
+    const refused = await takeDropFolder(f, A).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    expect(refused).toBeInstanceOf(DropFolderUnusableError);
+    expect((refused as Error).message).toBe(
+      `the drop folder ${f.root} cannot hold its deployment record ${ownerRecordPath(f)}: ENOSPC, the ` +
+        "file system is full; free space on it; then run again",
+    );
+    expect((await readdir(f.reports)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
   });
 });
