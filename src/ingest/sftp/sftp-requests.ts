@@ -22,6 +22,24 @@ export interface RemoteEntry {
 
 const TYPES: Readonly<Record<string, RemoteEntry["type"]>> = { "-": "file", d: "folder", l: "link" };
 
+/** S_IFMT's kinds (POSIX), as SFTP v3's permissions attribute carries them. */
+const MODE_TYPES: Readonly<Record<number, RemoteEntry["type"]>> = {
+  0o100000: "file",
+  0o040000: "folder",
+  0o120000: "link",
+};
+
+/**
+ * An entry's kind, from its `ls -l` long name, else from the mode its attributes carry. SFTP v3 allows a
+ * name with neither (a bare long name, no attributes): then it is taken for a file whose listing says
+ * nothing more, named for what is missing, never for being something else. Pure.
+ */
+export function entryType(longname: string, mode: number | undefined): RemoteEntry["type"] {
+  if (/^[-dlcbps][-rwxsStT]{9}/.test(longname)) return TYPES[longname.slice(0, 1)] ?? "other";
+  if (mode !== undefined && mode !== 0) return MODE_TYPES[mode & 0o170000] ?? "other";
+  return "file";
+}
+
 /**
  * What a listing says of an entry's size and time. ssh2 types them as numbers, but leaves out those the
  * server did not send (SFTP v3 lets it send none at all): each is checked here, absent when not a count.
@@ -110,7 +128,7 @@ async function listing(
           name: admitName(e.filename),
           size,
           mtimeMs: mtime === undefined ? undefined : mtime * 1000,
-          type: TYPES[e.longname.slice(0, 1)] ?? "other",
+          type: entryType(e.longname, e.attrs.mode),
         });
       }
     }
