@@ -9,6 +9,7 @@ import { shownName } from "../names/shown-text.js";
 import { folderProblemOf } from "../ingest/drop-folder-usable.js";
 import { readLeftSince } from "../ingest/reads-under-way.js";
 import { FileSystemUnansweredError } from "../errors/file-system-unanswered-error.js";
+import { endedBy } from "../lifecycle/pass-signal.js";
 
 import {
   ingestClaimed,
@@ -90,8 +91,12 @@ async function takeNewFiles(
   const window = new InFlight();
   const claimed: PassedFile[] = [];
   const claimAll = async (ready: readonly DropCandidate[]): Promise<void> => {
-    for (const candidate of ready) {
-      if (deps.signal?.aborted === true || window.failed) break; // stopping: claim nothing more
+    for (const [i, candidate] of ready.entries()) {
+      if (window.failed) break; // stopping on its error: claim nothing more
+      if (deps.signal?.aborted === true) {
+        leaveUnclaimed(deps, ready.slice(i), deps.signal); // stopping: claim nothing more
+        return;
+      }
       const file = await claim(deps.folder, candidate.name, undefined, deps.signal);
       if (file === undefined) continue; // another process claimed it first
       deps.logger.info({ batch: file.batchId, file: file.name }, "claimed");
@@ -129,6 +134,17 @@ async function takeNewFiles(
   }
   await window.settle();
   return claimed;
+}
+
+/** Names the ready files a pass stops before claiming (its deadline, a signal to stop): never unnamed. */
+function leaveUnclaimed(deps: DropPassDeps, unclaimed: readonly DropCandidate[], signal: AbortSignal): void {
+  for (const candidate of unclaimed) {
+    const shown = shownName(candidate.name);
+    const why = `left in the drop folder: ${endedBy(signal)} came before it was taken; a later pass takes it`;
+    const left: LeftFile = { where: "drop folder", shown, why };
+    deps.logger.warn({ file: shown }, leftFileText(left));
+    deps.onLeft?.(left);
+  }
 }
 
 /** Names the drop folder's entries a pass never takes as they are: refused names, no files, near misses. */

@@ -126,6 +126,24 @@ describe("drop files a pass sees and does not take", () => {
     expect(result.ms).toBeLessThan(20_000);
   });
 
+  it("when the pass's --deadline comes before it takes a ready file, then run and status --json name it as left for a later pass, nothing is sent, and run exits 1", async () => {
+    const dir = await drop();
+    await writeFile(join(dir, "ok.csv"), csv("OK"));
+    const settings = env(dir, { SETTLE_MS: "0" });
+    const requests = sim.stats().requests.total;
+    const result = await runCli(["run", "--deadline", "1ms"], settings);
+    expect(result.code, result.output).toBe(1);
+    const why =
+      "left in the drop folder: the pass's --deadline came before it was taken; a later pass takes it";
+    expect(result.output).toContain(`drop folder: ok.csv ${why}`);
+    expect(sim.stats().requests.total).toBe(requests);
+    expect(await readdir(dir)).toContain("ok.csv");
+    const status = await runCli(["status", "--json"], settings);
+    expect(status.code, status.output).toBe(0);
+    const passes = (JSON.parse(status.output) as { passes: { left: unknown[] }[] }).passes;
+    expect(passes[0]?.left).toEqual([{ where: "drop folder", file: "ok.csv", why }]);
+  });
+
   it("when ingest sees a drop file's name ending in a dot, then it names it with the name meant and exits 2", async () => {
     const dir = await drop();
     await writeFile(join(dir, "late.csv."), csv("LATE"));
