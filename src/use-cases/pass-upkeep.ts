@@ -63,10 +63,13 @@ export class PassUpkeep {
     let metas = await this.metas(targets, false);
     if (metas.length < targets.size || metas.every(isFinished)) {
       for (const passed of await resumeClaimedFiles(this.deps)) targets.add(passed.file.batchId);
-      for (const file of await claimedFiles(this.deps.folder)) targets.add(file.batchId);
+      // A file in processing/ with no batch yet is not lost: it is read again (above), or, the pass
+      // ending first, left claimed for the next.
+      const claimed = new Set((await claimedFiles(this.deps.folder)).map((file) => file.batchId));
+      for (const id of claimed) targets.add(id);
       metas = await this.metas(targets, true);
       const known = new Set(metas.map((m) => m.id));
-      const lost = [...targets].filter((id) => !known.has(id) && !this.#finished.has(id));
+      const lost = [...targets].filter((id) => !known.has(id) && !this.#finished.has(id) && !claimed.has(id));
       if (lost.length > 0) throw new BatchLostError(lost);
     }
     await this.repairIfStuck(metas);

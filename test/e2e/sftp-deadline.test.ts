@@ -166,6 +166,18 @@ describe("a pass's deadline against an SFTP server that misbehaves", () => {
     expect(second).toBeLessThanOrEqual(2 * size - first + 1024);
   });
 
+  it("when one file of a source is downloaded whole and the server then never answers a read of another, then at the deadline the downloaded file is left claimed, not guessed lost by Redis, and run exits 1 naming the source", async () => {
+    const { server, env, dropDir } = await world(["stall.csv", HEADER + row("STALL-1"), { stallFrom: 10 }]);
+    server.list("good.csv", HEADER + row("GOOD-1"));
+
+    const { code, output } = await run(env);
+
+    expect(code, output).toBe(1);
+    expect(output).toMatch(/SFTP source acme: the pass's --deadline came while [^\n]*stall\.csv/);
+    expect(output).not.toMatch(/Redis no longer knows/);
+    await expectLocalReported(dropDir, output);
+  });
+
   it("when the server stops answering once a file is taken here (a stat never answered), then at the deadline the drop folder's file is reported, the source and what it was asked are named, nothing guesses at Redis, and run exits 1", async () => {
     const { sim, env, dropDir } = await world([
       "stall.csv",
