@@ -17,7 +17,7 @@ export type { ClaimDeps };
 /**
  * `taken`: the claim's batch has its file in processing/ (this call put it there or finished it);
  * `settling`: its server copy changed while it was being taken and is taken once settled; `left`: not
- * taken (changed or gone before it was moved), and why.
+ * taken (changed or gone before it was moved), and why; `vanished`: gone where no listing finds it again.
  */
 export type ClaimEnd =
   "taken" | "settling" | { readonly left: string; readonly vanished?: boolean | undefined };

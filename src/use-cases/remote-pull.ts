@@ -249,7 +249,8 @@ async function pollOnce(
       if (end === "taken") batches.push(claim.batch);
       else if (end === undefined) failed.add(claim.batch);
       else settling += 1;
-      // One gone from the server's processing/ never comes back where a later poll looks: named now.
+      // One gone once its download began, or from the server's processing/, never comes back where a
+      // later poll looks: named now.
       if (typeof end === "object")
         (end.vanished === true ? left : unsettled).push({
           where,

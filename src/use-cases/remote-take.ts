@@ -10,6 +10,7 @@ import type { RemoteCandidate } from "../ingest/sftp/remote-settle.js";
 import { remoteFolders, type RemoteSource } from "../ingest/sftp/remote-source.js";
 import type { RemoteSession } from "../ingest/sftp/session.js";
 import { RemoteFileUnstableError } from "../ingest/sftp/errors/remote-file-unstable-error.js";
+import { RemoteFileRefusedError } from "../ingest/sftp/errors/remote-file-refused-error.js";
 import { RemoteFileSizeError } from "../ingest/sftp/errors/remote-file-size-error.js";
 import type { BatchStore } from "../ledger/batch-store.js";
 import type { LedgerClock } from "../ledger/clock.js";
@@ -35,8 +36,8 @@ export interface ClaimDeps {
  *   processing/ (or it is a copy taken again): it is taken once it has settled;
  * - `left`: the file changed or went away before it was moved: nothing of it is kept, the claim is
  *   dropped, and the listing takes it again once it has settled; `why` names it if it never does.
- *   `vanished`: it went from the server's processing/ after it was moved there, where no listing finds
- *   it again: named at once.
+ *   `vanished`: it went away once its download began, or from the server's processing/ after it was
+ *   moved there: no listing finds it again, so it is named at once.
  */
 export type Take =
   | { readonly kind: "taken"; readonly claim: RemoteClaim; readonly standing?: RemoteStanding | undefined }
@@ -103,6 +104,7 @@ export async function takeFile(
   const { listed, target } = serverPaths(source, start);
   const moved = target !== undefined && (await session.stat(target)) !== undefined;
   let at = moved && target !== undefined ? target : listed;
+  let downloading = false;
   // Changed before it could be taken: `listed` is left to the listing; a copy of ours settles first.
   const changed = async (
     seen: { size: number; mtimeMs: number } | undefined,
@@ -111,12 +113,14 @@ export async function takeFile(
     await rm(part, { force: true });
     if (seen === undefined || (at === listed && start.againOf === undefined)) {
       await claims.abandon(start);
-      const vanished = seen === undefined && at !== listed;
-      const why = vanished ? VANISHED : untaken(start, seen);
-      log.info(
-        { why },
-        "remote file changed or went away before it was taken whole; it is taken once settled",
-      );
+      const vanished = seen === undefined && (at !== listed || downloading);
+      const why = !vanished ? untaken(start, seen) : at === listed ? GONE_WHILE_DOWNLOADED : VANISHED;
+      // A vanished file is said at error with the pass's other left files (remote-pass.ts).
+      if (!vanished)
+        log.info(
+          { why },
+          "remote file changed or went away before it was taken whole; it is taken once settled",
+        );
       return { kind: "left", why, vanished };
     }
     return settle(claims, claim, seen, claim !== start);
@@ -128,12 +132,13 @@ export async function takeFile(
     return { kind: "settling" };
   // The server says the size and time it had at the claim: a partial download a pass's end cut is gone
   // on with (its bytes are checked whole below, against the server's), never begun again.
+  downloading = true;
   try {
     await session.download(at, part, start.size);
   } catch (error) {
-    if (!(error instanceof RemoteFileSizeError)) throw error;
-    // Other than listed: a file still being written is taken once settled; one the server still lists
-    // so is named, its part removed (remote-claim.ts).
+    if (!(error instanceof RemoteFileSizeError || error instanceof RemoteFileRefusedError)) throw error;
+    // Gone, or other than listed: a file still being written is taken once settled; one the server
+    // still has so is named, its part removed (remote-claim.ts).
     const now = await session.stat(at);
     if (now?.size !== start.size || now.mtimeMs !== start.mtimeMs) return changed(now);
     throw error;
@@ -206,6 +211,10 @@ export function unsettledWhy(candidate: RemoteCandidate, source: RemoteSource): 
         "the file); it is taken once that is there"
     : STILL_WRITTEN;
 }
+
+/** Why a file that went away from where it was listed once its download began is not taken. */
+const GONE_WHILE_DOWNLOADED =
+  "it went away from the server while it was being downloaded; nothing of it is taken";
 
 /** Why a file moved to the server's processing/ and gone from there since is not taken. */
 const VANISHED =

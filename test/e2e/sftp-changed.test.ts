@@ -1,4 +1,4 @@
-import { appendFile, readdir, readFile, writeFile } from "node:fs/promises";
+import { appendFile, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readReports } from "../support/drop.js";
@@ -57,5 +57,31 @@ describe("invoice-relay run with an SFTP file that changes on the server", () =>
     const again = await runCli(["run"], env, 60_000);
     expect(again.code, again.output).toBe(0);
     expect(again.output).toContain("nothing to do");
+  }, 180_000);
+  it("when the partner removes a file from the server while run downloads it, then run names it as gone while downloaded in the output and `status`, sends nothing of it, and exits 2", async () => {
+    const s = await setup();
+    // 2 MB: its download lasts long enough to be seen under way.
+    const rows = Array.from({ length: 80_000 }, (_, i) => `GONE-${i + 1},EUR,DE,eu-10y\n`).join("");
+    await writeFile(join(s.inbox, "gone.csv"), HEADER + rows);
+    const run = spawnNode("workers/cli.js", ["run"], s.env);
+    const processing = join(s.dir, "processing");
+    let removed = false;
+    while (!removed && run.child.exitCode === null) {
+      const names = await readdir(processing).catch(() => [] as string[]);
+      if (names.some((n) => n.endsWith(".download"))) {
+        await rm(join(s.inbox, "gone.csv"));
+        removed = true;
+      } else await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(removed, run.output()).toBe(true);
+    const ended = await finish(run, 120_000);
+    const named =
+      /SFTP source acme: gone\.csv left on the server: it went away from the server while it was being downloaded; nothing of it is taken/;
+    expect(ended.code, ended.output).toBe(2);
+    expect(ended.output).toMatch(named);
+    expect(s.sim.stats().requests.total).toBe(0);
+    expect(await readdir(processing)).toEqual([]);
+    const status = await runCli(["status"], s.env);
+    expect(status.output).toMatch(named);
   }, 180_000);
 });
