@@ -45,19 +45,25 @@ afterAll(async () => {
 });
 const cleanups = cleanupsAfterEach();
 
+/** A drop folder whose processing/ holds a claimed file that is a named pipe no one writes to. */
+async function stalledFolder(name: string, more: Record<string, string> = {}) {
+  const drop = await tempDropDir();
+  cleanups.push(drop.cleanup);
+  await ensureDropFolder(dropFolder(drop.dir));
+  const stalled = join(drop.dir, "processing", "20261207T180000Z-abcdef--stalled.csv");
+  execFileSync("mkfifo", [stalled]);
+  const env = cliEnv(
+    { apiUrl: sim.url, apiKey: API_KEY, name, dropDir: drop.dir },
+    { SHUTDOWN_GRACE_MS: String(GRACE_MS), ...more },
+  );
+  return { drop, stalled, env };
+}
+
 describe("a drop folder read that never returns", () => {
   it(
     "when a claimed file's read never returns, then run ends, exit not 0, naming that file, while the read still holds its thread",
     async () => {
-      const drop = await tempDropDir();
-      cleanups.push(drop.cleanup);
-      await ensureDropFolder(dropFolder(drop.dir));
-      const stalled = join(drop.dir, "processing", "20261207T180000Z-abcdef--stalled.csv");
-      execFileSync("mkfifo", [stalled]);
-      const env = cliEnv(
-        { apiUrl: sim.url, apiKey: API_KEY, name: "stalled-read", dropDir: drop.dir },
-        { SHUTDOWN_GRACE_MS: String(GRACE_MS) },
-      );
+      const { stalled, env } = await stalledFolder("stalled-read");
       const run = spawnNode("workers/cli.js", ["run", "--deadline", `${DEADLINE_MS}ms`], env);
       cleanups.push(async () => {
         // A thread of the file system still waits on the pipe: opened for writing here, it lets go.
@@ -77,15 +83,10 @@ describe("a drop folder read that never returns", () => {
   it(
     "when a claimed file's read never returns under start, then later scans take a file dropped after the first scan, name the hung file in status without opening it again, and SIGTERM ends the process naming it",
     async () => {
-      const drop = await tempDropDir();
-      cleanups.push(drop.cleanup);
-      await ensureDropFolder(dropFolder(drop.dir));
-      const stalled = join(drop.dir, "processing", "20261207T180000Z-abcdef--stalled.csv");
-      execFileSync("mkfifo", [stalled]);
-      const env = cliEnv(
-        { apiUrl: sim.url, apiKey: API_KEY, name: "stalled-start", dropDir: drop.dir },
-        { SETTLE_MS: "0", HTTP_ADDR: "127.0.0.1:0", SHUTDOWN_GRACE_MS: String(GRACE_MS) },
-      );
+      const { drop, stalled, env } = await stalledFolder("stalled-start", {
+        SETTLE_MS: "0",
+        HTTP_ADDR: "127.0.0.1:0",
+      });
       const start = spawnNode("workers/cli.js", ["start", "--schedule", "*/1 * * * * *"], env);
       cleanups.push(async () => {
         releasePipe(stalled);
