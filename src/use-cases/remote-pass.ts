@@ -92,7 +92,7 @@ export function remotePass(
       // again; one the operator must mend was said once already: asking it again says it again.
       const attempts = (source: string) => {
         const failed = failures.get(source);
-        return failed === undefined ? (deps.attempts ?? 3) : forOperator(failed) ? 0 : 1;
+        return failed === undefined ? undefined : forOperator(failed) ? 0 : 1;
       };
       const pulls = await pullRemoteSources(deps, signal, { take: false, attempts });
       note(pulls);

@@ -101,10 +101,10 @@ export interface PullOptions {
   /** false: only finish what earlier passes began, archive and report back; take no new file. */
   readonly take: boolean;
   /**
-   * The attempts a source is given now, when not `attempts` (0: not polled): a pass gives each source
+   * The attempts a source is given now (0: not polled; undefined: `attempts`): a pass gives each source
    * its attempts once, not again at every step.
    */
-  readonly attempts?: ((source: string) => number) | undefined;
+  readonly attempts?: ((source: string) => number | undefined) | undefined;
 }
 
 /**
